@@ -1,0 +1,103 @@
+# leanstore: PostgreSQL 15 table access method (PGXS build)
+#
+# Developer targets:
+#   make / make install     build and install the extension (PGXS)
+#   make unit               build and run the cmocka unit tests of the core
+#   make asan               the same unit tests under AddressSanitizer + UBSan
+#   make installcheck       pg_regress (run through test/run, which sets up the cluster)
+#   make bench-core         the core benchmark (buffer-managed tree vs in-memory tree)
+#   make check-layering     no core file includes postgres.h
+
+EXTENSION = leanstore
+MODULE_big = leanstore
+DATA = sql/leanstore--0.1.sql
+PGFILEDESC = "leanstore - LeanStore-style table access method"
+
+CORE_DIRS = src/common src/buffer src/btree src/hot src/wal
+CORE_SRCS = $(sort $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c)))
+GLUE_SRCS = $(sort $(wildcard src/pg/*.c))
+CORE_OBJS = $(CORE_SRCS:.c=.o)
+GLUE_OBJS = $(GLUE_SRCS:.c=.o)
+OBJS = $(CORE_OBJS) $(GLUE_OBJS)
+
+REGRESS = $(sort $(basename $(notdir $(filter-out sql/leanstore--%,$(wildcard sql/*.sql)))))
+
+PG_CPPFLAGS = -I$(CURDIR)/include -D_GNU_SOURCE
+SHLIB_LINK = -luring -lpthread
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The core is plain C11 with every warning an error. PostgreSQL's own flags
+# (from pg_config) still apply; declarations after statements are fine here.
+CORE_WARN = -std=c11 -Wall -Wextra -Werror -Wno-declaration-after-statement
+$(CORE_OBJS): CFLAGS += $(CORE_WARN)
+# The glue follows PostgreSQL style; PostgreSQL headers are not -Wextra clean.
+$(GLUE_OBJS): CFLAGS += -std=gnu11 -Werror -Wno-declaration-after-statement
+
+$(OBJS): $(wildcard include/leanstore/*.h)
+
+# ---------------------------------------------------------------------------
+# Core unit tests (cmocka), built outside PGXS into build/<variant>/
+# ---------------------------------------------------------------------------
+UNIT_CC ?= gcc
+UNIT_BASE_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Iinclude -pthread
+UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
+UNIT_HELPERS = $(filter-out $(UNIT_SRCS),$(wildcard test/unit/*.c))
+UNIT_LIBS = -lcmocka -luring -lpthread -lm
+
+define unit_variant
+build/$(1)/core/%.o: src/%.c $(wildcard include/leanstore/*.h)
+	@mkdir -p $$(dir $$@)
+	$(UNIT_CC) $(UNIT_BASE_CFLAGS) $(2) -c $$< -o $$@
+build/$(1)/unit/%.o: test/unit/%.c $(wildcard include/leanstore/*.h) $(wildcard test/unit/*.h)
+	@mkdir -p $$(dir $$@)
+	$(UNIT_CC) $(UNIT_BASE_CFLAGS) -Itest/unit $(2) -c $$< -o $$@
+build/$(1)/bin/%: build/$(1)/unit/%.o $(patsubst src/%.c,build/$(1)/core/%.o,$(CORE_SRCS)) $(patsubst test/unit/%.c,build/$(1)/unit/%.o,$(UNIT_HELPERS))
+	@mkdir -p $$(dir $$@)
+	$(UNIT_CC) $(UNIT_BASE_CFLAGS) $(2) -o $$@ $$^ $(UNIT_LIBS)
+endef
+
+ASAN_FLAGS = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+$(eval $(call unit_variant,release,))
+$(eval $(call unit_variant,asan,$(ASAN_FLAGS)))
+
+UNIT_NAMES = $(basename $(notdir $(UNIT_SRCS)))
+UNIT_RELEASE_BINS = $(addprefix build/release/bin/,$(UNIT_NAMES))
+UNIT_ASAN_BINS = $(addprefix build/asan/bin/,$(UNIT_NAMES))
+
+.PHONY: unit asan unit-build asan-build check-layering bench-core
+.SECONDARY:
+
+unit-build: $(UNIT_RELEASE_BINS)
+asan-build: $(UNIT_ASAN_BINS)
+
+unit: unit-build check-layering
+	@test/unit/run-all build/release/bin $(UNIT_NAMES)
+
+asan: asan-build
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		LEANSTORE_TEST_SCALE=$${LEANSTORE_TEST_SCALE:-asan} \
+		test/unit/run-all build/asan/bin $(UNIT_NAMES)
+
+check-layering:
+	@test/unit/check-layering
+
+# ---------------------------------------------------------------------------
+# Core benchmark
+# ---------------------------------------------------------------------------
+BENCH_CFLAGS = -std=c11 -D_GNU_SOURCE -O3 -g -march=native -DNDEBUG -Wall -Wextra -Werror -Iinclude -pthread
+build/bench/core/%.o: src/%.c $(wildcard include/leanstore/*.h)
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(BENCH_CFLAGS) -c $< -o $@
+build/bench/bench_core: bench/bench_core.c $(patsubst src/%.c,build/bench/core/%.o,$(CORE_SRCS))
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(BENCH_CFLAGS) -o $@ $^ -luring -lpthread -lm
+
+bench-core: build/bench/bench_core
+	build/bench/bench_core $(BENCH_ARGS)
+
+clean: clean-build
+clean-build:
+	rm -rf build

@@ -1,0 +1,321 @@
+/*
+ * leanstore/buffer.h - swizzling buffer pool shared by many processes.
+ *
+ * The pool lives entirely inside one caller-provided memory region (PostgreSQL
+ * shared memory in the server, an anonymous MAP_SHARED mapping in the tests)
+ * that every process maps at the same address.  Pages live in one data file;
+ * a page id (pid) is the page's index in that file.
+ *
+ * Invariants:
+ *  - Frames are never returned to the OS and a frame's latch word never moves,
+ *    so an optimistic reader may always touch any frame's latch, and pages are
+ *    always readable memory (possibly with garbage in them).
+ *  - Every page has exactly one owning swip: a slot inside its parent page or
+ *    the root swip of its data structure.  There are no parent pointers; a
+ *    page's parent is found top-down through the data structure's
+ *    ls_dt_ops.find_parent.
+ *  - A swip is either a page id (page not in memory) or a frame index with the
+ *    SWIZZLED bit.  A swip is changed only under the exclusive latch of the node
+ *    that holds it.
+ *  - A page is loaded at most once at a time (in-flight I/O table); a frame's
+ *    content changes only under its exclusive latch (the latch version moves).
+ *  - A page is written with a CRC32C over its whole content, verified on every
+ *    read; a mismatch is LS_CHECKSUM (page id reported via ls_bm_last_error).
+ *  - Eviction only try-latches: it never blocks, so any thread holding latches
+ *    may run it inline when no free frame is left.
+ *  - Cooling (second chance) is kept in the frame (ls_frame.state), not in the
+ *    parent's swip: a touch is then one store on a line the reader reads
+ *    anyway, and needs no exclusive latch on the parent.
+ */
+#ifndef LEANSTORE_BUFFER_H
+#define LEANSTORE_BUFFER_H
+
+#include "leanstore/common.h"
+
+#define LS_PAGE_SIZE		16384u
+#define LS_PID_INVALID		UINT64_MAX
+#define LS_MAX_DT			4096	/* registered data structure instances */
+
+typedef uint64_t ls_pid;
+
+/* ------------------------------------------------------------------------
+ * Swips
+ * ------------------------------------------------------------------------ */
+typedef struct ls_swip
+{
+	_Atomic uint64_t raw;
+} ls_swip;
+
+#define LS_SWIP_SWIZZLED	(1ULL << 63)
+
+static inline bool
+ls_swip_is_swizzled(uint64_t raw)
+{
+	return (raw & LS_SWIP_SWIZZLED) != 0;
+}
+static inline uint64_t
+ls_swip_from_pid(ls_pid pid)
+{
+	return pid;
+}
+static inline uint64_t
+ls_swip_from_frame(uint32_t frame_idx)
+{
+	return LS_SWIP_SWIZZLED | frame_idx;
+}
+static inline ls_pid
+ls_swip_pid(uint64_t raw)
+{
+	return raw;
+}
+static inline uint32_t
+ls_swip_frame(uint64_t raw)
+{
+	return (uint32_t) (raw & 0xffffffffu);
+}
+static inline uint64_t
+ls_swip_load(const ls_swip *s)
+{
+	return atomic_load_explicit(&((ls_swip *) s)->raw, memory_order_acquire);
+}
+static inline void
+ls_swip_store(ls_swip *s, uint64_t raw)
+{
+	atomic_store_explicit(&s->raw, raw, memory_order_release);
+}
+
+/* ------------------------------------------------------------------------
+ * Pages and frames
+ * ------------------------------------------------------------------------ */
+
+/* Header at the start of every page (on disk and in memory). */
+typedef struct ls_page_header
+{
+	uint32_t	checksum;		/* CRC32C of the page with this field = 0 */
+	uint16_t	dt_type;		/* data structure type (ls_dt_ops index) */
+	uint16_t	flags;
+	uint32_t	dt_id;			/* data structure instance */
+	uint32_t	reserved;
+	ls_pid		pid;			/* self check: page id this page belongs at */
+	uint64_t	gsn;			/* global sequence number of the last change
+								 * (log ordering, later) */
+} ls_page_header;
+
+#define LS_PAGE_DATA_SIZE	(LS_PAGE_SIZE - sizeof(ls_page_header))
+
+typedef struct ls_page
+{
+	ls_page_header hdr;
+	uint8_t		data[LS_PAGE_DATA_SIZE];
+} ls_page;
+
+typedef enum ls_frame_state
+{
+	LS_FRAME_FREE = 0,
+	LS_FRAME_HOT,
+	LS_FRAME_COOL,				/* chosen by the page provider; a touch makes
+								 * it HOT again, else it is evicted */
+	LS_FRAME_LOADING,			/* read in progress */
+} ls_frame_state;
+
+/* Frame header; the page itself is in a separate, I/O-aligned array. */
+typedef struct ls_frame
+{
+	ls_latch	latch;
+	_Atomic uint32_t state;		/* ls_frame_state */
+	_Atomic uint32_t dirty;		/* 1 when the page differs from disk */
+	ls_pid		pid;
+	uint32_t	dt_id;
+	uint16_t	dt_type;
+	uint16_t	pad0;
+	_Atomic uint64_t written_version;	/* latch version last written back */
+	uint32_t	next_free;		/* free-list link */
+	uint8_t		pad[LS_CACHELINE - 44];
+} ls_frame;
+
+typedef struct ls_bm ls_bm;
+
+/* ------------------------------------------------------------------------
+ * Page guards
+ * ------------------------------------------------------------------------ */
+typedef enum ls_guard_mode
+{
+	LS_GUARD_NONE = 0,
+	LS_GUARD_OPTIMISTIC,
+	LS_GUARD_SHARED,
+	LS_GUARD_EXCLUSIVE,
+} ls_guard_mode;
+
+/*
+ * A guard on a latch that protects one node: a frame's latch, or the latch of
+ * a data structure's meta object that owns the root swip (frame == NULL).
+ */
+typedef struct ls_guard
+{
+	ls_frame   *frame;			/* NULL for a meta guard */
+	ls_latch   *latch;
+	uint64_t	version;		/* latch word at acquisition (optimistic) */
+	ls_guard_mode mode;
+} ls_guard;
+
+/* Guard a meta latch (the owner of a root swip). */
+ls_status	ls_guard_meta(ls_latch *latch, ls_guard_mode mode, ls_guard *out);
+/* Optimistic guards: LS_OK while nothing changed, LS_RESTART otherwise. */
+ls_status	ls_guard_validate(const ls_guard *g);
+/* Optimistic -> exclusive / shared without a gap (LS_RESTART on change). */
+ls_status	ls_guard_upgrade_exclusive(ls_guard *g);
+ls_status	ls_guard_upgrade_shared(ls_guard *g);
+/* Release whatever the guard holds (no-op for optimistic / none). */
+void		ls_guard_release(ls_guard *g);
+/* Mark the guarded page dirty (guard must be exclusive). */
+void		ls_guard_mark_dirty(ls_guard *g);
+
+static inline ls_page *
+ls_guard_page(ls_bm *bm, const ls_guard *g);
+
+/* ------------------------------------------------------------------------
+ * Data structure registry (type ops are per process, instances are shared)
+ * ------------------------------------------------------------------------ */
+
+/* Where a page's owning swip is, as found by ls_dt_ops.find_parent. */
+typedef struct ls_parent
+{
+	ls_guard	guard;			/* parent node (or meta), held optimistically */
+	ls_swip    *swip;			/* owning swip inside it */
+} ls_parent;
+
+typedef struct ls_dt_ops
+{
+	/*
+	 * Find the owning swip of `child` (a page of instance `obj`).  The caller
+	 * holds child's latch (shared or optimistic with version); return the
+	 * parent guarded optimistically, LS_RESTART to make the caller skip or
+	 * retry, LS_NOT_FOUND if the page is not reachable.
+	 */
+	ls_status	(*find_parent) (ls_bm *bm, void *obj, ls_frame *child, ls_parent *out);
+	/*
+	 * May the page in `f` (latched by the caller) leave memory now?  An inner
+	 * node with swizzled children may not.
+	 */
+	bool		(*is_evictable) (ls_bm *bm, void *obj, ls_frame *f);
+} ls_dt_ops;
+
+#define LS_MAX_DT_TYPES 8
+/*
+ * Register the ops of a type in this process.  Every process registers the
+ * same types before touching pages (static tables after fork are fine).
+ */
+void		ls_bm_register_type(uint16_t dt_type, const ls_dt_ops *ops);
+/* Register a shared instance (e.g. one B+-tree); returns its dt_id. */
+ls_status	ls_bm_register_dt(ls_bm *bm, uint16_t dt_type, void *obj, uint32_t *dt_id);
+void		ls_bm_unregister_dt(ls_bm *bm, uint32_t dt_id);
+
+/* ------------------------------------------------------------------------
+ * Pool life cycle
+ * ------------------------------------------------------------------------ */
+typedef struct ls_bm_config
+{
+	uint64_t	n_frames;		/* pool size in pages */
+	const char *data_path;		/* the data file (created if missing) */
+	bool		use_direct_io;	/* O_DIRECT on the data file */
+	bool		truncate;		/* start with an empty data file */
+	uint32_t	free_target_pct;	/* provider keeps this % of frames free
+									 * (default 5 when 0) */
+	uint32_t	write_batch;	/* pages per write-back batch (default 64) */
+	/* Optional hook: make the log durable up to gsn before a page with that
+	 * gsn is written (NULL until the log exists). */
+	ls_status	(*flush_log) (void *arg, uint64_t gsn);
+	void	   *flush_log_arg;
+} ls_bm_config;
+
+/* Bytes of region needed for a pool of n_frames (includes alignment slack). */
+size_t		ls_bm_region_size(uint64_t n_frames);
+/* Format a pool inside region (once, before any process uses it). */
+ls_status	ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, ls_bm **out);
+/* Close this process's file descriptor and I/O ring (pool stays usable for others). */
+void		ls_bm_process_detach(ls_bm *bm);
+
+/* The frame and page arrays. */
+ls_frame   *ls_bm_frame(ls_bm *bm, uint32_t frame_idx);
+ls_page    *ls_bm_page(ls_bm *bm, uint32_t frame_idx);
+uint32_t	ls_bm_frame_index(ls_bm *bm, const ls_frame *f);
+
+static inline ls_page *
+ls_guard_page(ls_bm *bm, const ls_guard *g)
+{
+	return ls_bm_page(bm, ls_bm_frame_index(bm, g->frame));
+}
+
+/* ------------------------------------------------------------------------
+ * Page access
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Resolve `swip` (inside the node guarded by `parent`, held optimistically or
+ * better) and latch the child in `mode`.  Loads the page if it is not in
+ * memory (parent is briefly upgraded to swizzle).  Clears the child's COOL
+ * state.  Validates `parent` after latching the child.  Returns LS_RESTART
+ * when anything moved (caller unwinds to its operation start; the child guard
+ * is then released), LS_IO_ERROR / LS_CHECKSUM on a bad read.
+ */
+ls_status	ls_bm_fix(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_guard_mode mode, ls_guard *child);
+
+/*
+ * Allocate a new page (new or recycled pid) in a free frame, returned
+ * exclusively latched, zeroed (header filled), dirty.  May run eviction inline.
+ * LS_NO_SPACE when no frame can be freed.
+ */
+ls_status	ls_bm_alloc_page(ls_bm *bm, uint32_t dt_id, uint16_t dt_type, ls_guard *out);
+
+/*
+ * Drop the page in the exclusively latched frame `g` (after a merge or when a
+ * data structure is destroyed): the frame becomes free, the pid reusable.
+ * The caller has already removed the owning swip.
+ */
+void		ls_bm_free_page(ls_bm *bm, ls_guard *g);
+/* Same for a page that is not in memory (owning swip held a pid). */
+void		ls_bm_free_pid(ls_bm *bm, ls_pid pid);
+
+/* ------------------------------------------------------------------------
+ * Page provider (eviction) and write-back
+ * ------------------------------------------------------------------------ */
+
+/*
+ * One provider round: sample random frames, cool hot ones, write back dirty
+ * cool ones in a batch (io_uring), evict clean cool ones, until the free
+ * target is met or the sample budget is used.  Returns frames freed.
+ */
+uint64_t	ls_bm_provider_round(ls_bm *bm);
+
+/* Run rounds in a thread of this process until ls_bm_provider_stop(). */
+ls_status	ls_bm_provider_start_thread(ls_bm *bm);
+void		ls_bm_provider_stop(ls_bm *bm);
+
+/* Write every dirty page (checkpoint / shutdown). */
+ls_status	ls_bm_flush_all(ls_bm *bm);
+
+/* ------------------------------------------------------------------------
+ * Statistics and errors
+ * ------------------------------------------------------------------------ */
+typedef struct ls_bm_stats
+{
+	uint64_t	hits;
+	uint64_t	misses;
+	uint64_t	reads;
+	uint64_t	writes;
+	uint64_t	evictions;
+	uint64_t	restarts;
+	uint64_t	free_frames;
+	uint64_t	n_frames;
+	uint64_t	allocated_pages;	/* pids in use in the data file */
+} ls_bm_stats;
+
+void		ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out);
+/* Count one optimistic restart (data structures call it when they unwind). */
+void		ls_bm_count_restart(ls_bm *bm);
+
+/* Page id and errno of this process's last I/O / checksum failure. */
+ls_pid		ls_bm_last_error_pid(void);
+int			ls_bm_last_error_errno(void);
+
+#endif							/* LEANSTORE_BUFFER_H */

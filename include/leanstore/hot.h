@@ -1,0 +1,268 @@
+/*
+ * leanstore/hot.h - the hot in-memory row tier (BTrim / IMRS style).
+ *
+ * The tier lives in one caller-provided shared region (leanstore.hot_memory in
+ * the server).  It stores, per table, rows by 64-bit rowid:
+ *
+ *   table --RID-map--> row header (ls_hot_row) --newest--> version -> older ...
+ *
+ * The core stores versions and walks chains; it never decides visibility.
+ * The MVCC words of a version (xmin, xmax, command ids, flag bits, forward
+ * link) are interpreted by the PostgreSQL glue, which owns the meaning of the
+ * LS_HV_* flag bits below.
+ *
+ * Concurrency invariants:
+ *  - Readers take no latch: they enter an epoch (ls_hot_epoch_enter), look up
+ *    the RID-map, walk the chain and copy what they need, then leave the
+ *    epoch.  Memory unlinked while any process is inside an older epoch is
+ *    not reused until that process leaves it (epoch-based reclamation).
+ *    An epoch is never held across a return to the executor.
+ *  - Writers of one row serialise on the row's short latch (ls_hot_row_lock):
+ *    installing a version, setting xmax words, truncating the chain, removing
+ *    the row.  The latch is never held while waiting for a transaction or
+ *    calling anything that can throw; PostgreSQL's heavyweight tuple lock and
+ *    XactLockTableWait (in the glue) provide the long-term serialisation.
+ *  - A version's payload bytes and xmin/cmin never change after it is
+ *    installed; xmax_word, cmax and next_rowid may change under the row latch
+ *    and are read atomically (64-bit words).
+ *  - Rowids are never reused.  A RID-map slot goes NULL -> row -> DEAD ->
+ *    NULL: DEAD means "row gone, index entries may still point here"; only
+ *    VACUUM (after deleting those index entries) turns DEAD into NULL.
+ */
+#ifndef LEANSTORE_HOT_H
+#define LEANSTORE_HOT_H
+
+#include "leanstore/common.h"
+
+#define LS_ROWID_INVALID	UINT64_MAX
+#define LS_XID_INVALID		0u
+
+/* Flag bits of xmin_word / xmax_word (upper 32 bits); meaning owned by the glue. */
+#define LS_HV_XMIN_COMMITTED	(1u << 0)
+#define LS_HV_XMIN_ABORTED		(1u << 1)
+#define LS_HV_XMIN_FROZEN		(1u << 2)
+#define LS_HV_XMAX_COMMITTED	(1u << 0)
+#define LS_HV_XMAX_ABORTED		(1u << 1)
+#define LS_HV_XMAX_IS_MULTI		(1u << 2)
+#define LS_HV_XMAX_LOCK_ONLY	(1u << 3)
+#define LS_HV_XMAX_KEYSHR_LOCK	(1u << 4)
+#define LS_HV_XMAX_EXCL_LOCK	(1u << 5)
+#define LS_HV_XMAX_KEYS_UPDATED	(1u << 6)	/* delete, or update of a key column */
+#define LS_HV_XMAX_MOVED		(1u << 7)	/* updated into next_rowid */
+
+static inline uint64_t
+ls_hv_word(uint32_t xid, uint32_t flags)
+{
+	return ((uint64_t) flags << 32) | xid;
+}
+static inline uint32_t
+ls_hv_xid(uint64_t word)
+{
+	return (uint32_t) word;
+}
+static inline uint32_t
+ls_hv_flags(uint64_t word)
+{
+	return (uint32_t) (word >> 32);
+}
+
+/* One version of a row (IMRVERS). */
+typedef struct ls_hot_version
+{
+	_Atomic uint64_t xmin_word;	/* xmin | flags<<32 (only hint flags change) */
+	_Atomic uint64_t xmax_word;	/* xmax | flags<<32, 0 = never deleted/locked */
+	uint32_t	cmin;
+	_Atomic uint32_t cmax;
+	_Atomic uint64_t next_rowid;	/* where an update moved the row, else
+									 * LS_ROWID_INVALID (PostgreSQL's t_ctid) */
+	struct ls_hot_version *_Atomic older;
+	uint32_t	len;			/* payload bytes */
+	uint16_t	size_class;		/* allocator class (internal) */
+	uint16_t	user_flags;		/* free for the glue (e.g. speculative insert) */
+	uint8_t		data[];			/* payload: the glue's tuple image */
+} ls_hot_version;
+
+typedef enum ls_hot_origin
+{
+	LS_ORIGIN_INSERTED = 0,		/* inserted into the hot tier */
+	LS_ORIGIN_MIGRATED,			/* moved from the cold tree by a write */
+	LS_ORIGIN_CACHED,			/* copied from the cold tree by a read */
+} ls_hot_origin;
+
+/* Row header (IMRHDR). */
+typedef struct ls_hot_row
+{
+	uint64_t	rowid;
+	ls_hot_version *_Atomic newest;
+	_Atomic uint32_t latch;		/* short writer latch, see ls_hot_row_lock */
+	_Atomic uint32_t access;	/* access clock for pack (sampled) */
+	uint8_t		origin;			/* ls_hot_origin */
+	uint8_t		pad[7];
+} ls_hot_row;
+
+typedef struct ls_hot ls_hot;
+typedef struct ls_hot_table ls_hot_table;
+typedef struct ls_hot_ctx ls_hot_ctx;
+
+/* Identity of a table's storage (PostgreSQL: tablespace, database, relfilenode). */
+typedef struct ls_hot_key
+{
+	uint32_t	spc;
+	uint32_t	db;
+	uint32_t	rel;
+} ls_hot_key;
+
+/* ------------------------------------------------------------------------
+ * Tier life cycle
+ * ------------------------------------------------------------------------ */
+typedef struct ls_hot_config
+{
+	uint32_t	max_tables;		/* table descriptors */
+	uint32_t	max_procs;		/* per-process contexts (backends + workers) */
+} ls_hot_config;
+
+/* Smallest region that can hold the tier's fixed structures. */
+size_t		ls_hot_min_region_size(const ls_hot_config *cfg);
+/* Format the tier in region (once, before any process uses it). */
+ls_status	ls_hot_init(void *region, size_t size, const ls_hot_config *cfg, ls_hot **out);
+
+/*
+ * Per-process context (slot = a stable small integer per live process, e.g.
+ * PostgreSQL's backend id).  Holds the epoch state, the allocator caches and
+ * the retire list.  Detach returns everything to the shared pools.
+ */
+ls_status	ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out);
+void		ls_hot_detach(ls_hot_ctx *ctx);
+
+/* ------------------------------------------------------------------------
+ * Epochs
+ * ------------------------------------------------------------------------ */
+void		ls_hot_epoch_enter(ls_hot_ctx *ctx);
+void		ls_hot_epoch_exit(ls_hot_ctx *ctx);
+bool		ls_hot_in_epoch(const ls_hot_ctx *ctx);
+
+/* ------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------ */
+
+/* Create empty storage for key (LS_EXISTS if present, LS_NO_SPACE if no slot). */
+ls_status	ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out);
+/* Find a table's storage; NULL when absent (e.g. lost in a restart). */
+ls_hot_table *ls_hot_table_find(ls_hot *hot, ls_hot_key key);
+/* Drop a table: unlink it and retire all its rows and map nodes. */
+void		ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
+
+/* Rowid counter: reserve n consecutive new rowids, return the first. */
+uint64_t	ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint64_t n);
+/* Next rowid that would be handed out (rowids below it may exist). */
+uint64_t	ls_hot_table_rowid_limit(const ls_hot_table *tbl);
+
+typedef struct ls_hot_table_stats
+{
+	uint64_t	rows;			/* row headers in the map */
+	uint64_t	versions;		/* versions in all chains */
+	uint64_t	bytes;			/* allocator bytes held by the table */
+	uint64_t	dead_rowids;	/* DEAD slots awaiting index cleanup */
+} ls_hot_table_stats;
+
+void		ls_hot_table_get_stats(const ls_hot_table *tbl, ls_hot_table_stats *out);
+
+/* Opaque 32-bit tags the glue may keep per table (e.g. relfrozenxid). */
+uint32_t	ls_hot_table_get_tag(const ls_hot_table *tbl, int which);
+void		ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value);
+
+/* ------------------------------------------------------------------------
+ * Versions and rows (caller inside an epoch for every function below that
+ * returns or takes a row/version pointer)
+ * ------------------------------------------------------------------------ */
+
+/* Allocate an uninstalled version with room for len payload bytes.
+ * LS_NO_SPACE when the tier is full.  Words are zero, next_rowid invalid. */
+ls_status	ls_hot_version_alloc(ls_hot_ctx *ctx, uint32_t len, ls_hot_version **out);
+/* Free a version that was never installed. */
+void		ls_hot_version_free(ls_hot_ctx *ctx, ls_hot_version *v);
+
+/*
+ * Insert a new row at rowid (from ls_hot_table_reserve_rowids) whose only
+ * version is v.  LS_EXISTS if the slot is not NULL, LS_NO_SPACE if the map
+ * cannot grow.
+ */
+ls_status	ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+							  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out);
+
+/* Look a rowid up: the row, or NULL (never inserted, removed, or DEAD). */
+ls_hot_row *ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid);
+/* true when rowid's slot is DEAD (removed, index entries may remain). */
+bool		ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid);
+
+/* Short per-row writer latch (spins, then futex-waits). */
+void		ls_hot_row_lock(ls_hot_row *row);
+void		ls_hot_row_unlock(ls_hot_row *row);
+
+static inline ls_hot_version *
+ls_hot_row_newest(ls_hot_row *row)
+{
+	return atomic_load_explicit(&row->newest, memory_order_acquire);
+}
+static inline ls_hot_version *
+ls_hot_version_older(ls_hot_version *v)
+{
+	return atomic_load_explicit(&v->older, memory_order_acquire);
+}
+
+/* Under the row latch: make v the newest version (v->older = old newest). */
+void		ls_hot_row_install(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_version *v);
+
+/*
+ * Under the row latch: drop the newest version (aborted in-place update
+ * undone by the glue, rare) making its older version the newest again.
+ */
+void		ls_hot_row_uninstall_newest(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
+
+/* Under the row latch: retire every version older than keep. */
+void		ls_hot_row_truncate(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_version *keep);
+
+/*
+ * Under the row latch: remove the row from the map.  The slot becomes DEAD
+ * when mark_dead (index entries may point at it), else NULL; header and
+ * versions are retired.  The latch is released by this call.
+ */
+void		ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark_dead);
+
+/* VACUUM, after index cleanup: turn a DEAD slot into NULL. */
+void		ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid);
+
+/* ------------------------------------------------------------------------
+ * Iteration in rowid order
+ * ------------------------------------------------------------------------ */
+
+/*
+ * First live row with rowid >= *cursor and < end: returns it and sets
+ * *cursor = its rowid + 1; NULL at the end.  Caller inside an epoch.
+ * Skips sparse regions of the map without visiting every slot.
+ */
+ls_hot_row *ls_hot_scan_next(ls_hot_table *tbl, uint64_t *cursor, uint64_t end);
+/* Same, for DEAD slots (VACUUM). */
+bool		ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_t *rowid);
+
+/* ------------------------------------------------------------------------
+ * Tier statistics
+ * ------------------------------------------------------------------------ */
+typedef struct ls_hot_stats
+{
+	uint64_t	region_bytes;
+	uint64_t	used_bytes;		/* allocated to live objects */
+	uint64_t	free_bytes;		/* available for new allocations */
+	uint64_t	tables;
+	uint64_t	rows;
+	uint64_t	versions;
+	uint64_t	retired_pending;	/* awaiting epoch reclamation */
+	uint64_t	epoch;
+} ls_hot_stats;
+
+void		ls_hot_get_stats(ls_hot *hot, ls_hot_stats *out);
+
+/* Reclaim what no process can still see (called from allocations, GC). */
+void		ls_hot_reclaim(ls_hot_ctx *ctx);
+
+#endif							/* LEANSTORE_HOT_H */
