@@ -37,6 +37,11 @@
 #define LS_ROWID_INVALID	UINT64_MAX
 #define LS_XID_INVALID		0u
 
+/* The RID-map addresses rowids 0 .. LS_HOT_MAX_ROWID - 1 (2^40). */
+#define LS_HOT_MAX_ROWID	(UINT64_C(1) << 40)
+/* Largest version payload ls_hot_version_alloc accepts (64 KiB blocks). */
+#define LS_HOT_MAX_PAYLOAD	(65536u - 64u)
+
 /* Flag bits of xmin_word / xmax_word (upper 32 bits); meaning owned by the glue. */
 #define LS_HV_XMIN_COMMITTED	(1u << 0)
 #define LS_HV_XMIN_ABORTED		(1u << 1)
@@ -149,7 +154,12 @@ bool		ls_hot_in_epoch(const ls_hot_ctx *ctx);
 ls_status	ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out);
 /* Find a table's storage; NULL when absent (e.g. lost in a restart). */
 ls_hot_table *ls_hot_table_find(ls_hot *hot, ls_hot_key key);
-/* Drop a table: unlink it and retire all its rows and map nodes. */
+/*
+ * Drop a table: unlink it and retire all its rows, versions and map nodes.
+ * No writer may use the table concurrently (PostgreSQL's AccessExclusiveLock);
+ * readers still inside an epoch stay safe.  The descriptor slot is reused
+ * only once no process can still be inside an epoch that saw the table.
+ */
 void		ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 
 /* Rowid counter: reserve n consecutive new rowids, return the first. */
@@ -177,15 +187,18 @@ void		ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value);
  * ------------------------------------------------------------------------ */
 
 /* Allocate an uninstalled version with room for len payload bytes.
- * LS_NO_SPACE when the tier is full.  Words are zero, next_rowid invalid. */
+ * LS_NO_SPACE when the tier is full (after trying reclamation),
+ * LS_TOO_LARGE when len > LS_HOT_MAX_PAYLOAD.  Words are zero, next_rowid
+ * invalid.  Needs no epoch. */
 ls_status	ls_hot_version_alloc(ls_hot_ctx *ctx, uint32_t len, ls_hot_version **out);
 /* Free a version that was never installed. */
 void		ls_hot_version_free(ls_hot_ctx *ctx, ls_hot_version *v);
 
 /*
  * Insert a new row at rowid (from ls_hot_table_reserve_rowids) whose only
- * version is v.  LS_EXISTS if the slot is not NULL, LS_NO_SPACE if the map
- * cannot grow.
+ * version is v.  LS_EXISTS if the slot is not NULL (row or DEAD), LS_NO_SPACE
+ * if the map cannot grow, LS_INVALID if rowid >= LS_HOT_MAX_ROWID.  On any
+ * error v stays owned by the caller (free it or retry).
  */
 ls_status	ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 							  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out);
@@ -195,9 +208,22 @@ ls_hot_row *ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid);
 /* true when rowid's slot is DEAD (removed, index entries may remain). */
 bool		ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid);
 
-/* Short per-row writer latch (spins, then futex-waits). */
+/*
+ * Short per-row writer latch (spins, then futex-waits).  A row can be removed
+ * while a writer waits for its latch: after ls_hot_row_lock the caller must
+ * check ls_hot_row_is_removed and, if true, unlock and treat the row as gone
+ * (the header stays readable until the caller leaves its epoch).
+ */
 void		ls_hot_row_lock(ls_hot_row *row);
+bool		ls_hot_row_trylock(ls_hot_row *row);
 void		ls_hot_row_unlock(ls_hot_row *row);
+
+/* true once ls_hot_row_remove ran on row (newest is then NULL). */
+static inline bool
+ls_hot_row_is_removed(ls_hot_row *row)
+{
+	return atomic_load_explicit(&row->newest, memory_order_acquire) == NULL;
+}
 
 static inline ls_hot_version *
 ls_hot_row_newest(ls_hot_row *row)
@@ -251,13 +277,19 @@ bool		ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, u
 typedef struct ls_hot_stats
 {
 	uint64_t	region_bytes;
-	uint64_t	used_bytes;		/* allocated to live objects */
+	uint64_t	used_bytes;		/* handed out by the allocator (live objects,
+								 * uninstalled versions and retired objects
+								 * awaiting reclamation) */
 	uint64_t	free_bytes;		/* available for new allocations */
 	uint64_t	tables;
 	uint64_t	rows;
 	uint64_t	versions;
 	uint64_t	retired_pending;	/* awaiting epoch reclamation */
 	uint64_t	epoch;
+	/* added after the first contract; used + free + slack == heap_bytes */
+	uint64_t	heap_bytes;		/* part of the region the allocator manages */
+	uint64_t	slack_bytes;	/* page tails no block of the page's class fits */
+	uint64_t	retired_bytes;	/* bytes of retired_pending objects */
 } ls_hot_stats;
 
 void		ls_hot_get_stats(ls_hot *hot, ls_hot_stats *out);
