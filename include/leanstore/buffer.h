@@ -130,10 +130,54 @@ typedef struct ls_frame
 	uint16_t	pad0;
 	_Atomic uint64_t written_version;	/* latch version last written back */
 	uint32_t	next_free;		/* free-list link */
-	uint8_t		pad[LS_CACHELINE - 44];
+	_Atomic uint32_t writing;	/* 1 while a write-back of this frame is in
+								 * flight (one writer at a time, so an older
+								 * copy never lands after a newer one) */
+	uint8_t		pad[LS_CACHELINE - 48];
 } ls_frame;
 
+_Static_assert(sizeof(ls_frame) == LS_CACHELINE, "one frame header per cache line");
+
 typedef struct ls_bm ls_bm;
+
+/*
+ * The first bytes of the (otherwise private) pool header, exposed so that
+ * frame/page lookups and the swizzled fast path of ls_bm_fix inline.  The
+ * arrays are addressed relative to the header, so the pool does not depend
+ * on being mapped at the same address (it is in PostgreSQL and the tests).
+ */
+typedef struct ls_bm_layout
+{
+	uint64_t	n_frames;
+	uint64_t	frames_off;		/* from the pool header, 64-aligned */
+	uint64_t	pages_off;		/* from the pool header, 4096-aligned */
+} ls_bm_layout;
+
+/* The frame and page arrays. */
+static inline ls_frame *
+ls_bm_frame(ls_bm *bm, uint32_t frame_idx)
+{
+	const ls_bm_layout *lay = (const ls_bm_layout *) bm;
+
+	return (ls_frame *) ((char *) bm + lay->frames_off) + frame_idx;
+}
+static inline ls_page *
+ls_bm_page(ls_bm *bm, uint32_t frame_idx)
+{
+	const ls_bm_layout *lay = (const ls_bm_layout *) bm;
+
+	return (ls_page *) ((char *) bm + lay->pages_off) + frame_idx;
+}
+static inline uint32_t
+ls_bm_frame_index(ls_bm *bm, const ls_frame *f)
+{
+	return (uint32_t) (f - ls_bm_frame(bm, 0));
+}
+static inline uint64_t
+ls_bm_n_frames(ls_bm *bm)
+{
+	return ((const ls_bm_layout *) bm)->n_frames;
+}
 
 /* ------------------------------------------------------------------------
  * Page guards
@@ -160,18 +204,39 @@ typedef struct ls_guard
 
 /* Guard a meta latch (the owner of a root swip). */
 ls_status	ls_guard_meta(ls_latch *latch, ls_guard_mode mode, ls_guard *out);
-/* Optimistic guards: LS_OK while nothing changed, LS_RESTART otherwise. */
-ls_status	ls_guard_validate(const ls_guard *g);
+/*
+ * Optimistic guards: LS_OK while nothing changed, LS_RESTART otherwise.
+ * Shared and exclusive guards are always valid (LS_OK).
+ */
+static inline ls_status
+ls_guard_validate(const ls_guard *g)
+{
+	if (g->mode != LS_GUARD_OPTIMISTIC)
+		return g->mode == LS_GUARD_NONE ? LS_RESTART : LS_OK;
+	return ls_latch_validate(g->latch, g->version) ? LS_OK : LS_RESTART;
+}
 /* Optimistic -> exclusive / shared without a gap (LS_RESTART on change). */
 ls_status	ls_guard_upgrade_exclusive(ls_guard *g);
 ls_status	ls_guard_upgrade_shared(ls_guard *g);
-/* Release whatever the guard holds (no-op for optimistic / none). */
-void		ls_guard_release(ls_guard *g);
+/* Release whatever the guard holds (no-op for optimistic / none); mode
+ * becomes LS_GUARD_NONE. */
+static inline void
+ls_guard_release(ls_guard *g)
+{
+	if (g->mode == LS_GUARD_SHARED)
+		ls_latch_unlock_shared(g->latch);
+	else if (g->mode == LS_GUARD_EXCLUSIVE)
+		ls_latch_unlock_exclusive(g->latch);
+	g->mode = LS_GUARD_NONE;
+}
 /* Mark the guarded page dirty (guard must be exclusive). */
 void		ls_guard_mark_dirty(ls_guard *g);
 
 static inline ls_page *
-ls_guard_page(ls_bm *bm, const ls_guard *g);
+ls_guard_page(ls_bm *bm, const ls_guard *g)
+{
+	return ls_bm_page(bm, ls_bm_frame_index(bm, g->frame));
+}
 
 /* ------------------------------------------------------------------------
  * Data structure registry (type ops are per process, instances are shared)
@@ -198,7 +263,23 @@ typedef struct ls_dt_ops
 	 * node with swizzled children may not.
 	 */
 	bool		(*is_evictable) (ls_bm *bm, void *obj, ls_frame *f);
+	/*
+	 * Optional (NULL: the type's pages hold no swips).  Called on a private
+	 * copy of a page (taken under a validated optimistic read of `f`) before
+	 * it is written: replace every swizzled swip in `copy` by its child's
+	 * page id, using ls_bm_swip_to_pid(), so that the disk image never holds
+	 * frame indexes.  Return LS_RESTART if the copy looks torn (the write is
+	 * then skipped and retried later).
+	 */
+	ls_status	(*checkpoint) (ls_bm *bm, void *obj, ls_frame *f, ls_page *copy);
 } ls_dt_ops;
+
+/*
+ * Page id behind a swip: the pid itself, or the pid of the frame a swizzled
+ * swip points at (LS_PID_INVALID for an out-of-range frame index).  Valid
+ * while the parent holding the swip is unchanged (validate after use).
+ */
+ls_pid		ls_bm_swip_to_pid(ls_bm *bm, uint64_t raw);
 
 #define LS_MAX_DT_TYPES 8
 /*
@@ -235,16 +316,6 @@ ls_status	ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, 
 /* Close this process's file descriptor and I/O ring (pool stays usable for others). */
 void		ls_bm_process_detach(ls_bm *bm);
 
-/* The frame and page arrays. */
-ls_frame   *ls_bm_frame(ls_bm *bm, uint32_t frame_idx);
-ls_page    *ls_bm_page(ls_bm *bm, uint32_t frame_idx);
-uint32_t	ls_bm_frame_index(ls_bm *bm, const ls_frame *f);
-
-static inline ls_page *
-ls_guard_page(ls_bm *bm, const ls_guard *g)
-{
-	return ls_bm_page(bm, ls_bm_frame_index(bm, g->frame));
-}
 
 /* ------------------------------------------------------------------------
  * Page access
@@ -256,9 +327,58 @@ ls_guard_page(ls_bm *bm, const ls_guard *g)
  * memory (parent is briefly upgraded to swizzle).  Clears the child's COOL
  * state.  Validates `parent` after latching the child.  Returns LS_RESTART
  * when anything moved (caller unwinds to its operation start; the child guard
- * is then released), LS_IO_ERROR / LS_CHECKSUM on a bad read.
+ * is then released), LS_IO_ERROR / LS_CHECKSUM on a bad read, LS_CORRUPT when
+ * the page read carries another page id, LS_NO_SPACE when no frame is free.
+ * A page loaded under a SHARED parent is swizzled only when the caller is
+ * the parent's sole shared holder; otherwise LS_RESTART (the loaded frame
+ * waits in the in-flight table and the next fix swizzles it without I/O).
  */
-ls_status	ls_bm_fix(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_guard_mode mode, ls_guard *child);
+ls_status	ls_bm_fix_slow(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_guard_mode mode, ls_guard *child);
+
+/* Per-thread hit count, published to the shared counter every 1024 hits. */
+extern _Thread_local uint64_t ls_bm_tl_hits;
+void		ls_bm_publish_hits(ls_bm *bm);
+
+/*
+ * Fast path, inline: swizzled swip, optimistic child.  Costs one swip load,
+ * one load of the child's frame header line (latch + state), the parent's
+ * validation and a thread-local increment.  Everything else goes out of line.
+ */
+static inline ls_status
+ls_bm_fix(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_guard_mode mode, ls_guard *child)
+{
+	uint64_t	raw = ls_swip_load(swip);
+
+	if (LS_LIKELY(mode == LS_GUARD_OPTIMISTIC && ls_swip_is_swizzled(raw)
+				  && ls_swip_frame(raw) < ls_bm_n_frames(bm)))
+	{
+		ls_frame   *f = ls_bm_frame(bm, ls_swip_frame(raw));
+		uint64_t	w = atomic_load_explicit(&f->latch.word, memory_order_acquire);
+
+		if (LS_LIKELY((w & LS_LATCH_EXCLUSIVE) == 0))
+		{
+			child->mode = LS_GUARD_NONE;
+			/* parent unchanged => the swip pointed at f when w was read */
+			if (LS_UNLIKELY(ls_guard_validate(parent) != LS_OK))
+				return LS_RESTART;
+			child->frame = f;
+			child->latch = &f->latch;
+			child->version = w;
+			child->mode = LS_GUARD_OPTIMISTIC;
+			/* second chance: a touch makes a cooling frame hot again */
+			if (LS_UNLIKELY(atomic_load_explicit(&f->state, memory_order_relaxed) == LS_FRAME_COOL))
+			{
+				uint32_t	cool = LS_FRAME_COOL;
+
+				atomic_compare_exchange_strong(&f->state, &cool, LS_FRAME_HOT);
+			}
+			if (LS_UNLIKELY((++ls_bm_tl_hits & 1023) == 0))
+				ls_bm_publish_hits(bm);
+			return LS_OK;
+		}
+	}
+	return ls_bm_fix_slow(bm, parent, swip, mode, child);
+}
 
 /*
  * Allocate a new page (new or recycled pid) in a free frame, returned

@@ -149,13 +149,41 @@ typedef struct ls_latch
 
 void		ls_latch_init(ls_latch *l);
 
+/* Out-of-line part of ls_latch_optimistic (short spin while exclusive). */
+ls_status	ls_latch_optimistic_slow(ls_latch *l, uint64_t *v);
+
 /*
  * Optimistic read: returns LS_OK and the current word in *v when the latch
  * is not held exclusively (after a short spin), LS_RESTART otherwise.
+ * Inline: this and ls_latch_validate are on every B-tree descent step.
  */
-ls_status	ls_latch_optimistic(ls_latch *l, uint64_t *v);
-/* true when no exclusive holder has come and gone since *v was taken. */
-bool		ls_latch_validate(const ls_latch *l, uint64_t v);
+static inline ls_status
+ls_latch_optimistic(ls_latch *l, uint64_t *v)
+{
+	uint64_t	w = atomic_load_explicit(&l->word, memory_order_acquire);
+
+	if (LS_LIKELY((w & LS_LATCH_EXCLUSIVE) == 0))
+	{
+		*v = w;
+		return LS_OK;
+	}
+	return ls_latch_optimistic_slow(l, v);
+}
+
+/*
+ * true when no exclusive holder has come and gone since *v was taken, and
+ * none holds it now.  The acquire fence keeps the caller's preceding
+ * (possibly torn) data reads before the re-read of the word.
+ */
+static inline bool
+ls_latch_validate(const ls_latch *l, uint64_t v)
+{
+	uint64_t	w;
+
+	atomic_thread_fence(memory_order_acquire);
+	w = atomic_load_explicit(&((ls_latch *) l)->word, memory_order_relaxed);
+	return (w >> 32) == (v >> 32) && (w & LS_LATCH_EXCLUSIVE) == 0;
+}
 
 void		ls_latch_lock_shared(ls_latch *l);
 bool		ls_latch_try_lock_shared(ls_latch *l);
@@ -173,6 +201,17 @@ void		ls_latch_unlock_exclusive(ls_latch *l);
 ls_status	ls_latch_upgrade_shared(ls_latch *l, uint64_t v);
 ls_status	ls_latch_upgrade_exclusive(ls_latch *l, uint64_t v);
 
+/*
+ * Shared -> exclusive, only when the caller is the sole shared holder
+ * (never blocks, so two holders trying at once cannot deadlock).
+ */
+bool		ls_latch_try_upgrade_sole_shared(ls_latch *l);
+/*
+ * Exclusive -> shared without a gap.  The version moves on (the caller
+ * changed the data) and waiting shared lockers are woken.
+ */
+void		ls_latch_downgrade_exclusive(ls_latch *l);
+
 /* Version part of a word (for tests and diagnostics). */
 static inline uint32_t
 ls_latch_version_of(uint64_t word)
@@ -184,5 +223,9 @@ ls_latch_version_of(uint64_t word)
  * CRC32C (Castagnoli), hardware accelerated when the CPU has SSE4.2.
  * ------------------------------------------------------------------------ */
 uint32_t	ls_crc32c(uint32_t crc, const void *data, size_t len);
+/* The portable table implementation (same results; exposed for tests). */
+uint32_t	ls_crc32c_sw(uint32_t crc, const void *data, size_t len);
+/* true when ls_crc32c uses the SSE4.2 instruction in this process. */
+bool		ls_crc32c_hw(void);
 
 #endif							/* LEANSTORE_COMMON_H */
