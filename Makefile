@@ -101,3 +101,14 @@ bench-core: build/bench/bench_core
 clean: clean-build
 clean-build:
 	rm -rf build
+
+# ---------------------------------------------------------------------------
+# Isolation specs (test/isolation/schedule), run by test/run against a
+# temporary instance: pass --temp-instance/--temp-config in EXTRA_REGRESS_OPTS.
+# ---------------------------------------------------------------------------
+.PHONY: installcheck-isolation
+installcheck-isolation:
+	$(top_builddir)/src/test/isolation/pg_isolation_regress \
+		--inputdir=test/isolation --outputdir=output_iso --bindir='$(bindir)' \
+		--dbname=isolation_regression --schedule=test/isolation/schedule \
+		$(pg_regress_locale_flags) $(EXTRA_REGRESS_OPTS)

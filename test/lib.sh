@@ -1,0 +1,129 @@
+# Shared shell functions for test/run and bench/run (sourced, not executed).
+#
+#   ls_require_root            stop unless running as root
+#   ls_install_packages P...   apt-get install the Debian packages that are missing
+#   ls_build_install           make + make install (as root)
+#   ls_scratch_dir             a fresh directory owned by the postgres user
+#   ls_as_pg CMD...            run a command as the unprivileged postgres user
+#   ls_cluster_start DIR CONF  initdb + start a throwaway cluster in DIR (socket in DIR)
+#   ls_cluster_stop DIR        stop it
+#   ls_cleanup                 kill every server started from a scratch dir (trap)
+#
+# Every server this file starts lives under a scratch directory created by
+# ls_scratch_dir; ls_cleanup stops exactly those (by the pid in postmaster.pid).
+
+LS_PG_VERSION=15
+LS_PG_BIN=/usr/lib/postgresql/$LS_PG_VERSION/bin
+LS_PGXS_DIR=/usr/lib/postgresql/$LS_PG_VERSION/lib/pgxs
+LS_PG_REGRESS=$LS_PGXS_DIR/src/test/regress/pg_regress
+LS_PG_ISOLATION_REGRESS=$LS_PGXS_DIR/src/test/isolation/pg_isolation_regress
+LS_PG_USER=postgres
+LS_SCRATCH_DIRS=()
+LS_JOBS=$(nproc 2>/dev/null || echo 2)
+
+ls_log() { printf '==> %s\n' "$*"; }
+ls_die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+ls_require_root() {
+	[ "$(id -u)" -eq 0 ] || ls_die "run this as root (it installs packages and runs PostgreSQL as the postgres user)"
+}
+
+# Installs the given Debian packages unless dpkg already has them.
+# apt-get update runs only when something is missing.
+ls_install_packages() {
+	local missing=() p
+	for p in "$@"; do
+		if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+			missing+=("$p")
+		fi
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		ls_log "packages: all present ($*)"
+		return 0
+	fi
+	ls_log "packages: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q || return 1
+	apt-get install -y -q --no-install-recommends "${missing[@]}" || return 1
+}
+
+# What both scripts need on a bare Debian 12.
+LS_BASE_PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-client-15
+	liburing-dev libcmocka-dev)
+
+ls_build_install() {
+	ls_log "build: make -j$LS_JOBS"
+	make -j"$LS_JOBS" || return 1
+	ls_log "install: make install"
+	make install || return 1
+}
+
+# Creates an empty directory that the postgres user owns; removed by ls_cleanup.
+ls_scratch_dir() {
+	local d
+	d=$(mktemp -d /tmp/leanstore-"${1:-run}".XXXXXX) || return 1
+	chown "$LS_PG_USER": "$d"
+	chmod 755 "$d"
+	LS_SCRATCH_DIRS+=("$d")
+	echo "$d"
+}
+
+ls_as_pg() {
+	runuser -u "$LS_PG_USER" -- env PATH="$LS_PG_BIN:$PATH" "$@"
+}
+
+# Kills the servers started under our scratch directories (pid from
+# postmaster.pid), then removes the directories unless LS_KEEP_SCRATCH=1.
+ls_cleanup() {
+	local d pidfile pid
+	for d in "${LS_SCRATCH_DIRS[@]}"; do
+		[ -d "$d" ] || continue
+		while IFS= read -r pidfile; do
+			pid=$(head -n1 "$pidfile" 2>/dev/null)
+			if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+				echo "cleanup: stopping leftover server $pid ($(dirname "$pidfile"))" >&2
+				kill -QUIT "$pid" 2>/dev/null
+				sleep 1
+				kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+			fi
+		done < <(find "$d" -name postmaster.pid 2>/dev/null)
+		if [ "${LS_KEEP_SCRATCH:-0}" != 1 ]; then
+			rm -rf "$d"
+		else
+			echo "cleanup: kept $d" >&2
+		fi
+	done
+}
+
+# Picks a TCP port nobody listens on (the server listens on a private socket
+# directory only, but the port number names the socket and lock files).
+ls_free_port() {
+	local p
+	for p in $(seq 55432 55532); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && [ ! -e "/tmp/.s.PGSQL.$p" ]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# ls_cluster_start DIR CONF_FILE: initdb in DIR/data, append CONF_FILE to
+# postgresql.conf, start with the socket in DIR. Sets PGHOST/PGPORT exports.
+ls_cluster_start() {
+	local dir=$1 conf=$2 port
+	port=$(ls_free_port) || ls_die "no free port"
+	ls_as_pg "$LS_PG_BIN/initdb" -D "$dir/data" --no-locale -E UTF8 -A trust >"$dir/initdb.log" 2>&1 ||
+		{ cat "$dir/initdb.log"; return 1; }
+	cat "$conf" >>"$dir/data/postgresql.conf"
+	printf "listen_addresses = ''\nunix_socket_directories = '%s'\nport = %s\n" "$dir" "$port" >>"$dir/data/postgresql.conf"
+	if ! ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 start >/dev/null; then
+		tail -n 40 "$dir/server.log"
+		return 1
+	fi
+	export PGHOST=$dir PGPORT=$port PGUSER=$LS_PG_USER
+}
+
+ls_cluster_stop() {
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+}
