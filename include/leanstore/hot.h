@@ -242,10 +242,13 @@ void		ls_hot_row_install(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls
 /*
  * Under the row latch: drop the newest version (aborted in-place update
  * undone by the glue, rare) making its older version the newest again.
+ * LS_INVALID (nothing changed) when newest is the only version: remove the
+ * row instead; LS_NOT_FOUND when the row was removed.
  */
-void		ls_hot_row_uninstall_newest(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
+ls_status	ls_hot_row_uninstall_newest(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
 
-/* Under the row latch: retire every version older than keep. */
+/* Under the row latch: retire every version older than keep (keep must be
+ * in row's chain). */
 void		ls_hot_row_truncate(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_version *keep);
 
 /*
