@@ -1,0 +1,243 @@
+/*
+ * epoch.c - per-process contexts and epoch-based reclamation.
+ *
+ * Protocol (all fences sequentially consistent):
+ *   reader:  local = global; fence; ... read shared pointers ...; local = 0
+ *   writer:  unlink object; fence; tag = global; append to own retire FIFO
+ *   reclaim: advance global if every active context has seen it;
+ *            free every retired object whose tag < min(active locals).
+ * A reader that can still reach an object read the pointer before the
+ * unlink, so its local epoch (set before that read) is <= the tag, and the
+ * object stays until that reader leaves.  See README.md.
+ */
+#include "hot_internal.h"
+
+/* Retirements after which leaving the outermost epoch tries to reclaim. */
+#define HOT_RECLAIM_EVERY	64
+
+ls_status
+ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out)
+{
+	uint32_t	expected = 0;
+	ls_hot_ctx *ctx;
+
+	if (hot == NULL || hot->magic != LS_HOT_MAGIC || slot >= hot->cfg.max_procs)
+		return LS_INVALID;
+	ctx = &hot->ctxs[slot];
+	if (!atomic_compare_exchange_strong(&ctx->attached, &expected, 1))
+		return LS_BUSY;
+	ctx->slot = slot;
+	ctx->hot = hot;
+	ctx->depth = 0;
+	ctx->retired_since_reclaim = 0;
+	ctx->retired = (hot_retire_list) {0};
+	for (int c = 0; c < HOT_NCLASS; c++)
+		ctx->cache[c] = (hot_cache) {0};
+	atomic_store(&ctx->local_epoch, 0);
+	*out = ctx;
+	return LS_OK;
+}
+
+/* Append src's list to dst's (orphan list; lock held by caller). */
+static void
+retire_list_splice(hot_retire_list *dst, hot_retire_list *src)
+{
+	if (src->head == NULL)
+		return;
+	if (dst->tail != NULL)
+		dst->tail->next = src->head;
+	else
+		dst->head = src->head;
+	dst->tail = src->tail;
+	dst->count += src->count;
+	dst->bytes += src->bytes;
+	*src = (hot_retire_list) {0};
+}
+
+/*
+ * Detach: leave any epoch still held, reclaim what we can, hand the rest of
+ * the retire list to the shared orphan list and give cached blocks back.
+ */
+void
+ls_hot_detach(ls_hot_ctx *ctx)
+{
+	ls_hot	   *hot = ctx->hot;
+
+	ctx->depth = 0;
+	atomic_store(&ctx->local_epoch, 0);
+	ls_hot_reclaim(ctx);
+	ls_mutex_lock(&hot->orphan_lock);
+	retire_list_splice(&hot->orphans, &ctx->retired);
+	atomic_store(&hot->orphan_count, hot->orphans.count);
+	ls_mutex_unlock(&hot->orphan_lock);
+	hot_cache_flush_all(ctx);
+	atomic_store(&ctx->attached, 0);
+}
+
+void
+ls_hot_epoch_enter(ls_hot_ctx *ctx)
+{
+	if (ctx->depth++ > 0)
+		return;
+	atomic_store(&ctx->local_epoch, atomic_load(&ctx->hot->global_epoch));
+	/* Our local epoch must be visible before we read any shared pointer. */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+void
+ls_hot_epoch_exit(ls_hot_ctx *ctx)
+{
+	if (ctx->depth == 0 || --ctx->depth > 0)
+		return;
+	atomic_store_explicit(&ctx->local_epoch, 0, memory_order_release);
+	if (ctx->retired_since_reclaim >= HOT_RECLAIM_EVERY)
+		ls_hot_reclaim(ctx);
+}
+
+bool
+ls_hot_in_epoch(const ls_hot_ctx *ctx)
+{
+	return ctx->depth > 0;
+}
+
+/* Smallest local epoch of any context inside an epoch; UINT64_MAX if none. */
+uint64_t
+hot_min_active_epoch(ls_hot *hot)
+{
+	uint64_t	min = UINT64_MAX;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	for (uint32_t i = 0; i < hot->cfg.max_procs; i++)
+	{
+		uint64_t	e = atomic_load(&hot->ctxs[i].local_epoch);
+
+		if (e != 0 && e < min)
+			min = e;
+	}
+	return min;
+}
+
+/* Advance the global epoch when every active context has observed it. */
+static void
+try_advance(ls_hot *hot)
+{
+	uint64_t	g = atomic_load(&hot->global_epoch);
+
+	for (uint32_t i = 0; i < hot->cfg.max_procs; i++)
+	{
+		uint64_t	e = atomic_load(&hot->ctxs[i].local_epoch);
+
+		if (e != 0 && e != g)
+			return;
+	}
+	atomic_compare_exchange_strong(&hot->global_epoch, &g, g + 1);
+}
+
+/* Retire obj: it is already unreachable for readers that enter from now on. */
+void
+hot_retire(ls_hot_ctx *ctx, void *obj)
+{
+	ls_hot	   *hot = ctx->hot;
+	hot_blk    *b = hot_blk_of(obj);
+	uint32_t	size = hot_obj_size(hot, obj);
+	hot_retire_list *l = &ctx->retired;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	b->tag = atomic_load(&hot->global_epoch);
+	b->next = NULL;
+	if (l->tail != NULL)
+		l->tail->next = b;
+	else
+		l->head = b;
+	l->tail = b;
+	l->count++;
+	l->bytes += size;
+	ctx->retired_since_reclaim++;
+	atomic_fetch_add_explicit(&hot->retired_count, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hot->retired_bytes, size, memory_order_relaxed);
+}
+
+static void
+free_retired(ls_hot_ctx *ctx, hot_blk *b)
+{
+	ls_hot	   *hot = ctx->hot;
+	void	   *obj = hot_obj_of(b);
+
+	atomic_fetch_sub_explicit(&hot->retired_count, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&hot->retired_bytes, hot_obj_size(hot, obj),
+							  memory_order_relaxed);
+	hot_free(ctx, obj);
+}
+
+/* Own FIFO: tags never decrease, so stop at the first one still needed. */
+static void
+reclaim_own(ls_hot_ctx *ctx, uint64_t min)
+{
+	hot_retire_list *l = &ctx->retired;
+
+	while (l->head != NULL && l->head->tag < min)
+	{
+		hot_blk    *b = l->head;
+
+		l->head = b->next;
+		if (l->head == NULL)
+			l->tail = NULL;
+		l->count--;
+		l->bytes -= hot_obj_size(ctx->hot, hot_obj_of(b));
+		free_retired(ctx, b);
+	}
+}
+
+/* Orphans come from many contexts, so tags are unordered: filter them all. */
+static void
+reclaim_orphans(ls_hot_ctx *ctx, uint64_t min)
+{
+	ls_hot	   *hot = ctx->hot;
+	hot_retire_list *l = &hot->orphans;
+	hot_blk    *keep_head = NULL;
+	hot_blk    *keep_tail = NULL;
+	hot_blk    *b;
+
+	if (!ls_mutex_trylock(&hot->orphan_lock))
+		return;
+	b = l->head;
+	while (b != NULL)
+	{
+		hot_blk    *next = b->next;
+
+		if (b->tag < min)
+		{
+			l->count--;
+			l->bytes -= hot_obj_size(hot, hot_obj_of(b));
+			free_retired(ctx, b);
+		}
+		else
+		{
+			b->next = NULL;
+			if (keep_tail != NULL)
+				keep_tail->next = b;
+			else
+				keep_head = b;
+			keep_tail = b;
+		}
+		b = next;
+	}
+	l->head = keep_head;
+	l->tail = keep_tail;
+	atomic_store(&hot->orphan_count, l->count);
+	ls_mutex_unlock(&hot->orphan_lock);
+}
+
+void
+ls_hot_reclaim(ls_hot_ctx *ctx)
+{
+	ls_hot	   *hot = ctx->hot;
+	uint64_t	min;
+
+	try_advance(hot);
+	min = hot_min_active_epoch(hot);
+	reclaim_own(ctx, min);
+	if (atomic_load_explicit(&hot->orphan_count, memory_order_relaxed) > 0)
+		reclaim_orphans(ctx, min);
+	ctx->retired_since_reclaim = 0;
+}

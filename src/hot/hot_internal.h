@@ -1,0 +1,217 @@
+/*
+ * hot_internal.h - private layout of the hot tier (src/hot only).
+ *
+ * Everything here lives inside the caller's region; every process maps the
+ * region at the same address, so plain pointers are valid in all of them.
+ * See README.md beside this file for the algorithms and invariants.
+ */
+#ifndef LS_HOT_INTERNAL_H
+#define LS_HOT_INTERNAL_H
+
+#include "leanstore/hot.h"
+
+#define LS_HOT_MAGIC		UINT64_C(0x4c53484f54303031)	/* "LSHOT001" */
+
+/* ------------------------------------------------------------------------
+ * Allocator
+ * ------------------------------------------------------------------------ */
+
+/* Pages are the unit the bump pointer carves; one class per page. */
+#define HOT_PAGE_SHIFT		16
+#define HOT_PAGE_SIZE		(1u << HOT_PAGE_SHIFT)
+#define HOT_NCLASS			38
+#define HOT_NONE			UINT32_MAX
+
+/*
+ * Every block starts with this prefix; the object handed out follows it.
+ * Readers never look at the prefix, so it may be rewritten while a retired
+ * object is still being read: it links free blocks (caches, page lists) and
+ * retired blocks (retire lists) and holds the retire epoch.
+ */
+typedef struct hot_blk
+{
+	struct hot_blk *next;
+	uint64_t	tag;			/* global epoch when retired */
+} hot_blk;
+
+#define HOT_BLK_HDR			sizeof(hot_blk)
+
+/* Per page bookkeeping; protected by the owning class's lock (or page_lock
+ * while the page is free). */
+typedef struct hot_page
+{
+	uint16_t	cls;			/* class index, HOT_NCLASS when page is free */
+	uint8_t		on_partial;		/* on the class's partial list */
+	uint8_t		pad;
+	uint32_t	nblocks;		/* blocks that fit in the page */
+	uint32_t	used;			/* blocks outside the page (caches + users) */
+	uint32_t	fresh;			/* blocks [fresh, nblocks) never handed out */
+	uint32_t	prev;			/* partial list / free page stack links */
+	uint32_t	next;
+	hot_blk    *free;			/* blocks given back to the page */
+} hot_page;
+
+typedef struct hot_class
+{
+	ls_mutex	lock;
+	uint32_t	partial;		/* first page with available blocks */
+	char		pad[LS_CACHELINE - 2 * sizeof(uint32_t)];
+} hot_class;
+
+/* Per-process cache of free blocks of one class. */
+typedef struct hot_cache
+{
+	hot_blk    *head;
+	uint32_t	count;
+	uint32_t	pad;
+} hot_cache;
+
+/* ------------------------------------------------------------------------
+ * Epochs and per-process contexts
+ * ------------------------------------------------------------------------ */
+
+/* FIFO of retired blocks; tags never decrease from head to tail. */
+typedef struct hot_retire_list
+{
+	hot_blk    *head;
+	hot_blk    *tail;
+	uint64_t	count;
+	uint64_t	bytes;
+} hot_retire_list;
+
+struct ls_hot_ctx
+{
+	/* Read by every reclaimer: keep it alone on its line. */
+	_Atomic uint64_t local_epoch;	/* 0 = outside any epoch */
+	char		pad0[LS_CACHELINE - sizeof(uint64_t)];
+
+	_Atomic uint32_t attached;
+	uint32_t	slot;
+	uint32_t	depth;			/* nesting of epoch_enter */
+	uint32_t	retired_since_reclaim;
+	ls_hot	   *hot;
+	hot_retire_list retired;
+	hot_cache	cache[HOT_NCLASS];
+};
+
+/* ------------------------------------------------------------------------
+ * Tables and the RID-map
+ * ------------------------------------------------------------------------ */
+#define HOT_MAP_BITS		10
+#define HOT_MAP_FANOUT		(1u << HOT_MAP_BITS)
+#define HOT_MAP_LEVELS		4
+#define HOT_SLOT_DEAD		((uintptr_t) 1)
+
+/* Inner node: children; leaf node: slots (0, HOT_SLOT_DEAD or a row). */
+typedef struct hot_map_node
+{
+	_Atomic uint32_t live;		/* leaf: rows in slots (may lag, see README) */
+	_Atomic uint32_t dead;		/* leaf: DEAD slots */
+	uint32_t	level;			/* 0 = root level, HOT_MAP_LEVELS-1 = leaf */
+	uint32_t	pad;
+	_Atomic uintptr_t slot[HOT_MAP_FANOUT];
+} hot_map_node;
+
+typedef enum hot_table_state
+{
+	HOT_TABLE_FREE = 0,			/* never used: ends a probe sequence */
+	HOT_TABLE_LIVE = 1,
+	HOT_TABLE_DROPPED = 2,		/* tombstone: probes continue past it */
+} hot_table_state;
+
+/*
+ * A descriptor's state word is (generation << 8) | state; the generation
+ * moves on every transition so a lock-free reader can validate that the key
+ * it read belongs to the state it saw.
+ */
+struct ls_hot_table
+{
+	_Atomic uint64_t state;
+	_Atomic uint32_t key_spc;
+	_Atomic uint32_t key_db;
+	_Atomic uint32_t key_rel;
+	uint32_t	index;
+	_Atomic uint64_t drop_epoch;	/* global epoch when dropped */
+	_Atomic uint32_t tag[2];
+	hot_map_node *_Atomic root;
+	_Atomic uint64_t next_rowid;
+	_Atomic uint64_t rows;
+	_Atomic uint64_t versions;
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t dead_rowids;
+	ls_hot	   *hot;
+	char		pad[16];
+};
+
+/* ------------------------------------------------------------------------
+ * The tier
+ * ------------------------------------------------------------------------ */
+struct ls_hot
+{
+	uint64_t	magic;
+	uint64_t	region_bytes;
+	ls_hot_config cfg;
+	ls_hot_ctx *ctxs;
+	ls_hot_table *tables;
+	hot_page   *pages;
+	uint8_t    *heap;
+	uint64_t	heap_bytes;
+	uint32_t	npages;
+
+	_Atomic uint64_t global_epoch __attribute__((aligned(LS_CACHELINE)));
+
+	ls_mutex	page_lock __attribute__((aligned(LS_CACHELINE)));
+	uint32_t	fresh_pages;	/* pages [fresh_pages, npages) never carved */
+	uint32_t	free_pages;		/* stack of returned pages (HOT_NONE = empty) */
+
+	ls_mutex	table_lock __attribute__((aligned(LS_CACHELINE)));
+	ls_mutex	orphan_lock;
+	hot_retire_list orphans;	/* retire lists of detached contexts */
+	_Atomic uint64_t orphan_count;	/* orphans.count, readable without lock */
+
+	_Atomic uint64_t used_bytes __attribute__((aligned(LS_CACHELINE)));
+	_Atomic uint64_t free_bytes;
+	_Atomic uint64_t slack_bytes;
+	_Atomic uint64_t retired_count;
+	_Atomic uint64_t retired_bytes;
+	_Atomic uint64_t tables_live;
+
+	hot_class	classes[HOT_NCLASS] __attribute__((aligned(LS_CACHELINE)));
+};
+
+/* alloc.c */
+extern const uint32_t ls_hot_class_size[HOT_NCLASS];
+int			hot_class_for(size_t bytes);
+void		hot_alloc_init(ls_hot *hot);
+ls_status	hot_alloc(ls_hot_ctx *ctx, size_t bytes, void **out);
+void		hot_free(ls_hot_ctx *ctx, void *obj);
+uint32_t	hot_obj_size(ls_hot *hot, const void *obj);
+void		hot_cache_flush_all(ls_hot_ctx *ctx);
+
+static inline hot_blk *
+hot_blk_of(const void *obj)
+{
+	return (hot_blk *) ((uint8_t *) obj - HOT_BLK_HDR);
+}
+
+static inline void *
+hot_obj_of(hot_blk *b)
+{
+	return (uint8_t *) b + HOT_BLK_HDR;
+}
+
+/* epoch.c */
+void		hot_retire(ls_hot_ctx *ctx, void *obj);
+uint64_t	hot_min_active_epoch(ls_hot *hot);
+
+/* ridmap.c */
+ls_status	hot_map_leaf_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+								hot_map_node **leaf);
+hot_map_node *hot_map_leaf_find(ls_hot_table *tbl, uint64_t rowid);
+_Atomic uintptr_t *hot_map_leaf_slot(hot_map_node *leaf, uint64_t rowid);
+void		hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
+
+/* row.c */
+void		hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
+
+#endif							/* LS_HOT_INTERNAL_H */

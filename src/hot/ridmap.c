@@ -1,0 +1,307 @@
+/*
+ * ridmap.c - per-table RID-map: rowid -> row header.
+ *
+ * A radix tree of HOT_MAP_LEVELS levels with HOT_MAP_FANOUT slots per node
+ * (4 x 1024 = 2^40 rowids).  Nodes are created lazily and published with a
+ * CAS on the parent slot; they are never unlinked while the table lives, so
+ * a reader can walk down with plain acquire loads and no validation.
+ * Leaf slots hold 0 (NULL), HOT_SLOT_DEAD or a row header pointer.
+ *
+ * Each leaf counts its rows (live) and DEAD slots (dead).  The counters are
+ * changed so that they never under-count a published slot: raised before a
+ * slot is set, lowered after it is cleared.  Scans skip a leaf whose counter
+ * is zero and any absent subtree, so a sparse or emptied map is cheap to
+ * iterate.
+ */
+#include <string.h>
+
+#include "hot_internal.h"
+
+static uint32_t
+level_shift(uint32_t level)
+{
+	return HOT_MAP_BITS * (HOT_MAP_LEVELS - 1 - level);
+}
+
+static uint32_t
+level_index(uint64_t rowid, uint32_t level)
+{
+	return (uint32_t) ((rowid >> level_shift(level)) & (HOT_MAP_FANOUT - 1));
+}
+
+/* First rowid of the next subtree at level after the one holding rowid. */
+static uint64_t
+next_subtree(uint64_t rowid, uint32_t level)
+{
+	uint32_t	s = level_shift(level);
+
+	return ((rowid >> s) + 1) << s;
+}
+
+static ls_status
+node_new(ls_hot_ctx *ctx, ls_hot_table *tbl, uint32_t level, hot_map_node **out)
+{
+	hot_map_node *n;
+	ls_status	st = hot_alloc(ctx, sizeof(hot_map_node), (void **) &n);
+
+	if (st != LS_OK)
+		return st;
+	memset(n, 0, sizeof(*n));
+	n->level = level;
+	atomic_fetch_add(&tbl->bytes, hot_obj_size(ctx->hot, n));
+	*out = n;
+	return LS_OK;
+}
+
+static void
+node_discard(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node *n)
+{
+	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, n));
+	hot_free(ctx, n);
+}
+
+/* The child at *slotp, creating it when absent (racing creators: CAS wins). */
+static ls_status
+child_get_or_create(ls_hot_ctx *ctx, ls_hot_table *tbl, _Atomic uintptr_t *slotp,
+					uint32_t level, hot_map_node **out)
+{
+	uintptr_t	cur = atomic_load_explicit(slotp, memory_order_acquire);
+	hot_map_node *n;
+	ls_status	st;
+
+	if (cur != 0)
+	{
+		*out = (hot_map_node *) cur;
+		return LS_OK;
+	}
+	st = node_new(ctx, tbl, level, &n);
+	if (st != LS_OK)
+		return st;
+	if (atomic_compare_exchange_strong_explicit(slotp, &cur, (uintptr_t) n,
+												memory_order_acq_rel,
+												memory_order_acquire))
+	{
+		*out = n;
+		return LS_OK;
+	}
+	node_discard(ctx, tbl, n);	/* never published */
+	*out = (hot_map_node *) cur;
+	return LS_OK;
+}
+
+static ls_status
+root_get_or_create(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node **out)
+{
+	hot_map_node *cur = atomic_load_explicit(&tbl->root, memory_order_acquire);
+	hot_map_node *n;
+	ls_status	st;
+
+	if (cur != NULL)
+	{
+		*out = cur;
+		return LS_OK;
+	}
+	st = node_new(ctx, tbl, 0, &n);
+	if (st != LS_OK)
+		return st;
+	if (atomic_compare_exchange_strong_explicit(&tbl->root, &cur, n,
+												memory_order_acq_rel,
+												memory_order_acquire))
+	{
+		*out = n;
+		return LS_OK;
+	}
+	node_discard(ctx, tbl, n);
+	*out = cur;
+	return LS_OK;
+}
+
+/* Leaf covering rowid, creating the path (rowid < LS_HOT_MAX_ROWID). */
+ls_status
+hot_map_leaf_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid, hot_map_node **leaf)
+{
+	hot_map_node *n;
+	ls_status	st = root_get_or_create(ctx, tbl, &n);
+
+	for (uint32_t level = 0; st == LS_OK && level < HOT_MAP_LEVELS - 1; level++)
+		st = child_get_or_create(ctx, tbl, &n->slot[level_index(rowid, level)],
+								 level + 1, &n);
+	if (st == LS_OK)
+		*leaf = n;
+	return st;
+}
+
+/* Leaf covering rowid, or NULL when the path does not exist. */
+hot_map_node *
+hot_map_leaf_find(ls_hot_table *tbl, uint64_t rowid)
+{
+	hot_map_node *n;
+
+	if (rowid >= LS_HOT_MAX_ROWID)
+		return NULL;
+	n = atomic_load_explicit(&tbl->root, memory_order_acquire);
+	for (uint32_t level = 0; n != NULL && level < HOT_MAP_LEVELS - 1; level++)
+		n = (hot_map_node *) atomic_load_explicit(&n->slot[level_index(rowid, level)],
+												  memory_order_acquire);
+	return n;
+}
+
+_Atomic uintptr_t *
+hot_map_leaf_slot(hot_map_node *leaf, uint64_t rowid)
+{
+	return &leaf->slot[rowid & (HOT_MAP_FANOUT - 1)];
+}
+
+static uintptr_t
+slot_value(ls_hot_table *tbl, uint64_t rowid)
+{
+	hot_map_node *leaf = hot_map_leaf_find(tbl, rowid);
+
+	if (leaf == NULL)
+		return 0;
+	return atomic_load_explicit(hot_map_leaf_slot(leaf, rowid), memory_order_acquire);
+}
+
+ls_hot_row *
+ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid)
+{
+	uintptr_t	v = slot_value(tbl, rowid);
+
+	return v > HOT_SLOT_DEAD ? (ls_hot_row *) v : NULL;
+}
+
+bool
+ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid)
+{
+	return slot_value(tbl, rowid) == HOT_SLOT_DEAD;
+}
+
+void
+ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid)
+{
+	hot_map_node *leaf = hot_map_leaf_find(tbl, rowid);
+	uintptr_t	expected = HOT_SLOT_DEAD;
+
+	(void) ctx;
+	if (leaf == NULL)
+		return;
+	if (atomic_compare_exchange_strong(hot_map_leaf_slot(leaf, rowid), &expected, 0))
+	{
+		atomic_fetch_sub(&leaf->dead, 1);
+		atomic_fetch_sub(&tbl->dead_rowids, 1);
+	}
+}
+
+/* ---- iteration ---------------------------------------------------------- */
+
+/*
+ * Find the first slot in [*cursor, end) for which want(slot) holds.  The walk
+ * restarts from the root after each skipped subtree; that costs at most
+ * HOT_MAP_LEVELS loads per skip and keeps no state that could go stale.
+ */
+static bool
+scan_slots(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, bool dead,
+		   uint64_t *rowid, uintptr_t *value)
+{
+	uint64_t	r = *cursor;
+
+	end = LS_MIN(end, LS_HOT_MAX_ROWID);
+	while (r < end)
+	{
+		hot_map_node *n = atomic_load_explicit(&tbl->root, memory_order_acquire);
+		uint32_t	level;
+
+		if (n == NULL)
+			break;
+		for (level = 0; level < HOT_MAP_LEVELS - 1; level++)
+		{
+			n = (hot_map_node *) atomic_load_explicit(&n->slot[level_index(r, level)],
+													  memory_order_acquire);
+			if (n == NULL)
+				break;
+		}
+		if (n == NULL)
+		{
+			r = next_subtree(r, level);
+			continue;
+		}
+		uint32_t	count = dead ? atomic_load(&n->dead) : atomic_load(&n->live);
+
+		if (count > 0)
+		{
+			uint64_t	base = r & ~(uint64_t) (HOT_MAP_FANOUT - 1);
+			uint64_t	stop = LS_MIN(end - base, (uint64_t) HOT_MAP_FANOUT);
+
+			for (uint64_t i = r - base; i < stop; i++)
+			{
+				uintptr_t	v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
+
+				if (dead ? v == HOT_SLOT_DEAD : v > HOT_SLOT_DEAD)
+				{
+					*rowid = base + i;
+					*value = v;
+					*cursor = base + i + 1;
+					return true;
+				}
+			}
+		}
+		r = next_subtree(r, HOT_MAP_LEVELS - 2);	/* the leaf's whole range */
+	}
+	*cursor = LS_MAX(*cursor, end);
+	return false;
+}
+
+ls_hot_row *
+ls_hot_scan_next(ls_hot_table *tbl, uint64_t *cursor, uint64_t end)
+{
+	uint64_t	rowid;
+	uintptr_t	v;
+
+	if (!scan_slots(tbl, cursor, end, false, &rowid, &v))
+		return NULL;
+	return (ls_hot_row *) v;
+}
+
+bool
+ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_t *rowid)
+{
+	uintptr_t	v;
+
+	return scan_slots(tbl, cursor, end, true, rowid, &v);
+}
+
+/* ---- drop ----------------------------------------------------------------- */
+
+static void
+drop_subtree(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node *n)
+{
+	for (uint32_t i = 0; i < HOT_MAP_FANOUT; i++)
+	{
+		uintptr_t	v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
+
+		if (v == 0)
+			continue;
+		if (n->level < HOT_MAP_LEVELS - 1)
+			drop_subtree(ctx, tbl, (hot_map_node *) v);
+		else if (v == HOT_SLOT_DEAD)
+			atomic_fetch_sub(&tbl->dead_rowids, 1);
+		else
+			hot_row_retire_all(ctx, tbl, (ls_hot_row *) v);
+	}
+	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, n));
+	hot_retire(ctx, n);
+}
+
+/*
+ * Unlink the whole map from the table, then retire every node, row and
+ * version.  Readers that still hold pointers into it stay safe through their
+ * epochs; the nodes' slots are left intact for them.
+ */
+void
+hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)
+{
+	hot_map_node *root = atomic_exchange(&tbl->root, NULL);
+
+	if (root != NULL)
+		drop_subtree(ctx, tbl, root);
+}

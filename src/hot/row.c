@@ -1,0 +1,243 @@
+/*
+ * row.c - row headers, version chains and the per-row writer latch.
+ *
+ * A chain runs newest -> older -> ... -> NULL.  Writers change it only under
+ * the row latch; readers walk it without any latch inside an epoch, so every
+ * change keeps the chain a valid list at every instant:
+ *  - install publishes a fully built version with one release store;
+ *  - uninstall/truncate cut links with one store and leave the cut-off
+ *    versions' own links intact (a reader standing on one finishes its walk
+ *    through memory that stays valid until the reader leaves its epoch);
+ *  - remove sets newest to NULL before the map slot changes, so a reader or
+ *    a latch waiter holding the header sees an empty row, never freed memory.
+ */
+#include <string.h>
+
+#include "hot_internal.h"
+#include "leanstore/common.h"
+
+#define HOT_LATCH_SPINS		128
+
+/* ---- versions ------------------------------------------------------------- */
+
+ls_status
+ls_hot_version_alloc(ls_hot_ctx *ctx, uint32_t len, ls_hot_version **out)
+{
+	ls_hot_version *v;
+	ls_status	st;
+
+	if (len > LS_HOT_MAX_PAYLOAD)
+		return LS_TOO_LARGE;
+	st = hot_alloc(ctx, sizeof(ls_hot_version) + len, (void **) &v);
+	if (st != LS_OK)
+		return st;
+	atomic_init(&v->xmin_word, 0);
+	atomic_init(&v->xmax_word, 0);
+	v->cmin = 0;
+	atomic_init(&v->cmax, 0);
+	atomic_init(&v->next_rowid, LS_ROWID_INVALID);
+	atomic_init(&v->older, NULL);
+	v->len = len;
+	v->size_class = (uint16_t) hot_class_for(sizeof(ls_hot_version) + len + HOT_BLK_HDR);
+	v->user_flags = 0;
+	*out = v;
+	return LS_OK;
+}
+
+void
+ls_hot_version_free(ls_hot_ctx *ctx, ls_hot_version *v)
+{
+	hot_free(ctx, v);
+}
+
+/* ---- latch (0 free, 1 held, 2 held with possible waiters) -------------------- */
+
+bool
+ls_hot_row_trylock(ls_hot_row *row)
+{
+	uint32_t	expected = 0;
+
+	return atomic_compare_exchange_strong_explicit(&row->latch, &expected, 1,
+												   memory_order_acquire,
+												   memory_order_relaxed);
+}
+
+void
+ls_hot_row_lock(ls_hot_row *row)
+{
+	for (int i = 0; i < HOT_LATCH_SPINS; i++)
+	{
+		if (atomic_load_explicit(&row->latch, memory_order_relaxed) == 0 &&
+			ls_hot_row_trylock(row))
+			return;
+		ls_cpu_relax();
+	}
+	/* Announce a waiter (2) and sleep until the holder's unlock wakes us. */
+	while (atomic_exchange_explicit(&row->latch, 2, memory_order_acquire) != 0)
+		ls_futex_wait(&row->latch, 2, 0);
+}
+
+void
+ls_hot_row_unlock(ls_hot_row *row)
+{
+	if (atomic_exchange_explicit(&row->latch, 0, memory_order_release) == 2)
+		ls_futex_wake(&row->latch, 1);
+}
+
+/* ---- chain changes (row latch held) ------------------------------------- */
+
+static void
+version_retire(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_version *v)
+{
+	atomic_fetch_sub(&tbl->versions, 1);
+	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, v));
+	hot_retire(ctx, v);
+}
+
+/* Retire a detached chain; its links are stable (nobody can reach it to
+ * change them) and are left intact for readers still walking it. */
+static void
+chain_retire(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_version *v)
+{
+	while (v != NULL)
+	{
+		ls_hot_version *older = ls_hot_version_older(v);
+
+		version_retire(ctx, tbl, v);
+		v = older;
+	}
+}
+
+void
+ls_hot_row_install(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_version *v)
+{
+	ls_hot_version *cur = atomic_load_explicit(&row->newest, memory_order_relaxed);
+
+	atomic_store_explicit(&v->older, cur, memory_order_relaxed);
+	atomic_fetch_add(&tbl->versions, 1);
+	atomic_fetch_add(&tbl->bytes, hot_obj_size(ctx->hot, v));
+	atomic_store_explicit(&row->newest, v, memory_order_release);
+}
+
+ls_status
+ls_hot_row_uninstall_newest(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
+{
+	ls_hot_version *v = atomic_load_explicit(&row->newest, memory_order_relaxed);
+	ls_hot_version *older;
+
+	if (v == NULL)
+		return LS_NOT_FOUND;
+	older = ls_hot_version_older(v);
+	if (older == NULL)
+		return LS_INVALID;		/* the only version: remove the row instead */
+	atomic_store_explicit(&row->newest, older, memory_order_release);
+	version_retire(ctx, tbl, v);
+	return LS_OK;
+}
+
+void
+ls_hot_row_truncate(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_version *keep)
+{
+	ls_hot_version *cut;
+
+	(void) row;
+	cut = atomic_exchange_explicit(&keep->older, NULL, memory_order_acq_rel);
+	chain_retire(ctx, tbl, cut);
+}
+
+/* ---- rows ------------------------------------------------------------------- */
+
+ls_status
+ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+				  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out)
+{
+	hot_map_node *leaf;
+	ls_hot_row *row;
+	ls_status	st;
+
+	if (rowid >= LS_HOT_MAX_ROWID)
+		return LS_INVALID;
+	st = hot_map_leaf_create(ctx, tbl, rowid, &leaf);
+	if (st != LS_OK)
+		return st;
+
+	_Atomic uintptr_t *slot = hot_map_leaf_slot(leaf, rowid);
+
+	if (atomic_load_explicit(slot, memory_order_acquire) != 0)
+		return LS_EXISTS;
+	st = hot_alloc(ctx, sizeof(ls_hot_row), (void **) &row);
+	if (st != LS_OK)
+		return st;
+	memset(row, 0, sizeof(*row));
+	row->rowid = rowid;
+	row->origin = (uint8_t) origin;
+	atomic_store_explicit(&v->older, NULL, memory_order_relaxed);
+	atomic_store_explicit(&row->newest, v, memory_order_relaxed);
+
+	/* Count first: leaf->live must never under-count published rows. */
+	atomic_fetch_add(&leaf->live, 1);
+
+	uintptr_t	expected = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(slot, &expected, (uintptr_t) row,
+												 memory_order_acq_rel,
+												 memory_order_acquire))
+	{
+		atomic_fetch_sub(&leaf->live, 1);
+		hot_free(ctx, row);		/* never published */
+		return LS_EXISTS;
+	}
+	atomic_fetch_add(&tbl->rows, 1);
+	atomic_fetch_add(&tbl->versions, 1);
+	atomic_fetch_add(&tbl->bytes, hot_obj_size(ctx->hot, row) + hot_obj_size(ctx->hot, v));
+	if (out != NULL)
+		*out = row;
+	return LS_OK;
+}
+
+/* Retire a row that is already unreachable through the map. */
+void
+hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
+{
+	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
+
+	chain_retire(ctx, tbl, chain);
+	atomic_fetch_sub(&tbl->rows, 1);
+	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, row));
+	hot_retire(ctx, row);
+}
+
+void
+ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark_dead)
+{
+	hot_map_node *leaf = hot_map_leaf_find(tbl, row->rowid);
+	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
+
+	if (leaf != NULL)
+	{
+		_Atomic uintptr_t *slot = hot_map_leaf_slot(leaf, row->rowid);
+		uintptr_t	expected = (uintptr_t) row;
+
+		if (mark_dead)
+		{
+			atomic_fetch_add(&leaf->dead, 1);
+			atomic_fetch_add(&tbl->dead_rowids, 1);
+		}
+		if (atomic_compare_exchange_strong(slot, &expected,
+										   mark_dead ? HOT_SLOT_DEAD : 0))
+			atomic_fetch_sub(&leaf->live, 1);
+		else if (mark_dead)
+		{
+			/* not our slot (already removed): undo the DEAD count */
+			atomic_fetch_sub(&leaf->dead, 1);
+			atomic_fetch_sub(&tbl->dead_rowids, 1);
+		}
+	}
+	ls_hot_row_unlock(row);
+	if (chain == NULL)
+		return;					/* removed before: nothing left to retire */
+	chain_retire(ctx, tbl, chain);
+	atomic_fetch_sub(&tbl->rows, 1);
+	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, row));
+	hot_retire(ctx, row);
+}

@@ -1,0 +1,328 @@
+/*
+ * table.c - region layout, tier initialisation, table descriptors, stats.
+ *
+ * Region layout (every part cache-line aligned, heap page aligned):
+ *   ls_hot | ctx[max_procs] | table[max_tables] | hot_page[npages] | heap
+ *
+ * Table descriptors form an open-addressed hash table keyed by ls_hot_key
+ * with linear probing.  Lookups take no lock: they read a descriptor's state
+ * word, its key, and the state word again (the generation in the word moves
+ * on every transition).  Create and drop run under table_lock.  A dropped
+ * descriptor stays a tombstone until no context can still be inside an
+ * epoch that saw the table; only then may create reuse it.
+ */
+#include <string.h>
+
+#include "hot_internal.h"
+
+#define HOT_MIN_PAGES		16
+#define HOT_STATE_MASK		UINT64_C(0xff)
+
+typedef struct hot_layout
+{
+	size_t		ctx_off;
+	size_t		table_off;
+	size_t		page_off;
+	size_t		heap_off;
+	uint32_t	npages;
+} hot_layout;
+
+/* Offsets of the fixed parts; base is the aligned start of the region. */
+static size_t
+fixed_bytes(const ls_hot_config *cfg, hot_layout *lo)
+{
+	size_t		off = LS_ALIGN_UP(sizeof(ls_hot), LS_CACHELINE);
+
+	lo->ctx_off = off;
+	off += LS_ALIGN_UP((size_t) cfg->max_procs * sizeof(ls_hot_ctx), LS_CACHELINE);
+	lo->table_off = off;
+	off += LS_ALIGN_UP((size_t) cfg->max_tables * sizeof(ls_hot_table), LS_CACHELINE);
+	lo->page_off = off;
+	return off;
+}
+
+/* Fit as many pages (descriptor + 64 KiB each) as size allows. */
+static bool
+compute_layout(uintptr_t base, size_t size, const ls_hot_config *cfg, hot_layout *lo)
+{
+	uintptr_t	start = LS_ALIGN_UP(base, LS_CACHELINE);
+	size_t		skip = start - base;
+	size_t		fixed = fixed_bytes(cfg, lo);
+
+	if (size < skip + fixed)
+		return false;
+	size_t		avail = size - skip - fixed;
+	uint64_t	n = avail / (HOT_PAGE_SIZE + sizeof(hot_page));
+
+	while (n > 0)
+	{
+		size_t		heap_off = LS_ALIGN_UP(start + fixed + n * sizeof(hot_page), 4096) - start;
+
+		if (skip + heap_off + n * HOT_PAGE_SIZE <= size)
+		{
+			lo->heap_off = heap_off;
+			break;
+		}
+		n--;
+	}
+	if (n < HOT_MIN_PAGES || n > UINT32_MAX - 1)
+		return false;
+	lo->npages = (uint32_t) n;
+	return true;
+}
+
+size_t
+ls_hot_min_region_size(const ls_hot_config *cfg)
+{
+	hot_layout	lo;
+	size_t		fixed = fixed_bytes(cfg, &lo);
+
+	/* worst case alignment of the start and of the heap */
+	return LS_CACHELINE + fixed + HOT_MIN_PAGES * sizeof(hot_page) + 4096 +
+		(size_t) HOT_MIN_PAGES * HOT_PAGE_SIZE;
+}
+
+ls_status
+ls_hot_init(void *region, size_t size, const ls_hot_config *cfg, ls_hot **out)
+{
+	hot_layout	lo;
+
+	if (region == NULL || cfg == NULL || cfg->max_tables == 0 ||
+		cfg->max_procs == 0 || cfg->max_tables > (1u << 24) ||
+		cfg->max_procs > (1u << 20))
+		return LS_INVALID;
+	if (!compute_layout((uintptr_t) region, size, cfg, &lo))
+		return LS_NO_SPACE;
+
+	uint8_t    *start = (uint8_t *) LS_ALIGN_UP((uintptr_t) region, LS_CACHELINE);
+	ls_hot	   *hot = (ls_hot *) start;
+
+	memset(start, 0, lo.heap_off);
+	hot->region_bytes = size;
+	hot->cfg = *cfg;
+	hot->ctxs = (ls_hot_ctx *) (start + lo.ctx_off);
+	hot->tables = (ls_hot_table *) (start + lo.table_off);
+	hot->pages = (hot_page *) (start + lo.page_off);
+	hot->heap = start + lo.heap_off;
+	hot->npages = lo.npages;
+	hot->heap_bytes = (uint64_t) lo.npages * HOT_PAGE_SIZE;
+	atomic_store(&hot->global_epoch, 1);
+	ls_mutex_init(&hot->table_lock);
+	ls_mutex_init(&hot->orphan_lock);
+	for (uint32_t i = 0; i < cfg->max_tables; i++)
+	{
+		hot->tables[i].index = i;
+		hot->tables[i].hot = hot;
+	}
+	for (uint32_t i = 0; i < lo.npages; i++)
+		hot->pages[i].cls = HOT_NCLASS;
+	hot_alloc_init(hot);
+	atomic_thread_fence(memory_order_seq_cst);
+	hot->magic = LS_HOT_MAGIC;
+	*out = hot;
+	return LS_OK;
+}
+
+/* ---- table descriptors ------------------------------------------------------ */
+
+static uint32_t
+key_hash(ls_hot_key key)
+{
+	uint64_t	h = ((uint64_t) key.spc * UINT64_C(0x9E3779B97F4A7C15)) ^
+		((uint64_t) key.db * UINT64_C(0xC2B2AE3D27D4EB4F)) ^
+		((uint64_t) key.rel * UINT64_C(0x165667B19E3779F9));
+
+	h ^= h >> 29;
+	h *= UINT64_C(0xBF58476D1CE4E5B9);
+	h ^= h >> 32;
+	return (uint32_t) h;
+}
+
+static bool
+key_matches(ls_hot_table *t, ls_hot_key key)
+{
+	return atomic_load_explicit(&t->key_spc, memory_order_relaxed) == key.spc &&
+		atomic_load_explicit(&t->key_db, memory_order_relaxed) == key.db &&
+		atomic_load_explicit(&t->key_rel, memory_order_relaxed) == key.rel;
+}
+
+ls_hot_table *
+ls_hot_table_find(ls_hot *hot, ls_hot_key key)
+{
+	uint32_t	n = hot->cfg.max_tables;
+	uint32_t	h = key_hash(key) % n;
+
+	for (uint32_t k = 0; k < n; k++)
+	{
+		ls_hot_table *t = &hot->tables[(h + k) % n];
+
+		for (;;)
+		{
+			uint64_t	s1 = atomic_load_explicit(&t->state, memory_order_acquire);
+
+			if ((s1 & HOT_STATE_MASK) == HOT_TABLE_FREE)
+				return NULL;
+			if ((s1 & HOT_STATE_MASK) != HOT_TABLE_LIVE)
+				break;
+			bool		match = key_matches(t, key);
+
+			atomic_thread_fence(memory_order_acquire);
+			if (atomic_load_explicit(&t->state, memory_order_relaxed) != s1)
+				continue;		/* changed under us: look again */
+			if (match)
+				return t;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void
+set_state(ls_hot_table *t, hot_table_state st)
+{
+	uint64_t	gen = atomic_load(&t->state) >> 8;
+
+	atomic_store_explicit(&t->state, ((gen + 1) << 8) | (uint64_t) st,
+						  memory_order_release);
+}
+
+ls_status
+ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out)
+{
+	ls_hot	   *hot = ctx->hot;
+	uint32_t	n = hot->cfg.max_tables;
+	uint32_t	h = key_hash(key) % n;
+	ls_hot_table *pick = NULL;
+	uint64_t	min = hot_min_active_epoch(hot);
+	ls_status	st = LS_NO_SPACE;
+
+	ls_mutex_lock(&hot->table_lock);
+	for (uint32_t k = 0; k < n; k++)
+	{
+		ls_hot_table *t = &hot->tables[(h + k) % n];
+		uint64_t	s = atomic_load(&t->state) & HOT_STATE_MASK;
+
+		if (s == HOT_TABLE_LIVE && key_matches(t, key))
+		{
+			pick = NULL;
+			st = LS_EXISTS;
+			break;
+		}
+		if (s == HOT_TABLE_DROPPED && pick == NULL &&
+			atomic_load(&t->drop_epoch) < min)
+			pick = t;
+		if (s == HOT_TABLE_FREE)
+		{
+			if (pick == NULL)
+				pick = t;
+			break;				/* the key cannot be further on */
+		}
+	}
+	if (pick != NULL)
+	{
+		atomic_store(&pick->key_spc, key.spc);
+		atomic_store(&pick->key_db, key.db);
+		atomic_store(&pick->key_rel, key.rel);
+		atomic_store(&pick->root, NULL);
+		atomic_store(&pick->next_rowid, 0);
+		atomic_store(&pick->rows, 0);
+		atomic_store(&pick->versions, 0);
+		atomic_store(&pick->bytes, 0);
+		atomic_store(&pick->dead_rowids, 0);
+		atomic_store(&pick->tag[0], 0);
+		atomic_store(&pick->tag[1], 0);
+		atomic_store(&pick->drop_epoch, UINT64_MAX);
+		set_state(pick, HOT_TABLE_LIVE);
+		atomic_fetch_add(&hot->tables_live, 1);
+		*out = pick;
+		st = LS_OK;
+	}
+	ls_mutex_unlock(&hot->table_lock);
+	return st;
+}
+
+void
+ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)
+{
+	ls_hot	   *hot = ctx->hot;
+
+	ls_mutex_lock(&hot->table_lock);
+	if ((atomic_load(&tbl->state) & HOT_STATE_MASK) != HOT_TABLE_LIVE)
+	{
+		ls_mutex_unlock(&hot->table_lock);
+		return;
+	}
+	/* Not reusable (drop_epoch = max) until the map has been retired. */
+	atomic_store(&tbl->drop_epoch, UINT64_MAX);
+	set_state(tbl, HOT_TABLE_DROPPED);
+	atomic_fetch_sub(&hot->tables_live, 1);
+	ls_mutex_unlock(&hot->table_lock);
+
+	hot_map_drop(ctx, tbl);
+
+	atomic_thread_fence(memory_order_seq_cst);
+	atomic_store(&tbl->drop_epoch, atomic_load(&hot->global_epoch));
+}
+
+uint64_t
+ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint64_t n)
+{
+	return atomic_fetch_add(&tbl->next_rowid, n);
+}
+
+uint64_t
+ls_hot_table_rowid_limit(const ls_hot_table *tbl)
+{
+	return atomic_load(&tbl->next_rowid);
+}
+
+void
+ls_hot_table_get_stats(const ls_hot_table *tbl, ls_hot_table_stats *out)
+{
+	out->rows = atomic_load_explicit(&tbl->rows, memory_order_relaxed);
+	out->versions = atomic_load_explicit(&tbl->versions, memory_order_relaxed);
+	out->bytes = atomic_load_explicit(&tbl->bytes, memory_order_relaxed);
+	out->dead_rowids = atomic_load_explicit(&tbl->dead_rowids, memory_order_relaxed);
+}
+
+uint32_t
+ls_hot_table_get_tag(const ls_hot_table *tbl, int which)
+{
+	if (which < 0 || which > 1)
+		return 0;
+	return atomic_load(&tbl->tag[which]);
+}
+
+void
+ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value)
+{
+	if (which < 0 || which > 1)
+		return;
+	atomic_store(&tbl->tag[which], value);
+}
+
+/*
+ * Tier totals.  Rows and versions are the sums of the per-table counters
+ * (max_tables loads, no row is visited); the byte counters are global.
+ */
+void
+ls_hot_get_stats(ls_hot *hot, ls_hot_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->region_bytes = hot->region_bytes;
+	out->heap_bytes = hot->heap_bytes;
+	out->used_bytes = atomic_load(&hot->used_bytes);
+	out->free_bytes = atomic_load(&hot->free_bytes);
+	out->slack_bytes = atomic_load(&hot->slack_bytes);
+	out->tables = atomic_load(&hot->tables_live);
+	out->retired_pending = atomic_load(&hot->retired_count);
+	out->retired_bytes = atomic_load(&hot->retired_bytes);
+	out->epoch = atomic_load(&hot->global_epoch);
+	for (uint32_t i = 0; i < hot->cfg.max_tables; i++)
+	{
+		ls_hot_table *t = &hot->tables[i];
+
+		out->rows += atomic_load_explicit(&t->rows, memory_order_relaxed);
+		out->versions += atomic_load_explicit(&t->versions, memory_order_relaxed);
+	}
+}
