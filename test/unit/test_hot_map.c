@@ -1,0 +1,735 @@
+/*
+ * test_hot_map.c - hot tier tables, RID-map, version chains and epochs
+ * (single process; the multi-process stress test is test_hot_stress.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+
+#include "leanstore/hot.h"
+
+typedef struct fixture
+{
+	void	   *region;
+	size_t		size;
+	ls_hot	   *hot;
+	ls_hot_ctx *ctx;
+	ls_hot_table *tbl;
+} fixture;
+
+static bool
+asan_scale(void)
+{
+	const char *s = getenv("LEANSTORE_TEST_SCALE");
+
+	return s != NULL && strcmp(s, "asan") == 0;
+}
+
+static fixture *
+fixture_new(size_t size, uint32_t max_tables)
+{
+	fixture    *f = calloc(1, sizeof(*f));
+	ls_hot_config cfg = {.max_tables = max_tables, .max_procs = 8};
+	ls_hot_key	key = {1663, 5, 16384};
+
+	assert_non_null(f);
+	f->size = size;
+	f->region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(f->region != MAP_FAILED);
+	assert_int_equal(ls_hot_init(f->region, size, &cfg, &f->hot), LS_OK);
+	assert_int_equal(ls_hot_attach(f->hot, 0, &f->ctx), LS_OK);
+	assert_int_equal(ls_hot_table_create(f->ctx, key, &f->tbl), LS_OK);
+	return f;
+}
+
+/* Drop every table, reclaim, detach: the heap must be entirely free again. */
+static void
+fixture_free(fixture *f)
+{
+	ls_hot_stats s;
+
+	if (f->tbl != NULL)
+		ls_hot_table_drop(f->ctx, f->tbl);
+	ls_hot_reclaim(f->ctx);
+	ls_hot_detach(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.used_bytes, 0);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.free_bytes, s.heap_bytes);
+	munmap(f->region, f->size);
+	free(f);
+}
+
+static ls_hot_version *
+make_version(fixture *f, uint64_t tag)
+{
+	ls_hot_version *v;
+
+	assert_int_equal(ls_hot_version_alloc(f->ctx, sizeof(uint64_t), &v), LS_OK);
+	memcpy(v->data, &tag, sizeof(tag));
+	atomic_store(&v->xmin_word, tag);
+	return v;
+}
+
+static uint64_t
+version_tag(ls_hot_version *v)
+{
+	uint64_t	t;
+
+	memcpy(&t, v->data, sizeof(t));
+	return t;
+}
+
+static ls_hot_row *
+insert(fixture *f, uint64_t rowid, uint64_t tag)
+{
+	ls_hot_version *v = make_version(f, tag);
+	ls_hot_row *row;
+
+	assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, rowid, LS_ORIGIN_INSERTED, v, &row), LS_OK);
+	return row;
+}
+
+static ls_hot_table_stats
+tstats(fixture *f)
+{
+	ls_hot_table_stats s;
+
+	ls_hot_table_get_stats(f->tbl, &s);
+	return s;
+}
+
+/* ---- tables ----------------------------------------------------------------- */
+
+static void
+test_tables(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	ls_hot_key	k1 = {1663, 5, 16384};
+	ls_hot_key	k2 = {1663, 5, 16385};
+	ls_hot_key	k3 = {1663, 6, 16384};
+	ls_hot_table *t,
+			   *t2,
+			   *t3,
+			   *t4;
+	ls_hot_stats s;
+
+	assert_ptr_equal(ls_hot_table_find(f->hot, k1), f->tbl);
+	assert_null(ls_hot_table_find(f->hot, k2));
+	assert_int_equal(ls_hot_table_create(f->ctx, k1, &t), LS_EXISTS);
+	assert_int_equal(ls_hot_table_create(f->ctx, k2, &t2), LS_OK);
+	assert_int_equal(ls_hot_table_create(f->ctx, k3, &t3), LS_OK);
+	assert_ptr_equal(ls_hot_table_find(f->hot, k2), t2);
+	assert_ptr_equal(ls_hot_table_find(f->hot, k3), t3);
+	assert_ptr_not_equal(t2, t3);
+
+	/* tags and rowid counters are per table */
+	ls_hot_table_set_tag(t2, 0, 777);
+	ls_hot_table_set_tag(t2, 1, 888);
+	assert_int_equal(ls_hot_table_get_tag(t2, 0), 777);
+	assert_int_equal(ls_hot_table_get_tag(t2, 1), 888);
+	assert_int_equal(ls_hot_table_get_tag(t3, 0), 0);
+	assert_int_equal(ls_hot_table_reserve_rowids(t2, 10), 0);
+	assert_int_equal(ls_hot_table_reserve_rowids(t2, 5), 10);
+	assert_int_equal(ls_hot_table_rowid_limit(t2), 15);
+	assert_int_equal(ls_hot_table_rowid_limit(t3), 0);
+
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.tables, 3);
+
+	/* 4 slots: one more fits, then the tier is out of descriptors */
+	ls_hot_key	k4 = {1, 1, 1};
+	ls_hot_key	k5 = {2, 2, 2};
+
+	assert_int_equal(ls_hot_table_create(f->ctx, k4, &t4), LS_OK);
+	assert_int_equal(ls_hot_table_create(f->ctx, k5, &t), LS_NO_SPACE);
+
+	/* a dropped slot is not reused while a reader that saw it is inside */
+	ls_hot_ctx *reader;
+
+	assert_int_equal(ls_hot_attach(f->hot, 1, &reader), LS_OK);
+	ls_hot_epoch_enter(reader);
+	ls_hot_table_drop(f->ctx, t2);
+	assert_null(ls_hot_table_find(f->hot, k2));
+	assert_ptr_equal(ls_hot_table_find(f->hot, k3), t3);	/* probing past tombstones */
+	assert_int_equal(ls_hot_table_create(f->ctx, k5, &t), LS_NO_SPACE);
+	ls_hot_epoch_exit(reader);
+	assert_int_equal(ls_hot_table_create(f->ctx, k5, &t), LS_OK);
+	assert_ptr_equal(t, t2);	/* the tombstone was reused */
+	assert_int_equal(ls_hot_table_rowid_limit(t), 0);
+	assert_int_equal(ls_hot_table_get_tag(t, 0), 0);
+	assert_ptr_equal(ls_hot_table_find(f->hot, k5), t);
+	ls_hot_detach(reader);
+
+	ls_hot_table_drop(f->ctx, t);
+	ls_hot_table_drop(f->ctx, t3);
+	ls_hot_table_drop(f->ctx, t4);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.tables, 1);
+	fixture_free(f);
+}
+
+/* ---- RID-map against a reference model --------------------------------------- */
+
+enum
+{
+	M_NULL = 0, M_ROW, M_DEAD
+};
+
+static void
+check_model(fixture *f, const uint8_t *model, const uint64_t *ids, size_t n)
+{
+	uint64_t	rows = 0,
+				dead = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		ls_hot_row *row = ls_hot_row_get(f->tbl, ids[i]);
+
+		assert_int_equal(row != NULL, model[i] == M_ROW);
+		assert_int_equal(ls_hot_rowid_is_dead(f->tbl, ids[i]), model[i] == M_DEAD);
+		if (row != NULL)
+		{
+			assert_int_equal(row->rowid, ids[i]);
+			assert_int_equal(version_tag(ls_hot_row_newest(row)), ids[i]);
+		}
+		rows += model[i] == M_ROW;
+		dead += model[i] == M_DEAD;
+	}
+	assert_int_equal(tstats(f).rows, rows);
+	assert_int_equal(tstats(f).dead_rowids, dead);
+	assert_int_equal(tstats(f).versions, rows);
+}
+
+/* Iterate [lo, hi) and compare with the model (ids sorted ascending). */
+static void
+check_scan(fixture *f, const uint8_t *model, const uint64_t *ids, size_t n,
+		   uint64_t lo, uint64_t hi)
+{
+	uint64_t	cursor = lo;
+	size_t		i = 0;
+	ls_hot_row *row;
+
+	while ((row = ls_hot_scan_next(f->tbl, &cursor, hi)) != NULL)
+	{
+		while (i < n && (ids[i] < lo || model[i] != M_ROW))
+			i++;
+		assert_true(i < n);
+		assert_int_equal(row->rowid, ids[i]);
+		assert_int_equal(cursor, ids[i] + 1);
+		i++;
+	}
+	while (i < n && ids[i] < hi && (ids[i] < lo || model[i] != M_ROW))
+		i++;
+	assert_true(i == n || ids[i] >= hi);
+
+	uint64_t	rid;
+
+	cursor = lo;
+	i = 0;
+	while (ls_hot_scan_next_dead(f->tbl, &cursor, hi, &rid))
+	{
+		while (i < n && (ids[i] < lo || model[i] != M_DEAD))
+			i++;
+		assert_true(i < n);
+		assert_int_equal(rid, ids[i]);
+		i++;
+	}
+	while (i < n && ids[i] < hi && (ids[i] < lo || model[i] != M_DEAD))
+		i++;
+	assert_true(i == n || ids[i] >= hi);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_ridmap_model(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(64u << 20, 4);
+	size_t		n = 6000;
+	int			ops = asan_scale() ? 20000 : 100000;
+	uint64_t   *ids = malloc(n * sizeof(*ids));
+	uint8_t    *model = calloc(n, 1);
+	uint64_t	rng = 7;
+
+	/* dense runs, leaf edges, and sparse ids up to the top of the space */
+	for (size_t i = 0; i < n; i++)
+	{
+		if (i < 3000)
+			ids[i] = i;
+		else if (i < 5000)
+			ids[i] = 1000000 + (i - 3000) * 1023;
+		else
+			ids[i] = (ls_rand_next(&rng) % (LS_HOT_MAX_ROWID / 1024)) * 1024 + (i % 3) * 511;
+	}
+	ids[n - 1] = LS_HOT_MAX_ROWID - 1;
+	qsort(ids, n, sizeof(*ids), cmp_u64);
+	size_t		u = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || ids[i] != ids[u - 1])
+			ids[u++] = ids[i];
+	n = u;
+
+	ls_hot_epoch_enter(f->ctx);
+	for (int op = 0; op < ops; op++)
+	{
+		size_t		i = ls_rand_next(&rng) % n;
+		ls_hot_row *row = ls_hot_row_get(f->tbl, ids[i]);
+		int			what = (int) (ls_rand_next(&rng) % 4);
+
+		switch (model[i])
+		{
+			case M_NULL:
+				insert(f, ids[i], ids[i]);
+				model[i] = M_ROW;
+				break;
+			case M_ROW:
+				if (what == 0)
+				{
+					/* a second insert on an occupied slot is refused */
+					ls_hot_version *v = make_version(f, 0);
+
+					assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, ids[i], LS_ORIGIN_INSERTED, v, NULL),
+									 LS_EXISTS);
+					ls_hot_version_free(f->ctx, v);
+					break;
+				}
+				assert_non_null(row);
+				ls_hot_row_lock(row);
+				ls_hot_row_remove(f->ctx, f->tbl, row, what >= 2);
+				assert_true(ls_hot_row_is_removed(row));
+				model[i] = what >= 2 ? M_DEAD : M_NULL;
+				break;
+			case M_DEAD:
+				if (what == 0)
+				{
+					ls_hot_version *v = make_version(f, 0);
+
+					assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, ids[i], LS_ORIGIN_INSERTED, v, NULL),
+									 LS_EXISTS);
+					ls_hot_version_free(f->ctx, v);
+					break;
+				}
+				ls_hot_rowid_forget(f->ctx, f->tbl, ids[i]);
+				model[i] = M_NULL;
+				break;
+		}
+		if (op % 4096 == 0)
+		{
+			ls_hot_epoch_exit(f->ctx);
+			ls_hot_epoch_enter(f->ctx);
+		}
+	}
+	check_model(f, model, ids, n);
+	check_scan(f, model, ids, n, 0, UINT64_MAX);
+	for (int k = 0; k < 50; k++)
+	{
+		uint64_t	a = ids[ls_rand_next(&rng) % n] + ls_rand_next(&rng) % 3;
+		uint64_t	b = a + ls_rand_next(&rng) % (k < 25 ? 5000 : LS_HOT_MAX_ROWID);
+
+		check_scan(f, model, ids, n, a, b);
+	}
+	ls_hot_epoch_exit(f->ctx);
+
+	/* forgetting a rowid that is not DEAD changes nothing */
+	for (size_t i = 0; i < n; i++)
+		if (model[i] != M_DEAD)
+			ls_hot_rowid_forget(f->ctx, f->tbl, ids[i]);
+	ls_hot_rowid_forget(f->ctx, f->tbl, LS_HOT_MAX_ROWID + 5);
+	check_model(f, model, ids, n);
+
+	free(ids);
+	free(model);
+	fixture_free(f);
+}
+
+static void
+test_ridmap_edges(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	uint64_t	want[] = {0, 1023, 1024, 1 << 20, (UINT64_C(1) << 30) + 5,
+	LS_HOT_MAX_ROWID - 1};
+	uint64_t	cursor = 0;
+	ls_hot_row *row;
+	ls_hot_version *v = make_version(f, 0);
+
+	ls_hot_epoch_enter(f->ctx);
+	assert_null(ls_hot_scan_next(f->tbl, &cursor, UINT64_MAX));	/* empty map */
+	assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, LS_HOT_MAX_ROWID, LS_ORIGIN_INSERTED, v, NULL),
+					 LS_INVALID);
+	ls_hot_version_free(f->ctx, v);
+	for (int i = 5; i >= 0; i--)
+		insert(f, want[i], want[i]);
+	assert_null(ls_hot_row_get(f->tbl, 1022));
+	assert_null(ls_hot_row_get(f->tbl, LS_HOT_MAX_ROWID));
+	assert_null(ls_hot_row_get(f->tbl, UINT64_MAX));
+	cursor = 0;
+	for (int i = 0; i < 6; i++)
+	{
+		row = ls_hot_scan_next(f->tbl, &cursor, UINT64_MAX);
+		assert_non_null(row);
+		assert_int_equal(row->rowid, want[i]);
+		assert_int_equal(row->origin, LS_ORIGIN_INSERTED);
+	}
+	assert_null(ls_hot_scan_next(f->tbl, &cursor, UINT64_MAX));
+	/* end bound is exclusive */
+	cursor = 1;
+	row = ls_hot_scan_next(f->tbl, &cursor, 1024);
+	assert_int_equal(row->rowid, 1023);
+	assert_null(ls_hot_scan_next(f->tbl, &cursor, 1024));
+
+	/* an emptied leaf is skipped by its counter; the scan still ends */
+	for (uint64_t r = 2048; r < 3072; r++)
+		insert(f, r, r);
+	for (uint64_t r = 2048; r < 3072; r++)
+	{
+		row = ls_hot_row_get(f->tbl, r);
+		ls_hot_row_lock(row);
+		ls_hot_row_remove(f->ctx, f->tbl, row, r % 2 == 0);
+	}
+	cursor = 1025;
+	row = ls_hot_scan_next(f->tbl, &cursor, UINT64_MAX);
+	assert_int_equal(row->rowid, 1 << 20);
+	uint64_t	rid;
+	uint64_t	ndead = 0;
+
+	cursor = 0;
+	while (ls_hot_scan_next_dead(f->tbl, &cursor, UINT64_MAX, &rid))
+	{
+		assert_int_equal(rid, 2048 + 2 * ndead);
+		ndead++;
+	}
+	assert_int_equal(ndead, 512);
+	assert_int_equal(tstats(f).dead_rowids, 512);
+	ls_hot_epoch_exit(f->ctx);
+	fixture_free(f);
+}
+
+/* ---- versions ------------------------------------------------------------- */
+
+/* Tags of the chain newest first; returns the length. */
+static int
+chain(ls_hot_row *row, uint64_t *out, int max)
+{
+	int			n = 0;
+
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < max; v = ls_hot_version_older(v))
+		out[n++] = version_tag(v);
+	return n;
+}
+
+static void
+test_versions(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	uint64_t	tags[16];
+	ls_hot_row *row;
+
+	ls_hot_epoch_enter(f->ctx);
+	row = insert(f, 5, 100);
+	ls_hot_row_lock(row);
+	assert_int_equal(ls_hot_row_uninstall_newest(f->ctx, f->tbl, row), LS_INVALID);
+	for (uint64_t t = 101; t <= 104; t++)
+		ls_hot_row_install(f->ctx, f->tbl, row, make_version(f, t));
+	ls_hot_row_unlock(row);
+	assert_int_equal(chain(row, tags, 16), 5);
+	assert_int_equal(tags[0], 104);
+	assert_int_equal(tags[4], 100);
+	assert_int_equal(tstats(f).versions, 5);
+
+	ls_hot_row_lock(row);
+	assert_int_equal(ls_hot_row_uninstall_newest(f->ctx, f->tbl, row), LS_OK);
+	ls_hot_row_unlock(row);
+	assert_int_equal(chain(row, tags, 16), 4);
+	assert_int_equal(tags[0], 103);
+	assert_int_equal(tstats(f).versions, 4);
+
+	/* truncate below the second version: 103 -> 102 remain */
+	ls_hot_version *second = ls_hot_version_older(ls_hot_row_newest(row));
+
+	ls_hot_row_lock(row);
+	ls_hot_row_truncate(f->ctx, f->tbl, row, second);
+	ls_hot_row_unlock(row);
+	assert_int_equal(chain(row, tags, 16), 2);
+	assert_int_equal(tags[1], 102);
+	assert_int_equal(tstats(f).versions, 2);
+	/* truncating at the oldest is a no-op */
+	ls_hot_row_lock(row);
+	ls_hot_row_truncate(f->ctx, f->tbl, row, second);
+	ls_hot_row_unlock(row);
+	assert_int_equal(chain(row, tags, 16), 2);
+
+	ls_hot_table_stats ts = tstats(f);
+	ls_hot_stats s;
+
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.rows, 1);
+	assert_int_equal(s.versions, 2);
+	assert_true(s.retired_pending >= 3);	/* we are still inside our epoch */
+	assert_int_equal(ts.rows, 1);
+
+	/* remove without mark_dead: slot NULL, insert allowed again */
+	ls_hot_row_lock(row);
+	ls_hot_row_remove(f->ctx, f->tbl, row, false);
+	assert_true(ls_hot_row_is_removed(row));
+	assert_null(ls_hot_row_get(f->tbl, 5));
+	assert_false(ls_hot_rowid_is_dead(f->tbl, 5));
+	assert_int_equal(tstats(f).rows, 0);
+	assert_int_equal(tstats(f).versions, 0);
+	row = insert(f, 5, 200);
+
+	/* remove with mark_dead: DEAD until forgotten, refuses inserts */
+	ls_hot_row_lock(row);
+	ls_hot_row_remove(f->ctx, f->tbl, row, true);
+	assert_true(ls_hot_rowid_is_dead(f->tbl, 5));
+	assert_int_equal(tstats(f).dead_rowids, 1);
+	ls_hot_version *v = make_version(f, 0);
+
+	assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, 5, LS_ORIGIN_MIGRATED, v, NULL), LS_EXISTS);
+	ls_hot_rowid_forget(f->ctx, f->tbl, 5);
+	assert_int_equal(tstats(f).dead_rowids, 0);
+	assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, 5, LS_ORIGIN_MIGRATED, v, &row), LS_OK);
+	assert_int_equal(row->origin, LS_ORIGIN_MIGRATED);
+	/* a latch waiter after removal sees the row as removed */
+	ls_hot_row_lock(row);
+	ls_hot_row_remove(f->ctx, f->tbl, row, false);
+	ls_hot_row_lock(row);
+	assert_true(ls_hot_row_is_removed(row));
+	assert_int_equal(ls_hot_row_uninstall_newest(f->ctx, f->tbl, row), LS_NOT_FOUND);
+	ls_hot_row_unlock(row);
+	assert_true(ls_hot_row_trylock(row));
+	assert_false(ls_hot_row_trylock(row));
+	ls_hot_row_unlock(row);
+	ls_hot_epoch_exit(f->ctx);
+
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.used_bytes, tstats(f).bytes);
+	fixture_free(f);
+}
+
+/* ---- epochs ------------------------------------------------------------------ */
+
+/*
+ * A reader inside an epoch keeps a retired version's memory intact (not
+ * reused by allocations) until it leaves; then the memory is reclaimed.
+ */
+static void
+test_epoch_protects_reader(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	ls_hot_ctx *reader;
+	ls_hot_row *row;
+	ls_hot_version *old;
+	ls_hot_stats s;
+
+	assert_int_equal(ls_hot_attach(f->hot, 3, &reader), LS_OK);
+	row = insert(f, 9, 1);
+	ls_hot_row_lock(row);
+	ls_hot_row_install(f->ctx, f->tbl, row, make_version(f, 2));
+	ls_hot_row_unlock(row);
+
+	ls_hot_epoch_enter(reader);
+	ls_hot_epoch_enter(reader);	/* nested */
+	ls_hot_epoch_exit(reader);
+	assert_true(ls_hot_in_epoch(reader));
+	old = ls_hot_version_older(ls_hot_row_get(f->tbl, 9)->newest);
+	assert_int_equal(version_tag(old), 1);
+
+	/* the writer cuts the old version off and hammers the allocator */
+	ls_hot_epoch_enter(f->ctx);
+	ls_hot_row_lock(row);
+	ls_hot_row_truncate(f->ctx, f->tbl, row, ls_hot_row_newest(row));
+	ls_hot_row_unlock(row);
+	ls_hot_epoch_exit(f->ctx);
+	for (int round = 0; round < 10; round++)
+	{
+		ls_hot_version *tmp[64];
+
+		ls_hot_reclaim(f->ctx);
+		for (int i = 0; i < 64; i++)
+		{
+			tmp[i] = make_version(f, 0xbad);
+			assert_ptr_not_equal(tmp[i], old);
+		}
+		for (int i = 0; i < 64; i++)
+			ls_hot_version_free(f->ctx, tmp[i]);
+	}
+	assert_int_equal(version_tag(old), 1);
+	assert_int_equal(atomic_load(&old->xmin_word), 1);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 1);
+	uint64_t	used_before = s.used_bytes;
+
+	/* the reader leaves: the next reclaim frees the version */
+	ls_hot_epoch_exit(reader);
+	assert_false(ls_hot_in_epoch(reader));
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	assert_true(s.used_bytes < used_before);
+	/* and it is reused by the next allocation of its class */
+	ls_hot_version *again = make_version(f, 3);
+
+	assert_ptr_equal(again, old);
+	ls_hot_version_free(f->ctx, again);
+
+	/* retirements of a detached context go to the orphan list and are
+	 * reclaimed by others once nobody can see them */
+	ls_hot_epoch_enter(f->ctx);
+	row = ls_hot_row_get(f->tbl, 9);
+	ls_hot_epoch_enter(reader);
+	ls_hot_row_lock(row);
+	ls_hot_row_remove(reader, f->tbl, row, false);
+	ls_hot_detach(reader);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 2);
+	ls_hot_reclaim(f->ctx);		/* we are still inside: nothing goes */
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 2);
+	ls_hot_epoch_exit(f->ctx);
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	fixture_free(f);
+}
+
+/* An allocation that finds the tier full reclaims retired memory first. */
+static void
+test_alloc_reclaims_when_full(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(2u << 20, 4);
+	ls_hot_ctx *reader;
+	uint64_t	rowid = 0;
+	ls_hot_version *v;
+	ls_status	st;
+
+	assert_int_equal(ls_hot_attach(f->hot, 2, &reader), LS_OK);
+	ls_hot_epoch_enter(f->ctx);
+	for (;;)
+	{
+		st = ls_hot_version_alloc(f->ctx, 500, &v);
+		if (st != LS_OK)
+			break;
+		ls_hot_row *row;
+
+		st = ls_hot_row_insert(f->ctx, f->tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
+		if (st != LS_OK)
+		{
+			ls_hot_version_free(f->ctx, v);
+			break;
+		}
+		rowid++;
+	}
+	assert_int_equal(st, LS_NO_SPACE);
+	ls_hot_epoch_exit(f->ctx);
+	assert_true(rowid > 100);
+
+	/* delete all rows while a reader pins the epoch: still full */
+	ls_hot_epoch_enter(reader);
+	ls_hot_epoch_enter(f->ctx);
+	for (uint64_t r = 0; r < rowid; r++)
+	{
+		ls_hot_row *row = ls_hot_row_get(f->tbl, r);
+
+		ls_hot_row_lock(row);
+		ls_hot_row_remove(f->ctx, f->tbl, row, false);
+	}
+	ls_hot_epoch_exit(f->ctx);
+	assert_int_equal(ls_hot_version_alloc(f->ctx, 20000, &v), LS_NO_SPACE);
+	ls_hot_table_stats ts = tstats(f);
+
+	assert_int_equal(ts.rows, 0);
+	/* reader leaves: the same allocation now succeeds */
+	ls_hot_epoch_exit(reader);
+	assert_int_equal(ls_hot_version_alloc(f->ctx, 20000, &v), LS_OK);
+	ls_hot_version_free(f->ctx, v);
+	ls_hot_detach(reader);
+	fixture_free(f);
+}
+
+/* Dropping a table retires rows, versions and map nodes; a reader that
+ * still holds a row of it can finish reading. */
+static void
+test_drop_table(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(16u << 20, 4);
+	ls_hot_ctx *reader;
+	ls_hot_stats s;
+	ls_hot_row *held;
+
+	assert_int_equal(ls_hot_attach(f->hot, 1, &reader), LS_OK);
+	ls_hot_epoch_enter(f->ctx);
+	for (uint64_t r = 0; r < 5000; r += 1 + r % 7)
+	{
+		ls_hot_row *row = insert(f, r * 37, r * 37);
+
+		ls_hot_row_lock(row);
+		ls_hot_row_install(f->ctx, f->tbl, row, make_version(f, r * 37));
+		if (r % 3 == 0)
+			ls_hot_row_remove(f->ctx, f->tbl, row, true);
+		else
+			ls_hot_row_unlock(row);
+	}
+	ls_hot_epoch_exit(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.used_bytes, tstats(f).bytes + s.retired_bytes);
+	assert_true(tstats(f).dead_rowids > 0);
+
+	ls_hot_epoch_enter(reader);
+	held = ls_hot_row_get(f->tbl, 37);
+	assert_non_null(held);
+	ls_hot_version *hv = ls_hot_row_newest(held);
+
+	ls_hot_table_drop(f->ctx, f->tbl);
+	ls_hot_table_stats ts = tstats(f);
+
+	assert_int_equal(ts.rows, 0);
+	assert_int_equal(ts.versions, 0);
+	assert_int_equal(ts.bytes, 0);
+	assert_int_equal(ts.dead_rowids, 0);
+	ls_hot_reclaim(f->ctx);
+	assert_int_equal(version_tag(hv), 37);
+	assert_int_equal(version_tag(ls_hot_version_older(hv)), 37);
+	ls_hot_epoch_exit(reader);
+	f->tbl = NULL;
+	ls_hot_detach(reader);
+	fixture_free(f);			/* checks used == 0 and free == heap */
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_ridmap_model),
+		cmocka_unit_test(test_ridmap_edges),
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_epoch_protects_reader),
+		cmocka_unit_test(test_alloc_reclaims_when_full),
+		cmocka_unit_test(test_drop_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
