@@ -1,0 +1,168 @@
+/* tu.c - generic unit-test helpers; see tu.h. */
+#include "tu.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void *
+tu_shared_region(size_t size)
+{
+	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+	{
+		perror("tu_shared_region: mmap");
+		abort();
+	}
+	return p;
+}
+
+void
+tu_free_region(void *p, size_t size)
+{
+	munmap(p, size);
+}
+
+char *
+tu_tempdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char	   *tmpl;
+
+	if (base == NULL || base[0] == '\0')
+		base = "/tmp";
+	tmpl = tu_path(base, "leanstore-test-XXXXXX");
+	if (mkdtemp(tmpl) == NULL)
+	{
+		perror("tu_tempdir: mkdtemp");
+		abort();
+	}
+	return tmpl;
+}
+
+char *
+tu_path(const char *dir, const char *name)
+{
+	size_t		len = strlen(dir) + strlen(name) + 2;
+	char	   *p = malloc(len);
+
+	if (p == NULL)
+		abort();
+	snprintf(p, len, "%s/%s", dir, name);
+	return p;
+}
+
+void
+tu_rm_rf(const char *dir)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+	{
+		unlink(dir);
+		return;
+	}
+	while ((e = readdir(d)) != NULL)
+	{
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char	   *p = tu_path(dir, e->d_name);
+		struct stat st;
+
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			tu_rm_rf(p);
+		else
+			unlink(p);
+		free(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+int
+tu_fork_workers(int n, tu_worker_fn fn, void *arg)
+{
+	pid_t	   *pids = calloc((size_t) n, sizeof(pid_t));
+	int			failed = 0;
+
+	if (pids == NULL)
+		abort();
+	fflush(NULL);
+	for (int i = 0; i < n; i++)
+	{
+		pids[i] = fork();
+		if (pids[i] < 0)
+		{
+			perror("tu_fork_workers: fork");
+			failed++;
+			continue;
+		}
+		if (pids[i] == 0)
+		{
+			int			rc = fn(i, arg);
+
+			fflush(NULL);
+			_exit(rc == 0 ? 0 : 1);
+		}
+	}
+	for (int i = 0; i < n; i++)
+	{
+		int			status;
+
+		if (pids[i] <= 0)
+			continue;
+		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		{
+			fprintf(stderr, "tu_fork_workers: worker %d failed (status 0x%x)\n", i, status);
+			failed++;
+		}
+	}
+	free(pids);
+	return failed;
+}
+
+uint64_t
+tu_scaled(uint64_t n)
+{
+	const char *s = getenv("LEANSTORE_TEST_SCALE");
+	uint64_t	pct = 100;
+
+	if (s != NULL && s[0] != '\0')
+	{
+		if (strcmp(s, "asan") == 0)
+			pct = 25;
+		else
+		{
+			pct = strtoull(s, NULL, 10);
+			if (pct == 1 || pct == 0)
+				pct = 100;
+		}
+	}
+	n = n * pct / 100;
+	return n ? n : 1;
+}
+
+void
+tu_barrier_init(tu_barrier *b, uint32_t n)
+{
+	atomic_store(&b->arrived, 0);
+	b->n = n;
+}
+
+void
+tu_barrier_wait(tu_barrier *b)
+{
+	atomic_fetch_add(&b->arrived, 1);
+	while (atomic_load(&b->arrived) < b->n)
+		sched_yield();
+}

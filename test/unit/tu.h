@@ -1,0 +1,62 @@
+/*
+ * tu.h - generic helpers for the core unit tests (linked into every test
+ * binary; see the Makefile).  Nothing here uses cmocka, so the helpers are
+ * also safe inside forked workers.
+ *
+ *  tu_shared_region / tu_free_region
+ *      an anonymous MAP_SHARED mapping, zero-filled: what PostgreSQL shared
+ *      memory is to the core.  Children forked afterwards see the same bytes.
+ *  tu_tempdir / tu_path / tu_rm_rf
+ *      a fresh directory under $TMPDIR (default /tmp), a path inside it, and
+ *      its recursive removal.
+ *  tu_fork_workers
+ *      fork n processes running fn(worker_index, arg); waits for all of them
+ *      and returns how many failed (non-zero return, signal or abort).  A
+ *      worker must not use cmocka assertions: return non-zero instead (the
+ *      TU_CHECK macro prints the failed condition and returns 1).
+ *  tu_scaled
+ *      shrink a test size by LEANSTORE_TEST_SCALE: unset or "1"/"100" = full
+ *      size, "asan" = a quarter, a number N = N percent (at least 1).
+ *  tu_barrier_*
+ *      a cross-process spin barrier in shared memory (for making workers
+ *      start an operation at the same moment).
+ */
+#ifndef LEANSTORE_TEST_TU_H
+#define LEANSTORE_TEST_TU_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+void	   *tu_shared_region(size_t size);
+void		tu_free_region(void *p, size_t size);
+
+char	   *tu_tempdir(void);
+char	   *tu_path(const char *dir, const char *name);
+void		tu_rm_rf(const char *dir);
+
+typedef int (*tu_worker_fn) (int worker, void *arg);
+int			tu_fork_workers(int n, tu_worker_fn fn, void *arg);
+
+uint64_t	tu_scaled(uint64_t n);
+
+typedef struct tu_barrier
+{
+	_Atomic uint32_t arrived;
+	uint32_t	n;
+} tu_barrier;
+
+void		tu_barrier_init(tu_barrier *b, uint32_t n);
+void		tu_barrier_wait(tu_barrier *b);
+
+#define TU_CHECK(cond) \
+	do { \
+		if (!(cond)) \
+		{ \
+			fprintf(stderr, "%s:%d: worker check failed: %s\n", __FILE__, __LINE__, #cond); \
+			return 1; \
+		} \
+	} while (0)
+
+#endif							/* LEANSTORE_TEST_TU_H */
