@@ -1,0 +1,520 @@
+/*
+ * test_hot_stress.c - multi-process stress of the hot tier.
+ *
+ * Several forked processes share one MAP_SHARED anonymous region, exactly as
+ * PostgreSQL backends share the tier.  Writers insert rows, prepend versions,
+ * truncate and uninstall versions, remove rows (DEAD or not) and forget DEAD
+ * rowids, all on the same rowids so they contend on row latches.  Readers
+ * walk chains and scan ranges inside epochs and check every version they see:
+ * its payload is a pseudo-random pattern derived from (rowid, counter), so a
+ * version whose memory was freed and reused (by any class) is detected.
+ * Counters grow along time, so a chain must be strictly decreasing from
+ * newest to oldest.  At the end the parent recounts everything and checks
+ * the incremental statistics and the byte accounting.
+ */
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "leanstore/hot.h"
+
+#define NWRITERS	3
+#define NREADERS	3
+#define MAX_CHAIN	10000		/* a longer walk means a cycle */
+
+typedef struct shared_ctl
+{
+	_Atomic uint32_t stop;
+	_Atomic uint64_t counter;	/* version counters, globally increasing */
+	_Atomic uint64_t errors;
+	_Atomic uint64_t writer_ops;
+	_Atomic uint64_t no_space;
+	_Atomic uint64_t reader_rows;
+	_Atomic uint64_t reader_versions;
+	_Atomic uint64_t slow_checks;
+	char		first_error[256];
+	_Atomic uint32_t error_claimed;
+} shared_ctl;
+
+typedef struct setup
+{
+	ls_hot	   *hot;
+	ls_hot_table *tbl;
+	shared_ctl *ctl;
+	uint64_t	nrows;
+	uint64_t	duration_ns;
+} setup;
+
+static bool
+asan_scale(void)
+{
+	const char *s = getenv("LEANSTORE_TEST_SCALE");
+
+	return s != NULL && strcmp(s, "asan") == 0;
+}
+
+static void
+report(shared_ctl *ctl, const char *what, uint64_t rowid, uint64_t a, uint64_t b)
+{
+	uint32_t	expected = 0;
+
+	atomic_fetch_add(&ctl->errors, 1);
+	if (atomic_compare_exchange_strong(&ctl->error_claimed, &expected, 1))
+		snprintf(ctl->first_error, sizeof(ctl->first_error),
+				 "pid %d: %s (rowid %llu, %llu vs %llu)", (int) getpid(), what,
+				 (unsigned long long) rowid, (unsigned long long) a,
+				 (unsigned long long) b);
+}
+
+/* ---- payloads ------------------------------------------------------------- */
+
+static uint64_t
+pattern_seed(uint64_t rowid, uint64_t counter)
+{
+	return (rowid * UINT64_C(0x9E3779B97F4A7C15)) ^ (counter * UINT64_C(0xD6E8FEB86659FD93)) ^ 1;
+}
+
+static void
+payload_fill(ls_hot_version *v, uint64_t rowid, uint64_t counter)
+{
+	uint64_t	s = pattern_seed(rowid, counter);
+
+	memcpy(v->data, &rowid, 8);
+	memcpy(v->data + 8, &counter, 8);
+	for (uint32_t i = 16; i < v->len; i++)
+		v->data[i] = (uint8_t) (ls_rand_next(&s) >> 56);
+	atomic_store(&v->xmin_word, counter);
+	v->cmin = (uint32_t) rowid;
+}
+
+/* Check one version of rowid; returns its counter (0 on error). */
+static uint64_t
+payload_check(shared_ctl *ctl, ls_hot_version *v, uint64_t rowid)
+{
+	uint64_t	r,
+				c;
+	uint32_t	len = v->len;
+
+	if (len < 16 || len > LS_HOT_MAX_PAYLOAD)
+	{
+		report(ctl, "bad version length", rowid, len, 0);
+		return 0;
+	}
+	memcpy(&r, v->data, 8);
+	memcpy(&c, v->data + 8, 8);
+	if (r != rowid || v->cmin != (uint32_t) rowid)
+	{
+		report(ctl, "version belongs to another row", rowid, r, v->cmin);
+		return 0;
+	}
+	if (atomic_load(&v->xmin_word) != c)
+	{
+		report(ctl, "version header does not match payload", rowid, c, atomic_load(&v->xmin_word));
+		return 0;
+	}
+	uint64_t	s = pattern_seed(rowid, c);
+
+	for (uint32_t i = 16; i < len; i++)
+		if (v->data[i] != (uint8_t) (ls_rand_next(&s) >> 56))
+		{
+			report(ctl, "payload corrupted", rowid, i, c);
+			return 0;
+		}
+	return c;
+}
+
+/* Walk a row's chain: every version intact, counters strictly decreasing. */
+static uint64_t
+chain_check(shared_ctl *ctl, ls_hot_row *row, uint64_t rowid)
+{
+	uint64_t	prev = UINT64_MAX;
+	uint64_t	n = 0;
+
+	if (row->rowid != rowid)
+	{
+		report(ctl, "row header has wrong rowid", rowid, row->rowid, 0);
+		return 0;
+	}
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL; v = ls_hot_version_older(v))
+	{
+		uint64_t	c = payload_check(ctl, v, rowid);
+
+		if (c == 0)
+			return n;
+		if (c >= prev)
+			report(ctl, "chain not newest-first", rowid, c, prev);
+		prev = c;
+		if (++n > MAX_CHAIN)
+		{
+			report(ctl, "chain cycle", rowid, n, 0);
+			return n;
+		}
+	}
+	return n;
+}
+
+/* ---- writers ------------------------------------------------------------- */
+
+static uint32_t
+random_len(uint64_t *rng)
+{
+	uint64_t	x = ls_rand_next(rng) % 100;
+
+	if (x == 0)
+		return 6000 + (uint32_t) (ls_rand_next(rng) % 3000);	/* ~8 KiB rows */
+	return 16 + (uint32_t) (ls_rand_next(rng) % 400);
+}
+
+static ls_status
+new_version(ls_hot_ctx *ctx, setup *su, uint64_t rowid, uint64_t *rng, ls_hot_version **out)
+{
+	ls_status	st = ls_hot_version_alloc(ctx, random_len(rng), out);
+
+	if (st == LS_NO_SPACE)
+		atomic_fetch_add(&su->ctl->no_space, 1);
+	else if (st != LS_OK)
+		report(su->ctl, "version_alloc failed", rowid, st, 0);
+	return st;
+}
+
+static void
+writer_absent(ls_hot_ctx *ctx, setup *su, uint64_t rowid, uint64_t *rng)
+{
+	ls_hot_version *v;
+	ls_status	st;
+
+	if (ls_hot_rowid_is_dead(su->tbl, rowid))
+	{
+		if (ls_rand_next(rng) % 4 == 0)
+			ls_hot_rowid_forget(ctx, su->tbl, rowid);
+		return;
+	}
+	if (new_version(ctx, su, rowid, rng, &v) != LS_OK)
+		return;
+	payload_fill(v, rowid, atomic_fetch_add(&su->ctl->counter, 1));
+	st = ls_hot_row_insert(ctx, su->tbl, rowid, LS_ORIGIN_INSERTED, v, NULL);
+	if (st == LS_OK)
+		return;
+	ls_hot_version_free(ctx, v);
+	if (st == LS_NO_SPACE)
+		atomic_fetch_add(&su->ctl->no_space, 1);
+	else if (st != LS_EXISTS)	/* another writer won the slot */
+		report(su->ctl, "row_insert failed", rowid, st, 0);
+}
+
+/* Under the latch of a live row: one random change. */
+static void
+writer_present(ls_hot_ctx *ctx, setup *su, ls_hot_row *row, uint64_t *rng)
+{
+	uint64_t	rowid = row->rowid;
+	uint64_t	x = ls_rand_next(rng) % 100;
+	uint64_t	len = 0;
+	ls_hot_version *v;
+
+	for (v = ls_hot_row_newest(row); v != NULL; v = ls_hot_version_older(v))
+		len++;
+	if (x < 55 && len < 12)
+	{
+		if (new_version(ctx, su, rowid, rng, &v) == LS_OK)
+		{
+			/* counter taken under the latch: newer versions get larger ones */
+			payload_fill(v, rowid, atomic_fetch_add(&su->ctl->counter, 1));
+			ls_hot_row_install(ctx, su->tbl, row, v);
+		}
+	}
+	else if (x < 75)
+	{
+		/* keep the newest one or two versions */
+		v = ls_hot_row_newest(row);
+		if (x % 2 == 0 && ls_hot_version_older(v) != NULL)
+			v = ls_hot_version_older(v);
+		ls_hot_row_truncate(ctx, su->tbl, row, v);
+	}
+	else if (x < 82)
+	{
+		ls_status	st = ls_hot_row_uninstall_newest(ctx, su->tbl, row);
+
+		if (st != (len > 1 ? LS_OK : LS_INVALID))
+			report(su->ctl, "uninstall_newest result", rowid, st, len);
+	}
+	else if (x < 90)
+	{
+		ls_hot_row_remove(ctx, su->tbl, row, x % 2 == 0);	/* unlocks */
+		return;
+	}
+	ls_hot_row_unlock(row);
+}
+
+static void
+writer_main(setup *su, uint32_t slot)
+{
+	ls_hot_ctx *ctx;
+	uint64_t	rng = 0x1234567 + slot * 7919;
+	uint64_t	ops = 0;
+	uint64_t	deadline = ls_now_ns() + su->duration_ns;
+
+	if (ls_hot_attach(su->hot, slot, &ctx) != LS_OK)
+	{
+		report(su->ctl, "attach failed", 0, slot, 0);
+		return;
+	}
+	while (ls_now_ns() < deadline)
+	{
+		uint64_t	rowid = ls_rand_next(&rng) % su->nrows;
+
+		ls_hot_epoch_enter(ctx);
+		ls_hot_row *row = ls_hot_row_get(su->tbl, rowid);
+
+		if (row == NULL)
+			writer_absent(ctx, su, rowid, &rng);
+		else
+		{
+			ls_hot_row_lock(row);
+			if (ls_hot_row_is_removed(row))
+				ls_hot_row_unlock(row);
+			else
+				writer_present(ctx, su, row, &rng);
+		}
+		ls_hot_epoch_exit(ctx);
+		ops++;
+	}
+	atomic_fetch_add(&su->ctl->writer_ops, ops);
+	ls_hot_detach(ctx);
+}
+
+/* ---- readers --------------------------------------------------------------- */
+
+static void
+reader_point(setup *su, uint64_t *rng)
+{
+	uint64_t	rowid = ls_rand_next(rng) % su->nrows;
+	ls_hot_row *row = ls_hot_row_get(su->tbl, rowid);
+
+	if (row == NULL)
+		return;
+	atomic_fetch_add_explicit(&su->ctl->reader_versions, chain_check(su->ctl, row, rowid),
+							  memory_order_relaxed);
+	atomic_fetch_add_explicit(&su->ctl->reader_rows, 1, memory_order_relaxed);
+}
+
+static void
+reader_scan(setup *su, uint64_t *rng)
+{
+	uint64_t	cursor = ls_rand_next(rng) % su->nrows;
+	uint64_t	end = cursor + 256;
+	uint64_t	last = 0;
+	bool		first = true;
+	ls_hot_row *row;
+	uint64_t	rows = 0,
+				versions = 0;
+
+	while ((row = ls_hot_scan_next(su->tbl, &cursor, end)) != NULL)
+	{
+		uint64_t	rowid = cursor - 1;
+
+		if (!first && rowid <= last)
+			report(su->ctl, "scan out of order", rowid, last, 0);
+		first = false;
+		last = rowid;
+		versions += chain_check(su->ctl, row, rowid);
+		rows++;
+	}
+	atomic_fetch_add_explicit(&su->ctl->reader_versions, versions, memory_order_relaxed);
+	atomic_fetch_add_explicit(&su->ctl->reader_rows, rows, memory_order_relaxed);
+}
+
+/*
+ * Slow reader: keep a pointer to the oldest version of a row across many
+ * yields while writers truncate and remove; it must stay intact.
+ */
+static void
+reader_slow(setup *su, uint64_t *rng)
+{
+	uint64_t	rowid = ls_rand_next(rng) % su->nrows;
+	ls_hot_row *row = ls_hot_row_get(su->tbl, rowid);
+	ls_hot_version *v,
+			   *oldest = NULL;
+
+	if (row == NULL)
+		return;
+	for (v = ls_hot_row_newest(row); v != NULL; v = ls_hot_version_older(v))
+		oldest = v;
+	if (oldest == NULL)
+		return;
+	uint64_t	c = payload_check(su->ctl, oldest, rowid);
+
+	for (int i = 0; i < 20; i++)
+		sched_yield();
+	if (payload_check(su->ctl, oldest, rowid) != c)
+		report(su->ctl, "version changed under an epoch", rowid, c, 0);
+	atomic_fetch_add_explicit(&su->ctl->slow_checks, 1, memory_order_relaxed);
+}
+
+static void
+reader_main(setup *su, uint32_t slot)
+{
+	ls_hot_ctx *ctx;
+	uint64_t	rng = 0xabcdef + slot * 104729;
+	uint64_t	deadline = ls_now_ns() + su->duration_ns;
+
+	if (ls_hot_attach(su->hot, slot, &ctx) != LS_OK)
+	{
+		report(su->ctl, "attach failed", 0, slot, 0);
+		return;
+	}
+	while (ls_now_ns() < deadline)
+	{
+		uint64_t	x = ls_rand_next(&rng) % 100;
+
+		ls_hot_epoch_enter(ctx);
+		if (x < 60)
+			reader_point(su, &rng);
+		else if (x < 95)
+			reader_scan(su, &rng);
+		else
+			reader_slow(su, &rng);
+		ls_hot_epoch_exit(ctx);
+	}
+	ls_hot_detach(ctx);
+}
+
+/* ---- parent ----------------------------------------------------------------- */
+
+static void
+recount(setup *su, ls_hot_ctx *ctx)
+{
+	uint64_t	rows = 0,
+				versions = 0,
+				dead = 0,
+				cursor = 0,
+				rowid;
+	ls_hot_row *row;
+	ls_hot_table_stats ts;
+	ls_hot_stats s;
+
+	ls_hot_epoch_enter(ctx);
+	while ((row = ls_hot_scan_next(su->tbl, &cursor, UINT64_MAX)) != NULL)
+	{
+		versions += chain_check(su->ctl, row, cursor - 1);
+		rows++;
+	}
+	cursor = 0;
+	while (ls_hot_scan_next_dead(su->tbl, &cursor, UINT64_MAX, &rowid))
+		dead++;
+	ls_hot_epoch_exit(ctx);
+	ls_hot_reclaim(ctx);
+
+	ls_hot_table_get_stats(su->tbl, &ts);
+	ls_hot_get_stats(su->hot, &s);
+	assert_int_equal(ts.rows, rows);
+	assert_int_equal(ts.versions, versions);
+	assert_int_equal(ts.dead_rowids, dead);
+	assert_int_equal(s.rows, rows);
+	assert_int_equal(s.versions, versions);
+	assert_true(rows > 0);
+	/* nobody is inside an epoch: everything retired is gone */
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.retired_bytes, 0);
+	/* every used byte belongs to the table (no version left uninstalled) */
+	assert_int_equal(s.used_bytes, ts.bytes);
+	assert_int_equal(s.used_bytes + s.free_bytes + s.slack_bytes, s.heap_bytes);
+}
+
+static void
+test_multiprocess_stress(void **state)
+{
+	(void) state;
+	bool		small = asan_scale();
+	size_t		size = small ? (24u << 20) : (48u << 20);
+	void	   *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	shared_ctl *ctl = mmap(NULL, sizeof(shared_ctl), PROT_READ | PROT_WRITE,
+						   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ls_hot_config cfg = {.max_tables = 8, .max_procs = 1 + NWRITERS + NREADERS};
+	ls_hot_key	key = {1, 2, 3};
+	setup		su = {0};
+	ls_hot_ctx *ctx;
+	pid_t		pids[NWRITERS + NREADERS];
+
+	assert_true(region != MAP_FAILED && ctl != MAP_FAILED);
+	memset(ctl, 0, sizeof(*ctl));
+	atomic_store(&ctl->counter, 1);
+	assert_int_equal(ls_hot_init(region, size, &cfg, &su.hot), LS_OK);
+	assert_int_equal(ls_hot_attach(su.hot, 0, &ctx), LS_OK);
+	assert_int_equal(ls_hot_table_create(ctx, key, &su.tbl), LS_OK);
+	su.ctl = ctl;
+	su.nrows = small ? 2048 : 8192;
+	su.duration_ns = (small ? 3 : 6) * UINT64_C(1000000000);
+
+	for (uint32_t i = 0; i < NWRITERS + NREADERS; i++)
+	{
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0)
+		{
+			if (i < NWRITERS)
+				writer_main(&su, 1 + i);
+			else
+				reader_main(&su, 1 + i);
+			_exit(0);
+		}
+	}
+	for (uint32_t i = 0; i < NWRITERS + NREADERS; i++)
+	{
+		int			status;
+
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	if (atomic_load(&ctl->errors) != 0)
+		fail_msg("%llu errors, first: %s", (unsigned long long) atomic_load(&ctl->errors),
+				 ctl->first_error);
+	printf("stress: writer ops %llu, reader rows %llu, reader versions %llu, "
+		   "slow checks %llu, no-space %llu\n",
+		   (unsigned long long) atomic_load(&ctl->writer_ops),
+		   (unsigned long long) atomic_load(&ctl->reader_rows),
+		   (unsigned long long) atomic_load(&ctl->reader_versions),
+		   (unsigned long long) atomic_load(&ctl->slow_checks),
+		   (unsigned long long) atomic_load(&ctl->no_space));
+	/* the run did real work on both sides */
+	assert_true(atomic_load(&ctl->writer_ops) > 10000);
+	assert_true(atomic_load(&ctl->reader_versions) > 10000);
+	assert_true(atomic_load(&ctl->slow_checks) > 100);
+
+	recount(&su, ctx);
+	assert_int_equal(atomic_load(&ctl->errors), 0);
+
+	/* drop everything: the whole heap is free again */
+	ls_hot_stats s;
+
+	ls_hot_table_drop(ctx, su.tbl);
+	ls_hot_reclaim(ctx);
+	ls_hot_detach(ctx);
+	ls_hot_get_stats(su.hot, &s);
+	assert_int_equal(s.rows, 0);
+	assert_int_equal(s.versions, 0);
+	assert_int_equal(s.used_bytes, 0);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.slack_bytes, 0);
+	assert_int_equal(s.free_bytes, s.heap_bytes);
+	munmap(region, size);
+	munmap(ctl, sizeof(*ctl));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_multiprocess_stress),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
