@@ -413,6 +413,13 @@ void		ls_bm_provider_stop(ls_bm *bm);
 
 /* Write every dirty page (checkpoint / shutdown). */
 ls_status	ls_bm_flush_all(ls_bm *bm);
+/*
+ * Write back and evict every page that can leave memory now (not latched,
+ * evictable by its owner), regardless of the free target: for shutdown,
+ * dropping a data structure's pages from memory, and tests.  Never blocks
+ * on a latch.  Returns the number of frames freed.
+ */
+uint64_t	ls_bm_evict_all(ls_bm *bm);
 
 /* ------------------------------------------------------------------------
  * Statistics and errors

@@ -67,6 +67,8 @@ batch_add_copy(ls_bm *bm, wb_batch *b, uint32_t idx, uint64_t v)
 	uint32_t	dt_id = f->dt_id;
 	uint16_t	dt_type = f->dt_type;
 
+	if (b->n >= b->cap)
+		return false;
 	if (b->mem == NULL)
 	{
 		void	   *mem;
@@ -164,6 +166,7 @@ batch_flush(ls_bm *bm, wb_batch *b)
 			first = res[i];
 		release_claim(f);
 	}
+	b->n = 0;
 	b->max_gsn = 0;
 	return first;
 }
@@ -249,7 +252,6 @@ flush_and_evict(ls_bm *bm, wb_batch *b)
 
 	memcpy(frames, b->frames, n * sizeof(uint32_t));
 	(void) batch_flush(bm, b);
-	b->n = 0;
 	for (uint32_t i = 0; i < n; i++)
 		freed += try_evict(bm, frames[i]);
 	return freed;
@@ -340,6 +342,42 @@ ls_bm_flush_all(ls_bm *bm)
 		first = st;
 	free(b.mem);
 	return first;
+}
+
+uint64_t
+ls_bm_evict_all(ls_bm *bm)
+{
+	uint64_t	n = ls_bm_n_frames(bm);
+	uint64_t	freed = 0;
+
+	/*
+	 * Children first: an inner node is evictable only once its children are
+	 * out, so repeat while a pass makes progress.
+	 */
+	for (;;)
+	{
+		uint64_t	pass = 0;
+
+		for (uint64_t i = 0; i < n; i++)
+		{
+			ls_frame   *f = ls_bm_frame(bm, (uint32_t) i);
+			uint32_t	st = LS_FRAME_HOT;
+
+			atomic_compare_exchange_strong(&f->state, &st, LS_FRAME_COOL);
+		}
+		(void) ls_bm_flush_all(bm);
+		for (uint64_t i = 0; i < n; i++)
+		{
+			if (atomic_load_explicit(&ls_bm_frame(bm, (uint32_t) i)->state,
+									 memory_order_relaxed) == LS_FRAME_LOADING)
+				pass += bm_iof_reclaim_frame(bm, (uint32_t) i);
+			else
+				pass += try_evict(bm, (uint32_t) i);
+		}
+		freed += pass;
+		if (pass == 0)
+			return freed;
+	}
 }
 
 /* ------------------------------------------------------------------------

@@ -1,0 +1,529 @@
+/*
+ * test_buffer.c - buffer pool: layout, swips, alloc / write-back / eviction /
+ * reload, a pool much smaller than the data with a provider thread, LS_NO_SPACE,
+ * checksum and page-id corruption, page-id recycling, single load under
+ * concurrent misses from several processes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "leanstore/buffer.h"
+#include "tu.h"
+#include "tu_parr.h"
+
+typedef struct fixture
+{
+	char	   *dir;
+	char	   *path;
+	void	   *region;
+	size_t		region_size;
+	ls_bm	   *bm;
+	tu_parr    *pa;
+	size_t		pa_size;
+	uint64_t   *model;			/* expected counter per slot */
+	uint32_t	n;
+} fixture;
+
+static void
+fx_open(fixture *fx, uint64_t frames, uint32_t n_pages, uint32_t free_pct)
+{
+	ls_bm_config cfg = {0};
+
+	memset(fx, 0, sizeof(*fx));
+	fx->dir = tu_tempdir();
+	fx->path = tu_path(fx->dir, "data");
+	fx->region_size = ls_bm_region_size(frames);
+	fx->region = tu_shared_region(fx->region_size);
+	cfg.n_frames = frames;
+	cfg.data_path = fx->path;
+	cfg.use_direct_io = true;
+	cfg.truncate = true;
+	cfg.free_target_pct = free_pct;
+	assert_int_equal(ls_bm_init(fx->region, fx->region_size, &cfg, &fx->bm), LS_OK);
+	tu_parr_register_type();
+	fx->n = n_pages;
+	fx->pa_size = tu_parr_size(n_pages);
+	fx->pa = tu_shared_region(fx->pa_size);
+	fx->model = tu_shared_region(n_pages * sizeof(uint64_t));
+	if (n_pages > 0)
+		assert_int_equal(tu_parr_create(fx->bm, fx->pa, n_pages), LS_OK);
+}
+
+static void
+fx_close(fixture *fx)
+{
+	ls_bm_provider_stop(fx->bm);
+	ls_bm_process_detach(fx->bm);
+	tu_free_region(fx->model, fx->n * sizeof(uint64_t));
+	tu_free_region(fx->pa, fx->pa_size);
+	tu_free_region(fx->region, fx->region_size);
+	tu_rm_rf(fx->dir);
+	free(fx->path);
+	free(fx->dir);
+}
+
+static uint32_t
+resident_slots(fixture *fx)
+{
+	uint32_t	r = 0;
+
+	for (uint32_t i = 0; i < fx->n; i++)
+	{
+		uint64_t	raw = ls_swip_load(&fx->pa->swips[i]);
+
+		r += raw != LS_PID_INVALID && ls_swip_is_swizzled(raw);
+	}
+	return r;
+}
+
+static void
+verify_all(fixture *fx)
+{
+	for (uint32_t i = 0; i < fx->n; i++)
+	{
+		uint64_t	c = UINT64_MAX;
+
+		assert_int_equal(tu_parr_read(fx->bm, fx->pa, i, &c), LS_OK);
+		assert_int_equal(c, fx->model[i]);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void
+test_layout_and_swips(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_bm_config cfg = {0};
+	ls_bm	   *bm;
+
+	/* swip encoding */
+	assert_false(ls_swip_is_swizzled(ls_swip_from_pid(12345)));
+	assert_int_equal(ls_swip_pid(ls_swip_from_pid(12345)), 12345);
+	assert_true(ls_swip_is_swizzled(ls_swip_from_frame(77)));
+	assert_int_equal(ls_swip_frame(ls_swip_from_frame(77)), 77);
+	assert_int_equal(ls_swip_frame(ls_swip_from_frame(UINT32_MAX - 1)), UINT32_MAX - 1);
+	assert_int_equal(sizeof(ls_swip), 8);
+	assert_int_equal(sizeof(ls_frame), LS_CACHELINE);
+	assert_int_equal(sizeof(ls_page), LS_PAGE_SIZE);
+
+	fx_open(&fx, 37, 3, 0);
+	bm = fx.bm;
+	assert_int_equal(ls_bm_n_frames(bm), 37);
+	assert_int_equal((uintptr_t) bm % LS_CACHELINE, 0);
+	for (uint32_t i = 0; i < 37; i++)
+	{
+		assert_int_equal((uintptr_t) ls_bm_frame(bm, i) % LS_CACHELINE, 0);
+		assert_int_equal((uintptr_t) ls_bm_page(bm, i) % 4096, 0);
+		assert_int_equal(ls_bm_frame_index(bm, ls_bm_frame(bm, i)), i);
+		/* everything inside the region */
+		assert_true((char *) (ls_bm_page(bm, i) + 1) <= (char *) fx.region + fx.region_size);
+		assert_true((char *) ls_bm_frame(bm, i) < (char *) ls_bm_page(bm, 0));
+	}
+	/* the swip of a resident page names a frame holding that page */
+	uint64_t	raw = ls_swip_load(&fx.pa->swips[1]);
+
+	assert_true(ls_swip_is_swizzled(raw));
+	assert_int_equal(ls_bm_swip_to_pid(bm, raw), ls_bm_page(bm, ls_swip_frame(raw))->hdr.pid);
+	assert_int_equal(ls_bm_swip_to_pid(bm, ls_swip_from_frame(1000)), LS_PID_INVALID);
+	fx_close(&fx);
+
+	/* bad configurations */
+	void	   *r = malloc(ls_bm_region_size(8));
+
+	cfg.n_frames = 8;
+	cfg.data_path = "/nonexistent-dir/x";
+	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8) - 1, &cfg, &bm), LS_INVALID);
+	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8), &cfg, &bm), LS_IO_ERROR);
+	cfg.n_frames = 1;
+	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8), &cfg, &bm), LS_INVALID);
+	free(r);
+	assert_true(ls_bm_region_size(100) > ls_bm_region_size(10) + 90 * LS_PAGE_SIZE);
+}
+
+static void
+test_guards(void **state)
+{
+	(void) state;
+	ls_latch	l;
+	ls_guard	g,
+				g2;
+
+	ls_latch_init(&l);
+	assert_int_equal(ls_guard_meta(&l, LS_GUARD_OPTIMISTIC, &g), LS_OK);
+	assert_int_equal(ls_guard_validate(&g), LS_OK);
+	assert_int_equal(ls_guard_upgrade_exclusive(&g), LS_OK);
+	assert_int_equal(g.mode, LS_GUARD_EXCLUSIVE);
+	assert_int_equal(ls_guard_meta(&l, LS_GUARD_OPTIMISTIC, &g2), LS_RESTART);
+	ls_guard_release(&g);
+	assert_int_equal(g.mode, LS_GUARD_NONE);
+	assert_int_equal(ls_guard_validate(&g), LS_RESTART);
+
+	assert_int_equal(ls_guard_meta(&l, LS_GUARD_OPTIMISTIC, &g), LS_OK);
+	assert_int_equal(ls_guard_meta(&l, LS_GUARD_EXCLUSIVE, &g2), LS_OK);
+	ls_guard_release(&g2);
+	/* somebody held it exclusively in between */
+	assert_int_equal(ls_guard_validate(&g), LS_RESTART);
+	assert_int_equal(ls_guard_upgrade_shared(&g), LS_RESTART);
+	assert_int_equal(ls_guard_meta(&l, LS_GUARD_OPTIMISTIC, &g), LS_OK);
+	assert_int_equal(ls_guard_upgrade_shared(&g), LS_OK);
+	assert_int_equal(ls_guard_meta(&l, LS_GUARD_SHARED, &g2), LS_OK);
+	/* two shared holders: neither may become exclusive */
+	assert_int_equal(ls_guard_upgrade_exclusive(&g), LS_RESTART);
+	ls_guard_release(&g2);
+	assert_int_equal(ls_guard_upgrade_exclusive(&g), LS_OK);
+	ls_guard_release(&g);
+	assert_int_equal(atomic_load(&l.word) & 0xffffffffu, 0);
+}
+
+/* Write, flush, evict everything, read back through the disk. */
+static void
+test_writeback_evict_reload(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_bm_stats s0,
+				s1,
+				s2;
+	uint32_t	n = 40;
+
+	fx_open(&fx, 64, n, 0);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k <= i % 3; k++)
+			assert_int_equal(tu_parr_write(fx.bm, fx.pa, i, &fx.model[i]), LS_OK);
+	verify_all(&fx);
+	ls_bm_get_stats(fx.bm, &s0);
+	assert_int_equal(s0.allocated_pages, n);
+	assert_int_equal(s0.free_frames, 64 - n);
+	assert_int_equal(s0.reads, 0);
+
+	/* nothing is evicted while dirty pages cannot be written... then it is */
+	assert_int_equal(ls_bm_evict_all(fx.bm), n);
+	assert_int_equal(resident_slots(&fx), 0);
+	ls_bm_get_stats(fx.bm, &s1);
+	assert_int_equal(s1.writes - s0.writes, n);
+	assert_int_equal(s1.evictions - s0.evictions, n);
+	assert_int_equal(s1.free_frames, 64);
+	/* the file holds n pages */
+	assert_int_equal(lseek(open(fx.path, O_RDONLY), 0, SEEK_END), (off_t) n * LS_PAGE_SIZE);
+
+	verify_all(&fx);
+	ls_bm_get_stats(fx.bm, &s2);
+	assert_int_equal(s2.reads - s1.reads, n);
+	assert_int_equal(s2.misses - s1.misses, n);
+	assert_int_equal(resident_slots(&fx), n);
+
+	/* clean pages are evicted without writing again */
+	assert_int_equal(ls_bm_evict_all(fx.bm), n);
+	ls_bm_get_stats(fx.bm, &s1);
+	assert_int_equal(s1.writes, s2.writes);
+	verify_all(&fx);
+	ls_bm_get_stats(fx.bm, &s2);
+	assert_true(s2.hits >= s1.hits);
+
+	/* optimistic reads see the same */
+	for (uint32_t i = 0; i < n; i++)
+	{
+		uint64_t	c;
+
+		assert_int_equal(tu_parr_read_optimistic(fx.bm, fx.pa, i, &c), LS_OK);
+		assert_int_equal(c, fx.model[i]);
+	}
+	fx_close(&fx);
+}
+
+/* A pool much smaller than the data, provider thread running. */
+static void
+test_small_pool_with_provider(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_bm_stats s;
+	uint32_t	n = (uint32_t) tu_scaled(800);
+	uint64_t	ops = tu_scaled(30000);
+	uint64_t	r = 42;
+
+	fx_open(&fx, 32, n, 10);
+	assert_int_equal(ls_bm_provider_start_thread(fx.bm), LS_OK);
+	assert_int_equal(ls_bm_provider_start_thread(fx.bm), LS_BUSY);
+	for (uint64_t k = 0; k < ops; k++)
+	{
+		uint32_t	i = (uint32_t) (ls_rand_next(&r) % n);
+		uint64_t	c;
+
+		if (ls_rand_next(&r) % 3 == 0)
+			assert_int_equal(tu_parr_write(fx.bm, fx.pa, i, &fx.model[i]), LS_OK);
+		else if (k & 1)
+		{
+			assert_int_equal(tu_parr_read(fx.bm, fx.pa, i, &c), LS_OK);
+			assert_int_equal(c, fx.model[i]);
+		}
+		else
+		{
+			assert_int_equal(tu_parr_read_optimistic(fx.bm, fx.pa, i, &c), LS_OK);
+			assert_int_equal(c, fx.model[i]);
+		}
+	}
+	ls_bm_provider_stop(fx.bm);
+	verify_all(&fx);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_true(s.evictions > n);
+	assert_true(s.reads > n);
+	assert_true(s.writes > 0);
+	assert_true(resident_slots(&fx) <= 32);
+	assert_int_equal(s.allocated_pages, n);
+	fx_close(&fx);
+}
+
+/* Every frame latched: allocation and loads fail with LS_NO_SPACE, not hang. */
+static void
+test_no_space(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_guard	held[16],
+				g,
+				meta;
+	uint64_t	c;
+
+	fx_open(&fx, 16, 4, 0);
+	assert_int_equal(ls_bm_evict_all(fx.bm), 4);	/* slots 0..3 on disk */
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(ls_bm_alloc_page(fx.bm, fx.pa->dt_id, TU_PARR_TYPE, &held[i]), LS_OK);
+	assert_int_equal(ls_bm_alloc_page(fx.bm, fx.pa->dt_id, TU_PARR_TYPE, &g), LS_NO_SPACE);
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_OPTIMISTIC, &meta), LS_OK);
+	assert_int_equal(ls_bm_fix(fx.bm, &meta, &fx.pa->swips[0], LS_GUARD_SHARED, &g), LS_NO_SPACE);
+	assert_int_equal(g.mode, LS_GUARD_NONE);
+	for (int i = 0; i < 16; i++)
+		ls_bm_free_page(fx.bm, &held[i]);
+	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 0, &c), LS_OK);
+	assert_int_equal(c, 0);
+	fx_close(&fx);
+}
+
+static void
+flip_byte(const char *path, ls_pid pid, size_t off)
+{
+	int			fd = open(path, O_RDWR);
+	uint8_t		b;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &b, 1, (off_t) (pid * LS_PAGE_SIZE + off)), 1);
+	b ^= 0x20;
+	assert_int_equal(pwrite(fd, &b, 1, (off_t) (pid * LS_PAGE_SIZE + off)), 1);
+	close(fd);
+}
+
+static void
+test_checksum_corruption(void **state)
+{
+	(void) state;
+	fixture		fx;
+	uint64_t	c;
+	ls_pid		pid3,
+				pid5,
+				pid6;
+
+	fx_open(&fx, 32, 8, 0);
+	for (uint32_t i = 0; i < 8; i++)
+		assert_int_equal(tu_parr_write(fx.bm, fx.pa, i, &fx.model[i]), LS_OK);
+	assert_int_equal(ls_bm_evict_all(fx.bm), 8);
+	pid3 = tu_parr_pid(fx.bm, fx.pa, 3);
+	pid5 = tu_parr_pid(fx.bm, fx.pa, 5);
+	pid6 = tu_parr_pid(fx.bm, fx.pa, 6);
+
+	/* one flipped byte in the middle of page 3 */
+	flip_byte(fx.path, pid3, 5000);
+	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 3, &c), LS_CHECKSUM);
+	assert_int_equal(ls_bm_last_error_pid(), pid3);
+	/* the page stays out of memory and keeps failing */
+	assert_false(ls_swip_is_swizzled(ls_swip_load(&fx.pa->swips[3])));
+	assert_int_equal(tu_parr_read_optimistic(fx.bm, fx.pa, 3, &c), LS_CHECKSUM);
+	/* a flipped byte in the checksum field itself */
+	flip_byte(fx.path, pid6, 1);
+	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 6, &c), LS_CHECKSUM);
+	assert_int_equal(ls_bm_last_error_pid(), pid6);
+
+	/* a valid page at the wrong place: page 4's image copied over page 5 */
+	{
+		int			fd = open(fx.path, O_RDWR);
+		void	   *buf = malloc(LS_PAGE_SIZE);
+
+		assert_int_equal(pread(fd, buf, LS_PAGE_SIZE, (off_t) (tu_parr_pid(fx.bm, fx.pa, 4) * LS_PAGE_SIZE)),
+						 LS_PAGE_SIZE);
+		assert_int_equal(pwrite(fd, buf, LS_PAGE_SIZE, (off_t) (pid5 * LS_PAGE_SIZE)), LS_PAGE_SIZE);
+		free(buf);
+		close(fd);
+	}
+	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 5, &c), LS_CORRUPT);
+	assert_int_equal(ls_bm_last_error_pid(), pid5);
+
+	/* the others are intact; no frame leaked by the failed loads */
+	for (uint32_t i = 0; i < 8; i++)
+		if (i != 3 && i != 5 && i != 6)
+		{
+			assert_int_equal(tu_parr_read(fx.bm, fx.pa, i, &c), LS_OK);
+			assert_int_equal(c, fx.model[i]);
+		}
+	ls_bm_stats s;
+
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.free_frames, 32 - 5);
+	fx_close(&fx);
+}
+
+static void
+test_free_and_recycle(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_bm_stats s;
+	ls_guard	g;
+	ls_pid		p1,
+				p2;
+
+	fx_open(&fx, 16, 4, 0);
+	p1 = tu_parr_pid(fx.bm, fx.pa, 1);
+	assert_int_equal(tu_parr_free(fx.bm, fx.pa, 1), LS_OK);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.allocated_pages, 3);
+	assert_int_equal(s.free_frames, 13);
+	/* the freed pid is reused first */
+	assert_int_equal(ls_bm_alloc_page(fx.bm, fx.pa->dt_id, TU_PARR_TYPE, &g), LS_OK);
+	assert_int_equal(g.frame->pid, p1);
+	assert_int_equal(ls_guard_page(fx.bm, &g)->hdr.pid, p1);
+	ls_bm_free_page(fx.bm, &g);
+
+	/* free a page that is on disk only */
+	assert_int_equal(ls_bm_evict_all(fx.bm), 3);
+	p2 = tu_parr_pid(fx.bm, fx.pa, 2);
+	assert_int_equal(tu_parr_free(fx.bm, fx.pa, 2), LS_OK);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.allocated_pages, 2);
+	assert_int_equal(ls_bm_alloc_page(fx.bm, fx.pa->dt_id, TU_PARR_TYPE, &g), LS_OK);
+	assert_true(g.frame->pid == p2 || g.frame->pid == p1);
+	ls_bm_free_page(fx.bm, &g);
+	fx_close(&fx);
+}
+
+/* Several processes miss on the same pages at once: each is read once. */
+typedef struct same_miss_arg
+{
+	fixture    *fx;
+	tu_barrier	barrier;
+	_Atomic uint32_t bad;
+} same_miss_arg;
+
+static int
+same_miss_worker(int w, void *arg)
+{
+	same_miss_arg *a = arg;
+	fixture    *fx = a->fx;
+	uint64_t	c;
+
+	tu_barrier_wait(&a->barrier);
+	for (uint32_t k = 0; k < fx->n; k++)
+	{
+		uint32_t	i = (w & 1) ? fx->n - 1 - k : k;
+		ls_status	st = (w & 2) ? tu_parr_read_optimistic(fx->bm, fx->pa, i, &c)
+			: tu_parr_read(fx->bm, fx->pa, i, &c);
+
+		TU_CHECK(st == LS_OK);
+		TU_CHECK(c == fx->model[i]);
+	}
+	return 0;
+}
+
+static void
+test_single_load_under_concurrent_misses(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_bm_stats s0,
+				s1;
+	same_miss_arg *a;
+	uint32_t	n = (uint32_t) tu_scaled(400);
+
+	fx_open(&fx, n + 16, n, 0);
+	a = tu_shared_region(sizeof(*a));
+	a->fx = &fx;
+	for (int round = 0; round < 3; round++)
+	{
+		assert_int_equal(ls_bm_evict_all(fx.bm), n);
+		ls_bm_get_stats(fx.bm, &s0);
+		tu_barrier_init(&a->barrier, 4);
+		assert_int_equal(tu_fork_workers(4, same_miss_worker, a), 0);
+		ls_bm_get_stats(fx.bm, &s1);
+		/* 4 processes read every page, the disk saw each page once */
+		assert_int_equal(s1.reads - s0.reads, n);
+		assert_int_equal(s1.misses - s0.misses, n);
+		assert_int_equal(resident_slots(&fx), n);
+		assert_int_equal(s1.free_frames, 16);
+	}
+	tu_free_region(a, sizeof(*a));
+	fx_close(&fx);
+}
+
+/* The data file outlives the pool: a new pool over it reads the pages. */
+static void
+test_reopen_data_file(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_bm_config cfg = {0};
+	ls_bm	   *bm2;
+	size_t		rs = ls_bm_region_size(8);
+	void	   *region2 = tu_shared_region(rs);
+	uint64_t	c;
+	ls_bm_stats s;
+
+	fx_open(&fx, 8, 6, 0);
+	for (uint32_t i = 0; i < 6; i++)
+		assert_int_equal(tu_parr_write(fx.bm, fx.pa, i, &fx.model[i]), LS_OK);
+	assert_int_equal(ls_bm_flush_all(fx.bm), LS_OK);
+	/* page ids survive in the swips; re-point them at the new pool */
+	for (uint32_t i = 0; i < 6; i++)
+		ls_swip_store(&fx.pa->swips[i], ls_swip_from_pid(tu_parr_pid(fx.bm, fx.pa, i)));
+	cfg.n_frames = 8;
+	cfg.data_path = fx.path;
+	assert_int_equal(ls_bm_init(region2, rs, &cfg, &bm2), LS_OK);
+	ls_bm_get_stats(bm2, &s);
+	assert_int_equal(s.allocated_pages, 6);
+	assert_int_equal(ls_bm_register_dt(bm2, TU_PARR_TYPE, fx.pa, &fx.pa->dt_id), LS_OK);
+	for (uint32_t i = 0; i < 6; i++)
+	{
+		assert_int_equal(tu_parr_read(bm2, fx.pa, i, &c), LS_OK);
+		assert_int_equal(c, fx.model[i]);
+	}
+	ls_bm_process_detach(bm2);
+	tu_free_region(region2, rs);
+	/* the old pool's swips are gone; just release its resources */
+	memset(fx.pa->swips, 0xff, 6 * sizeof(ls_swip));
+	fx_close(&fx);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout_and_swips),
+		cmocka_unit_test(test_guards),
+		cmocka_unit_test(test_writeback_evict_reload),
+		cmocka_unit_test(test_small_pool_with_provider),
+		cmocka_unit_test(test_no_space),
+		cmocka_unit_test(test_checksum_corruption),
+		cmocka_unit_test(test_free_and_recycle),
+		cmocka_unit_test(test_single_load_under_concurrent_misses),
+		cmocka_unit_test(test_reopen_data_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
