@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# test/recovery/restart_lost.sh: until leanstore has a log, its tables do not
+# survive a restart; touching one afterwards must give a clear error. Runs two
+# psql scripts on a throwaway cluster with a restart in between and compares
+# their combined output with expected/restart_lost.out. Run by test/run (as
+# root; the server runs as postgres). Writes the output to $1 (default: a
+# temporary file) and exits non-zero on a difference.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+ls_require_root
+trap ls_cleanup EXIT
+out=${1:-$(mktemp)}
+dir=$(ls_scratch_dir restart) || exit 1
+cp "$HERE"/restart_lost_[12].sql "$dir/"
+printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '64MB'\nfsync = off\nautovacuum = off\n" >"$dir/test.conf"
+chown -R "$LS_PG_USER": "$dir"
+ls_cluster_start "$dir" "$dir/test.conf" || exit 1
+psql_run() {
+	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -a -q -d postgres -v VERBOSITY=default -f "$1" 2>&1)
+}
+{
+	psql_run restart_lost_1.sql
+	echo "-- (server restart)"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m fast -w restart -l "$dir/server.log" >/dev/null 2>&1 ||
+		echo "restart failed"
+	psql_run restart_lost_2.sql
+} >"$out"
+ls_cluster_stop "$dir"
+if diff -u "$HERE/expected/restart_lost.out" "$out"; then
+	echo "restart_lost: ok"
+else
+	echo "restart_lost: FAILED (diff above)"
+	exit 1
+fi
