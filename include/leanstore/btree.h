@@ -281,7 +281,7 @@ typedef struct ls_btree
 	ls_swip		root;
 	ls_bm	   *bm;
 	uint32_t	dt_id;
-	uint32_t	pad;
+	_Atomic uint32_t height;	/* levels; changes with root, under meta_latch */
 	/* Append hint: last rightmost leaf seen (frame index, page id). */
 	_Atomic uint64_t append_frame;
 	_Atomic uint64_t append_pid;

@@ -1,0 +1,1073 @@
+/*
+ * btree.c - B+-tree on buffer-managed pages (see README.md in this folder).
+ *
+ * Every operation is a loop around one attempt.  An attempt returns
+ * LS_RESTART whenever an optimistic validation fails or a non-blocking
+ * upgrade is refused; it has released everything it held by then, and the
+ * loop counts the restart (ls_bm_count_restart) and starts again from the
+ * root.  Nothing here longjmps and nothing blocks while holding a latch
+ * except top-down (parent before child, left sibling before right), so
+ * there is no latch cycle.
+ *
+ * Latch rules:
+ *  - Descent: optimistic coupling through ls_bm_fix; the target node is
+ *    latched in the mode the operation needs (blocking, with only optimistic
+ *    guards above it, re-validated by ls_bm_fix after the latch is taken).
+ *  - Split: parent and node are upgraded to exclusive (non-blocking) in that
+ *    order; a parent without room is split first (one level up, same key),
+ *    then the whole operation restarts.
+ *  - Merge: parent upgraded to exclusive, then both siblings latched
+ *    exclusively (blocking, top-down, left before right).
+ *  - The meta latch protects the root swip and the height.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "leanstore/btree.h"
+
+#define BT_MAX_HEIGHT	32
+/* A node with more free bytes than this (after compaction) is underfull. */
+#define BT_UNDERFULL	(LS_NODE_SIZE * 6 / 10)
+
+/* Where a descent goes at each node. */
+typedef enum bt_dir
+{
+	BT_KEY,						/* the node covering key (first sep >= key) */
+	BT_AFTER,					/* the node covering keys just above key */
+	BT_MIN,						/* leftmost */
+	BT_MAX,						/* rightmost */
+} bt_dir;
+
+typedef struct bt_target
+{
+	bt_dir		dir;
+	const uint8_t *key;
+	uint32_t	klen;
+} bt_target;
+
+static inline uint8_t *
+node_of(ls_bm *bm, const ls_guard *g)
+{
+	return ls_guard_page(bm, g)->data;
+}
+
+/* Position of the child (or leaf slot) the target selects.  Safe on torn data. */
+static inline uint16_t
+target_pos(const uint8_t *n, const bt_target *tg)
+{
+	bool		exact;
+	uint16_t	pos;
+
+	switch (tg->dir)
+	{
+		case BT_MIN:
+			return 0;
+		case BT_MAX:
+			return ls_node_count(n);
+		case BT_AFTER:
+			pos = ls_node_lower_bound(n, tg->key, tg->klen, &exact);
+			return exact ? (uint16_t) (pos + 1) : pos;
+		case BT_KEY:
+		default:
+			return ls_node_lower_bound(n, tg->key, tg->klen, &exact);
+	}
+}
+
+static inline ls_swip *
+child_swip(uint8_t *n, uint16_t pos)
+{
+	return (ls_swip *) ls_node_child_ref(n, pos);
+}
+
+static inline uint64_t
+swip_of(ls_bm *bm, const ls_guard *g)
+{
+	return ls_swip_from_frame(ls_bm_frame_index(bm, g->frame));
+}
+
+/*
+ * Descend to the node at `level` on the target's path and latch it in
+ * `mode`.  On LS_OK, *node holds it and *parent is its parent (meta guard for
+ * the root), optimistic, valid as of the moment node was latched.  On any
+ * other status nothing is held.  LS_NOT_FOUND: the tree has fewer levels.
+ */
+static ls_status
+descend(ls_btree *t, const bt_target *tg, uint16_t level, ls_guard_mode mode,
+		ls_guard *parent, ls_guard *node)
+{
+	ls_bm	   *bm = t->bm;
+	ls_guard	p,
+				c;
+	ls_status	st = ls_guard_meta(&t->meta_latch, LS_GUARD_OPTIMISTIC, &p);
+
+	if (st != LS_OK)
+		return st;
+	uint32_t	height = atomic_load_explicit(&t->height, memory_order_relaxed);
+	ls_swip    *swip = &t->root;
+
+	if (height == 0 || height > BT_MAX_HEIGHT || height - 1 < level)
+		return ls_guard_validate(&p) == LS_OK ? LS_NOT_FOUND : LS_RESTART;
+	/* ls_bm_fix validates p, so the height read above is checked too. */
+	for (uint32_t cur = height - 1;; cur--)
+	{
+		st = ls_bm_fix(bm, &p, swip, cur == level ? mode : LS_GUARD_OPTIMISTIC, &c);
+		if (st != LS_OK)
+			return st;
+		uint8_t    *n = node_of(bm, &c);
+
+		if (LS_UNLIKELY(ls_node_header(n)->level != cur))
+		{
+			/* torn (optimistic) or structure moved: retry from the root */
+			bool		latched = c.mode != LS_GUARD_OPTIMISTIC;
+
+			ls_guard_release(&c);
+			return latched ? LS_CORRUPT : LS_RESTART;
+		}
+		if (cur == level)
+		{
+			*parent = p;
+			*node = c;
+			return LS_OK;
+		}
+		swip = child_swip(n, target_pos(n, tg));
+		p = c;
+	}
+}
+
+static ls_status
+check_kv(uint32_t klen, uint32_t vlen)
+{
+	if (klen == 0)
+		return LS_INVALID;
+	if (klen > LS_BTREE_MAX_KEY || vlen > LS_BTREE_MAX_VALUE)
+		return LS_TOO_LARGE;
+	return LS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Buffer pool callbacks
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Descend from the root by a key of the child's range (its upper fence, or
+ * rightmost for +infinity) without loading or touching pages, until a swip
+ * that names the child's frame.  The caller re-checks the swip after
+ * upgrading, so a torn read only costs a failed eviction.
+ */
+static ls_status
+bt_find_parent(ls_bm *bm, void *obj, ls_frame *child, ls_parent *out)
+{
+	ls_btree   *t = obj;
+	uint8_t    *cn = ls_bm_page(bm, ls_bm_frame_index(bm, child))->data;
+	uint8_t		fence[LS_BTREE_MAX_KEY];
+	uint32_t	flen;
+	const uint8_t *f = ls_node_upper_fence(cn, &flen);
+	uint16_t	child_level = ls_node_header(cn)->level;
+	uint64_t	want = ls_swip_from_frame(ls_bm_frame_index(bm, child));
+	ls_guard	p;
+
+	if (flen > LS_BTREE_MAX_KEY)
+		return LS_RESTART;
+	memcpy(fence, f, flen);
+	bt_target	tg = {flen ? BT_KEY : BT_MAX, fence, flen};
+
+	if (ls_guard_meta(&t->meta_latch, LS_GUARD_OPTIMISTIC, &p) != LS_OK)
+		return LS_RESTART;
+	ls_swip    *swip = &t->root;
+
+	for (int depth = 0; depth < BT_MAX_HEIGHT; depth++)
+	{
+		uint64_t	raw = ls_swip_load(swip);
+
+		if (ls_guard_validate(&p) != LS_OK)
+			return LS_RESTART;
+		if (raw == want)
+		{
+			out->guard = p;
+			out->swip = swip;
+			return LS_OK;
+		}
+		if (!ls_swip_is_swizzled(raw) || ls_swip_frame(raw) >= ls_bm_n_frames(bm))
+			return LS_NOT_FOUND;
+		ls_frame   *nf = ls_bm_frame(bm, ls_swip_frame(raw));
+		ls_guard	c = {nf, &nf->latch, 0, LS_GUARD_OPTIMISTIC};
+
+		if (ls_latch_optimistic(&nf->latch, &c.version) != LS_OK || ls_guard_validate(&p) != LS_OK)
+			return LS_RESTART;
+		uint8_t    *n = node_of(bm, &c);
+
+		if (ls_node_header(n)->level <= child_level)
+			return ls_guard_validate(&c) == LS_OK ? LS_NOT_FOUND : LS_RESTART;
+		swip = child_swip(n, target_pos(n, &tg));
+		p = c;
+	}
+	return LS_RESTART;
+}
+
+/* An inner node may leave memory only when no child is swizzled. */
+static bool
+bt_is_evictable(ls_bm *bm, void *obj, ls_frame *f)
+{
+	uint8_t    *n = ls_bm_page(bm, ls_bm_frame_index(bm, f))->data;
+	uint16_t	count = ls_node_count(n);
+
+	(void) obj;
+	if (ls_node_is_leaf(n))
+		return true;
+	for (uint16_t i = 0; i <= count; i++)
+		if (ls_swip_is_swizzled(*ls_node_child_ref(n, i)))
+			return false;
+	return true;
+}
+
+/* Replace swizzled child swips in a private copy by page ids. */
+static ls_status
+bt_checkpoint(ls_bm *bm, void *obj, ls_frame *f, ls_page *copy)
+{
+	uint8_t    *n = copy->data;
+
+	(void) obj;
+	(void) f;
+	if (ls_node_is_leaf(n))
+		return LS_OK;
+	if (ls_node_header(n)->count > LS_NODE_MAX_SLOTS)
+		return LS_RESTART;
+	for (uint16_t i = 0; i <= ls_node_header(n)->count; i++)
+	{
+		uint64_t   *ref = ls_node_child_ref(n, i);
+
+		if (ls_swip_is_swizzled(*ref))
+		{
+			ls_pid		pid = ls_bm_swip_to_pid(bm, *ref);
+
+			if (pid == LS_PID_INVALID)
+				return LS_RESTART;
+			*ref = ls_swip_from_pid(pid);
+		}
+	}
+	return LS_OK;
+}
+
+static const ls_dt_ops bt_ops = {
+	.find_parent = bt_find_parent,
+	.is_evictable = bt_is_evictable,
+	.checkpoint = bt_checkpoint,
+};
+
+void
+ls_btree_register_type(void)
+{
+	ls_bm_register_type(LS_DT_BTREE, &bt_ops);
+}
+
+/* ------------------------------------------------------------------------
+ * Life cycle
+ * ------------------------------------------------------------------------ */
+ls_status
+ls_btree_create(ls_bm *bm, ls_btree *t)
+{
+	ls_guard	g;
+	ls_status	st;
+
+	memset(t, 0, sizeof(*t));
+	ls_latch_init(&t->meta_latch);
+	t->bm = bm;
+	t->append_frame = UINT64_MAX;
+	st = ls_bm_register_dt(bm, LS_DT_BTREE, t, &t->dt_id);
+	if (st != LS_OK)
+		return st;
+	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &g);
+	if (st != LS_OK)
+	{
+		ls_bm_unregister_dt(bm, t->dt_id);
+		return st;
+	}
+	ls_node_init(node_of(bm, &g), 0, NULL, 0, NULL, 0);
+	ls_guard_mark_dirty(&g);
+	atomic_store_explicit(&t->height, 1, memory_order_relaxed);
+	ls_swip_store(&t->root, swip_of(bm, &g));
+	ls_guard_release(&g);
+	return LS_OK;
+}
+
+/*
+ * Free the subtree behind swip (its holder `parent` is latched by us).
+ * Leaves on disk are freed by page id without reading them.
+ */
+static ls_status
+destroy_subtree(ls_btree *t, ls_guard *parent, ls_swip *swip, uint16_t level)
+{
+	ls_bm	   *bm = t->bm;
+	ls_guard	c;
+	ls_status	st;
+	uint64_t	raw = ls_swip_load(swip);
+
+	if (level == 0 && !ls_swip_is_swizzled(raw))
+	{
+		ls_bm_free_pid(bm, ls_swip_pid(raw));
+		return LS_OK;
+	}
+	while ((st = ls_bm_fix(bm, parent, swip, LS_GUARD_EXCLUSIVE, &c)) == LS_RESTART)
+		ls_bm_count_restart(bm);
+	if (st != LS_OK)
+		return st;
+	uint8_t    *n = node_of(bm, &c);
+
+	if (ls_node_header(n)->level != level)
+	{
+		ls_guard_release(&c);
+		return LS_CORRUPT;
+	}
+	for (uint16_t i = 0; level > 0 && i <= ls_node_header(n)->count; i++)
+	{
+		st = destroy_subtree(t, &c, child_swip(n, i), (uint16_t) (level - 1));
+		if (st != LS_OK)
+		{
+			ls_guard_release(&c);
+			return st;
+		}
+	}
+	ls_bm_free_page(bm, &c);
+	return LS_OK;
+}
+
+ls_status
+ls_btree_destroy(ls_btree *t)
+{
+	ls_guard	meta;
+	ls_status	st = ls_guard_meta(&t->meta_latch, LS_GUARD_EXCLUSIVE, &meta);
+
+	if (st != LS_OK)
+		return st;
+	uint32_t	height = atomic_load_explicit(&t->height, memory_order_relaxed);
+
+	st = height ? destroy_subtree(t, &meta, &t->root, (uint16_t) (height - 1)) : LS_OK;
+	if (st == LS_OK)
+	{
+		atomic_store_explicit(&t->height, 0, memory_order_relaxed);
+		ls_swip_store(&t->root, LS_PID_INVALID);
+		atomic_store(&t->append_frame, UINT64_MAX);
+	}
+	ls_guard_release(&meta);
+	if (st == LS_OK)
+		ls_bm_unregister_dt(t->bm, t->dt_id);
+	return st;
+}
+
+/* ------------------------------------------------------------------------
+ * Structure changes
+ * ------------------------------------------------------------------------ */
+
+/* Split the root (node, latched exclusively, meta exclusively): new root above. */
+static ls_status
+split_root(ls_btree *t, ls_guard *meta, ls_guard *node, const ls_node_split_plan *plan)
+{
+	(void) meta;				/* held exclusively: t->root may change */
+	ls_bm	   *bm = t->bm;
+	ls_guard	root,
+				left;
+	ls_status	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &root);
+
+	if (st != LS_OK)
+		return st;
+	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &left);
+	if (st != LS_OK)
+	{
+		ls_bm_free_page(bm, &root);
+		return st;
+	}
+	uint8_t    *n = node_of(bm, node);
+	uint8_t    *rn = node_of(bm, &root);
+	uint8_t		tmp[LS_NODE_SIZE] __attribute__((aligned(8)));
+
+	ls_node_split(n, node_of(bm, &left), plan, tmp);
+	ls_node_init(rn, (uint16_t) (ls_node_header(n)->level + 1), NULL, 0, NULL, 0);
+	ls_node_header(rn)->upper = swip_of(bm, node);
+	uint64_t	lref = swip_of(bm, &left);
+
+	st = ls_node_insert(rn, plan->sep, plan->sep_len, &lref, 8);
+	if (st != LS_OK)
+		return LS_CORRUPT;		/* an empty node always has room */
+	ls_guard_mark_dirty(node);
+	ls_guard_mark_dirty(&left);
+	ls_guard_mark_dirty(&root);
+	atomic_store_explicit(&t->height, atomic_load(&t->height) + 1, memory_order_relaxed);
+	ls_swip_store(&t->root, swip_of(bm, &root));
+	ls_guard_release(&left);
+	ls_guard_release(&root);
+	return LS_OK;
+}
+
+/*
+ * Split the node at `level` on key's path.  LS_OK means "something changed
+ * or nothing needed changing: retry the operation".  A parent without room
+ * for the separator is split first.
+ */
+static ls_status
+split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool append_hint)
+{
+	ls_bm	   *bm = t->bm;
+	bt_target	tg = {BT_KEY, key, klen};
+	ls_guard	p,
+				c;
+	ls_status	st = descend(t, &tg, level, LS_GUARD_OPTIMISTIC, &p, &c);
+
+	if (st != LS_OK)
+		return st;
+	if (ls_guard_upgrade_exclusive(&p) != LS_OK)
+		return LS_RESTART;
+	if (ls_guard_upgrade_exclusive(&c) != LS_OK)
+	{
+		ls_guard_release(&p);
+		return LS_RESTART;
+	}
+	uint8_t    *n = node_of(bm, &c);
+	ls_node_split_plan plan;
+
+	if (ls_node_header(n)->count < 2 || ls_node_plan_split(n, append_hint, &plan) != LS_OK)
+	{
+		ls_guard_release(&c);
+		ls_guard_release(&p);
+		return LS_OK;			/* too few entries to split: caller retries */
+	}
+	if (p.frame == NULL)
+	{
+		st = split_root(t, &p, &c, &plan);
+		ls_guard_release(&c);
+		ls_guard_release(&p);
+		if (st == LS_OK)
+			atomic_fetch_add_explicit(&t->splits, 1, memory_order_relaxed);
+		return st;
+	}
+	uint8_t    *pn = node_of(bm, &p);
+
+	if (!ls_node_can_insert(pn, plan.sep_len, 8))
+	{
+		ls_guard_release(&c);
+		ls_guard_release(&p);
+		return split_node(t, key, klen, (uint16_t) (level + 1), false);
+	}
+	ls_guard	left;
+
+	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &left);
+	if (st == LS_OK)
+	{
+		uint8_t		tmp[LS_NODE_SIZE] __attribute__((aligned(8)));
+		uint64_t	lref = swip_of(bm, &left);
+
+		ls_node_split(n, node_of(bm, &left), &plan, tmp);
+		/* (sep -> left) goes just before the slot that points at n. */
+		st = ls_node_insert(pn, plan.sep, plan.sep_len, &lref, 8);
+		if (st != LS_OK)
+			st = LS_CORRUPT;	/* room was checked under the latch */
+		ls_guard_mark_dirty(&left);
+		ls_guard_mark_dirty(&c);
+		ls_guard_mark_dirty(&p);
+		ls_guard_release(&left);
+		atomic_fetch_add_explicit(&t->splits, 1, memory_order_relaxed);
+	}
+	ls_guard_release(&c);
+	ls_guard_release(&p);
+	return st;
+}
+
+/* Root is an inner node without separators: its only child becomes root. */
+static ls_status
+collapse_root(ls_btree *t)
+{
+	ls_bm	   *bm = t->bm;
+	bt_target	tg = {BT_MIN, NULL, 0};
+	ls_guard	meta,
+				root;
+	uint32_t	height = atomic_load_explicit(&t->height, memory_order_relaxed);
+
+	if (height < 2)
+		return LS_OK;
+	ls_status	st = descend(t, &tg, (uint16_t) (height - 1), LS_GUARD_OPTIMISTIC, &meta, &root);
+
+	if (st != LS_OK)
+		return st == LS_NOT_FOUND ? LS_OK : st;
+	if (meta.frame != NULL)
+		return LS_RESTART;
+	if (ls_guard_upgrade_exclusive(&meta) != LS_OK)
+		return LS_RESTART;
+	if (ls_guard_upgrade_exclusive(&root) != LS_OK)
+	{
+		ls_guard_release(&meta);
+		return LS_RESTART;
+	}
+	uint8_t    *n = node_of(bm, &root);
+
+	if (!ls_node_is_leaf(n) && ls_node_header(n)->count == 0)
+	{
+		ls_swip_store(&t->root, ls_node_header(n)->upper);
+		atomic_fetch_sub_explicit(&t->height, 1, memory_order_relaxed);
+		ls_bm_free_page(bm, &root);
+	}
+	else
+		ls_guard_release(&root);
+	ls_guard_release(&meta);
+	return LS_OK;
+}
+
+/*
+ * Try to merge the node at `level` on key's path with a sibling.  Returns
+ * LS_OK with *merged when it merged (the parent may now be underfull).
+ * Best effort: LS_OK without merging when the pair does not fit.
+ */
+static ls_status
+merge_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool *merged)
+{
+	ls_bm	   *bm = t->bm;
+	bt_target	tg = {BT_KEY, key, klen};
+	ls_guard	p,
+				c,
+				lg,
+				rg;
+	ls_status	st = descend(t, &tg, level, LS_GUARD_OPTIMISTIC, &p, &c);
+
+	*merged = false;
+	if (st != LS_OK)
+		return st;
+	if (p.frame == NULL)
+		return LS_OK;			/* the root has no siblings */
+	if (ls_node_free_after_compaction(node_of(bm, &c)) <= BT_UNDERFULL)
+		return ls_guard_validate(&c);
+	if (ls_guard_upgrade_exclusive(&p) != LS_OK)
+		return LS_RESTART;
+	uint8_t    *pn = node_of(bm, &p);
+	uint16_t	pos = target_pos(pn, &tg);
+	uint16_t	count = ls_node_header(pn)->count;
+
+	if (ls_swip_load(child_swip(pn, pos)) != swip_of(bm, &c) || count == 0)
+	{
+		ls_guard_release(&p);
+		return count == 0 ? LS_OK : LS_RESTART;
+	}
+	uint16_t	lpos = pos < count ? pos : (uint16_t) (pos - 1);
+
+	st = ls_bm_fix(bm, &p, child_swip(pn, lpos), LS_GUARD_EXCLUSIVE, &lg);
+	if (st != LS_OK)
+	{
+		ls_guard_release(&p);
+		return st;
+	}
+	st = ls_bm_fix(bm, &p, child_swip(pn, (uint16_t) (lpos + 1)), LS_GUARD_EXCLUSIVE, &rg);
+	if (st != LS_OK)
+	{
+		ls_guard_release(&lg);
+		ls_guard_release(&p);
+		return st;
+	}
+	uint8_t		tmp[LS_NODE_SIZE] __attribute__((aligned(8)));
+
+	if (ls_node_header(node_of(bm, &lg))->level != level || ls_node_header(node_of(bm, &rg))->level != level)
+		st = LS_CORRUPT;
+	else if (ls_node_merge(node_of(bm, &lg), node_of(bm, &rg), tmp) == LS_OK)
+	{
+		ls_node_remove_at(pn, lpos);
+		ls_guard_mark_dirty(&rg);
+		ls_guard_mark_dirty(&p);
+		ls_bm_free_page(bm, &lg);
+		*merged = true;
+		atomic_fetch_add_explicit(&t->merges, 1, memory_order_relaxed);
+	}
+	ls_guard_release(&lg);
+	ls_guard_release(&rg);
+	ls_guard_release(&p);
+	return st;
+}
+
+/* After a remove: merge upward while nodes become underfull (best effort). */
+static void
+rebalance(ls_btree *t, const uint8_t *key, uint32_t klen)
+{
+	bool		any = false;
+
+	for (uint16_t level = 0; level < BT_MAX_HEIGHT; level++)
+	{
+		bool		merged = false;
+		ls_status	st;
+		int			tries = 0;
+
+		while ((st = merge_node(t, key, klen, level, &merged)) == LS_RESTART && ++tries < 8)
+			ls_bm_count_restart(t->bm);
+		if (st != LS_OK || !merged)
+			break;
+		any = true;
+	}
+	/* Merges can leave the root with a single child. */
+	for (int tries = 0; any && collapse_root(t) == LS_RESTART && tries < 8; tries++)
+		ls_bm_count_restart(t->bm);
+}
+
+/* ------------------------------------------------------------------------
+ * Point operations
+ * ------------------------------------------------------------------------ */
+ls_status
+ls_btree_lookup(ls_btree *t, const uint8_t *key, uint32_t klen, void *out, uint32_t cap, uint32_t *vlen)
+{
+	bt_target	tg = {BT_KEY, key, klen};
+
+	if (klen == 0 || klen > LS_BTREE_MAX_KEY)
+		return klen ? LS_TOO_LARGE : LS_INVALID;
+	for (;;)
+	{
+		ls_guard	p,
+					c;
+		ls_status	st = descend(t, &tg, 0, LS_GUARD_OPTIMISTIC, &p, &c);
+
+		if (st == LS_OK)
+		{
+			uint8_t    *n = node_of(t->bm, &c);
+			bool		exact;
+			uint16_t	pos = ls_node_lower_bound(n, key, klen, &exact);
+			uint32_t	len = 0;
+
+			st = LS_NOT_FOUND;
+			if (exact)
+			{
+				const uint8_t *v = ls_node_value(n, pos, &len);
+
+				st = LS_TOO_LARGE;
+				if (len <= cap)
+				{
+					memcpy(out, v, len);
+					st = LS_OK;
+				}
+			}
+			if (ls_guard_validate(&c) == LS_OK)
+			{
+				*vlen = len;
+				return st;
+			}
+			st = LS_RESTART;
+		}
+		if (st != LS_RESTART)
+			return st;
+		ls_bm_count_restart(t->bm);
+	}
+}
+
+/* Remember the rightmost leaf for ls_btree_append. */
+static inline void
+note_rightmost(ls_btree *t, const ls_guard *leaf, const uint8_t *n)
+{
+	if (ls_node_cheader(n)->upper_len == 0)
+	{
+		atomic_store_explicit(&t->append_pid, leaf->frame->pid, memory_order_relaxed);
+		atomic_store_explicit(&t->append_frame, ls_bm_frame_index(t->bm, leaf->frame), memory_order_release);
+	}
+}
+
+ls_status
+ls_btree_insert(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	ls_status	st = check_kv(klen, vlen);
+	bt_target	tg = {BT_KEY, key, klen};
+
+	if (st != LS_OK)
+		return st;
+	for (;;)
+	{
+		ls_guard	p,
+					c;
+
+		st = descend(t, &tg, 0, LS_GUARD_EXCLUSIVE, &p, &c);
+		if (st == LS_OK)
+		{
+			uint8_t    *n = node_of(t->bm, &c);
+			bool		exact;
+			uint16_t	pos = ls_node_lower_bound(n, key, klen, &exact);
+
+			if (exact)
+			{
+				ls_guard_release(&c);
+				return LS_EXISTS;
+			}
+			if (ls_node_can_insert(n, klen, vlen))
+			{
+				st = ls_node_insert_at(n, pos, key, klen, val, vlen);
+				ls_guard_mark_dirty(&c);
+				note_rightmost(t, &c, n);
+				ls_guard_release(&c);
+				return st;
+			}
+			bool		append = ls_node_header(n)->upper_len == 0 && pos == ls_node_header(n)->count;
+
+			ls_guard_release(&c);
+			st = split_node(t, key, klen, 0, append);
+			if (st == LS_OK)
+				continue;
+		}
+		if (st != LS_RESTART)
+			return st;
+		ls_bm_count_restart(t->bm);
+	}
+}
+
+/*
+ * Fast path for ascending keys: latch the remembered rightmost leaf without
+ * a descent.  Valid only if, under its exclusive latch, the frame still holds
+ * a page of this tree (resident, same pid) that is a leaf with an infinite
+ * upper fence (only the rightmost leaf has one) and key sorts after its last
+ * key (or its lower fence when empty).
+ */
+static bool
+try_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	ls_bm	   *bm = t->bm;
+	uint64_t	idx = atomic_load_explicit(&t->append_frame, memory_order_acquire);
+	ls_pid		pid = atomic_load_explicit(&t->append_pid, memory_order_relaxed);
+
+	if (idx >= ls_bm_n_frames(bm))
+		return false;
+	ls_frame   *f = ls_bm_frame(bm, (uint32_t) idx);
+
+	if (!ls_latch_try_lock_exclusive(&f->latch))
+		return false;
+	ls_guard	g = {f, &f->latch, 0, LS_GUARD_EXCLUSIVE};
+	ls_page    *pg = ls_bm_page(bm, (uint32_t) idx);
+	uint8_t    *n = pg->data;
+	uint32_t	state = atomic_load_explicit(&f->state, memory_order_relaxed);
+	bool		ok = (state == LS_FRAME_HOT || state == LS_FRAME_COOL) && f->pid == pid &&
+		pg->hdr.dt_id == t->dt_id && pg->hdr.dt_type == LS_DT_BTREE &&
+		ls_node_is_leaf(n) && ls_node_header(n)->upper_len == 0 && ls_node_can_insert(n, klen, vlen);
+
+	if (ok)
+	{
+		uint16_t	count = ls_node_header(n)->count;
+		uint8_t		last[LS_BTREE_MAX_KEY];
+		uint32_t	lastlen;
+		const uint8_t *lf = count ? last : ls_node_lower_fence(n, &lastlen);
+
+		if (count)
+			lastlen = ls_node_key(n, (uint16_t) (count - 1), last);
+		ok = (count == 0 && lastlen == 0) || ls_key_cmp(lf, lastlen, key, klen) < 0;
+		if (ok)
+			ok = ls_node_insert_at(n, count, key, klen, val, vlen) == LS_OK;
+	}
+	if (ok)
+	{
+		uint32_t	cool = LS_FRAME_COOL;
+
+		atomic_compare_exchange_strong(&f->state, &cool, LS_FRAME_HOT);
+		ls_guard_mark_dirty(&g);
+		atomic_fetch_add_explicit(&t->append_hits, 1, memory_order_relaxed);
+	}
+	ls_guard_release(&g);
+	return ok;
+}
+
+ls_status
+ls_btree_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	ls_status	st = check_kv(klen, vlen);
+
+	if (st != LS_OK)
+		return st;
+	if (try_append(t, key, klen, val, vlen))
+		return LS_OK;
+	return ls_btree_insert(t, key, klen, val, vlen);
+}
+
+ls_status
+ls_btree_update(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	ls_status	st = check_kv(klen, vlen);
+	bt_target	tg = {BT_KEY, key, klen};
+
+	if (st != LS_OK)
+		return st;
+	for (;;)
+	{
+		ls_guard	p,
+					c;
+
+		st = descend(t, &tg, 0, LS_GUARD_EXCLUSIVE, &p, &c);
+		if (st == LS_OK)
+		{
+			uint8_t    *n = node_of(t->bm, &c);
+			bool		exact;
+			uint16_t	pos = ls_node_lower_bound(n, key, klen, &exact);
+
+			if (!exact)
+			{
+				ls_guard_release(&c);
+				return LS_NOT_FOUND;
+			}
+			st = ls_node_set_value(n, pos, val, vlen);
+			if (st == LS_OK)
+				ls_guard_mark_dirty(&c);
+			ls_guard_release(&c);
+			if (st != LS_NO_SPACE)
+				return st;
+			st = split_node(t, key, klen, 0, false);
+			if (st == LS_OK)
+				continue;
+		}
+		if (st != LS_RESTART)
+			return st;
+		ls_bm_count_restart(t->bm);
+	}
+}
+
+ls_status
+ls_btree_remove(ls_btree *t, const uint8_t *key, uint32_t klen)
+{
+	bt_target	tg = {BT_KEY, key, klen};
+
+	if (klen == 0 || klen > LS_BTREE_MAX_KEY)
+		return klen ? LS_TOO_LARGE : LS_INVALID;
+	for (;;)
+	{
+		ls_guard	p,
+					c;
+		ls_status	st = descend(t, &tg, 0, LS_GUARD_EXCLUSIVE, &p, &c);
+
+		if (st == LS_OK)
+		{
+			uint8_t    *n = node_of(t->bm, &c);
+			bool		exact;
+			uint16_t	pos = ls_node_lower_bound(n, key, klen, &exact);
+
+			if (!exact)
+			{
+				ls_guard_release(&c);
+				return LS_NOT_FOUND;
+			}
+			ls_node_remove_at(n, pos);
+			ls_guard_mark_dirty(&c);
+			bool		underfull = ls_node_free_after_compaction(n) > BT_UNDERFULL;
+
+			ls_guard_release(&c);
+			if (underfull)
+				rebalance(t, key, klen);
+			return LS_OK;
+		}
+		if (st != LS_RESTART)
+			return st;
+		ls_bm_count_restart(t->bm);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Range scans: one leaf at a time under a shared latch, re-descending by
+ * the leaf's fence key to reach the next one.
+ * ------------------------------------------------------------------------ */
+static ls_status
+scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_fn fn, void *arg)
+{
+	uint8_t		from[LS_BTREE_MAX_KEY];
+	uint8_t		key[LS_BTREE_MAX_KEY];
+	bt_target	tg = {asc ? BT_MIN : BT_MAX, from, 0};
+
+	if (start)
+	{
+		if (slen > LS_BTREE_MAX_KEY)
+			return LS_TOO_LARGE;
+		memcpy(from, start, slen);
+		tg.dir = BT_KEY;
+		tg.klen = slen;
+	}
+	for (;;)
+	{
+		ls_guard	p,
+					c;
+		ls_status	st = descend(t, &tg, 0, LS_GUARD_SHARED, &p, &c);
+
+		if (st == LS_RESTART)
+		{
+			ls_bm_count_restart(t->bm);
+			continue;
+		}
+		if (st != LS_OK)
+			return st;
+		uint8_t    *n = node_of(t->bm, &c);
+		uint16_t	count = ls_node_header(n)->count;
+		bool		go_on = true;
+
+		if (asc)
+		{
+			for (uint16_t pos = target_pos(n, &tg); go_on && pos < count; pos++)
+			{
+				uint32_t	klen = ls_node_key(n, pos, key);
+				uint32_t	vlen;
+				const uint8_t *v = ls_node_value(n, pos, &vlen);
+
+				go_on = fn(arg, key, klen, v, vlen);
+			}
+		}
+		else
+		{
+			/* Slots below the upper bound of `from` are <= from. */
+			bt_target	ub = tg;
+
+			if (ub.dir == BT_KEY)
+				ub.dir = BT_AFTER;
+			for (uint16_t pos = target_pos(n, &ub); go_on && pos > 0; pos--)
+			{
+				uint32_t	klen = ls_node_key(n, (uint16_t) (pos - 1), key);
+				uint32_t	vlen;
+				const uint8_t *v = ls_node_value(n, (uint16_t) (pos - 1), &vlen);
+
+				go_on = fn(arg, key, klen, v, vlen);
+			}
+		}
+		uint32_t	flen;
+		const uint8_t *f = asc ? ls_node_upper_fence(n, &flen) : ls_node_lower_fence(n, &flen);
+
+		if (!go_on || flen == 0)
+		{
+			ls_guard_release(&c);
+			return LS_OK;
+		}
+		memcpy(from, f, flen);
+		ls_guard_release(&c);
+		/* Next leaf: keys > upper fence (asc) / the leaf holding lower fence (desc). */
+		tg.dir = asc ? BT_AFTER : BT_KEY;
+		tg.key = from;
+		tg.klen = flen;
+	}
+}
+
+ls_status
+ls_btree_scan_asc(ls_btree *t, const uint8_t *start, uint32_t slen, ls_btree_scan_fn fn, void *arg)
+{
+	return scan(t, start, slen, true, fn, arg);
+}
+
+ls_status
+ls_btree_scan_desc(ls_btree *t, const uint8_t *start, uint32_t slen, ls_btree_scan_fn fn, void *arg)
+{
+	return scan(t, start, slen, false, fn, arg);
+}
+
+/* ------------------------------------------------------------------------
+ * Verification: every node is reached by a fresh descent from the root (by
+ * its upper fence), copied under a shared latch and checked on the copy, so
+ * nothing stays latched while children load and a small pool can keep
+ * evicting.  Needs no concurrent writers.
+ * ------------------------------------------------------------------------ */
+typedef struct bt_verify
+{
+	ls_btree   *t;
+	ls_btree_info info;
+	uint8_t    *bufs;			/* BT_MAX_HEIGHT node copies */
+	char	   *msg;
+	size_t		msglen;
+} bt_verify;
+
+/* Copy the node at level whose upper fence is (hi, hlen) (hlen 0: rightmost). */
+static ls_status
+fetch_node(bt_verify *v, uint16_t level, const uint8_t *hi, uint32_t hlen, uint8_t *buf)
+{
+	bt_target	tg = {hlen ? BT_KEY : BT_MAX, hi, hlen};
+
+	for (;;)
+	{
+		ls_guard	p,
+					c;
+		ls_status	st = descend(v->t, &tg, level, LS_GUARD_SHARED, &p, &c);
+
+		if (st == LS_OK)
+		{
+			memcpy(buf, node_of(v->t->bm, &c), LS_NODE_SIZE);
+			ls_guard_release(&c);
+			return LS_OK;
+		}
+		if (st != LS_RESTART)
+			return st;
+		ls_bm_count_restart(v->t->bm);
+	}
+}
+
+static ls_status
+verify_node(bt_verify *v, uint16_t level, const uint8_t *lo, uint32_t llen,
+			const uint8_t *hi, uint32_t hlen)
+{
+	uint8_t    *n = v->bufs + (size_t) level * LS_NODE_SIZE;
+	ls_status	st = fetch_node(v, level, hi, hlen, n);
+
+	if (st != LS_OK)
+	{
+		snprintf(v->msg, v->msglen, "cannot reach node at level %u: %s", level, ls_status_str(st));
+		return st;
+	}
+	st = ls_node_check(n, v->msg, v->msglen);
+	if (st != LS_OK)
+		return st;
+	uint32_t	nl,
+				nu;
+	const uint8_t *nlf = ls_node_lower_fence(n, &nl);
+	const uint8_t *nuf = ls_node_upper_fence(n, &nu);
+
+	if (ls_node_header(n)->level != level ||
+		ls_key_cmp(nlf, nl, lo, llen) != 0 || ls_key_cmp(nuf, nu, hi, hlen) != 0)
+	{
+		snprintf(v->msg, v->msglen, "level-%u node: fences or level differ from the parent's", level);
+		return LS_CORRUPT;
+	}
+	if (level == 0)
+	{
+		v->info.leaves++;
+		v->info.entries += ls_node_header(n)->count;
+		return LS_OK;
+	}
+	v->info.inner++;
+	/* Children cover (sep[i-1], sep[i]]; n's buffer stays ours meanwhile. */
+	uint8_t		prev[LS_BTREE_MAX_KEY],
+				cur[LS_BTREE_MAX_KEY];
+	uint32_t	prevlen = llen;
+
+	if (llen)
+		memcpy(prev, lo, llen);
+	for (uint16_t i = 0; i <= ls_node_header(n)->count; i++)
+	{
+		uint32_t	curlen = 0;
+
+		if (i < ls_node_header(n)->count)
+			curlen = ls_node_key(n, i, cur);
+		else if (hlen)
+		{
+			curlen = hlen;
+			memcpy(cur, hi, hlen);
+		}
+		st = verify_node(v, (uint16_t) (level - 1), prev, prevlen, cur, curlen);
+		if (st != LS_OK)
+			return st;
+		memcpy(prev, cur, curlen);
+		prevlen = curlen;
+	}
+	return LS_OK;
+}
+
+ls_status
+ls_btree_verify(ls_btree *t, ls_btree_info *info, char *msg, size_t msglen)
+{
+	bt_verify	v = {.t = t, .msg = msg, .msglen = msglen};
+	uint32_t	height = atomic_load(&t->height);
+
+	if (height == 0 || height > BT_MAX_HEIGHT)
+	{
+		snprintf(msg, msglen, "bad height %u", height);
+		return LS_CORRUPT;
+	}
+	v.bufs = aligned_alloc(64, (size_t) height * LS_NODE_SIZE + 64);
+	if (!v.bufs)
+		return LS_NO_MEMORY;
+	v.info.height = height;
+	/* The upper fences of the nodes above level L live in bufs[L + 1 ...]. */
+	ls_status	st = verify_node(&v, (uint16_t) (height - 1), NULL, 0, NULL, 0);
+
+	free(v.bufs);
+	if (st == LS_OK && atomic_load(&t->height) != height)
+	{
+		snprintf(msg, msglen, "height changed during verify (concurrent writer?)");
+		st = LS_CORRUPT;
+	}
+	if (info)
+		*info = v.info;
+	return st;
+}
