@@ -3,6 +3,8 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION leanstore" to load this file. \quit
 
+-- Loading the library outside shared_preload_libraries fails right here with
+-- "leanstore must be loaded via shared_preload_libraries".
 CREATE FUNCTION leanstore_tableam_handler(internal)
 RETURNS table_am_handler
 AS 'MODULE_PATHNAME', 'leanstore_tableam_handler'
@@ -10,3 +12,44 @@ LANGUAGE C STRICT;
 
 CREATE ACCESS METHOD leanstore TYPE TABLE HANDLER leanstore_tableam_handler;
 COMMENT ON ACCESS METHOD leanstore IS 'LeanStore-style table access method';
+
+-- Whole hot tier
+CREATE FUNCTION leanstore_stats(
+    OUT region_bytes bigint,
+    OUT heap_bytes bigint,
+    OUT used_bytes bigint,
+    OUT free_bytes bigint,
+    OUT slack_bytes bigint,
+    OUT retired_bytes bigint,
+    OUT retired_objects bigint,
+    OUT tables bigint,
+    OUT hot_rows bigint,
+    OUT hot_versions bigint,
+    OUT epoch bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'leanstore_stats'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW leanstore_stats AS SELECT * FROM leanstore_stats();
+
+-- One table
+CREATE FUNCTION leanstore_table_stats(
+    rel regclass,
+    OUT hot_rows bigint,
+    OUT hot_versions bigint,
+    OUT hot_bytes bigint,
+    OUT dead_rowids bigint,
+    OUT rowid_limit bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'leanstore_table_stats'
+LANGUAGE C STRICT VOLATILE;
+
+-- Checks the hot-tier invariants of a table; true, or an error listing problems.
+CREATE FUNCTION leanstore_verify(rel regclass)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'leanstore_verify'
+LANGUAGE C STRICT VOLATILE;
+
+REVOKE ALL ON FUNCTION leanstore_stats() FROM PUBLIC;
+REVOKE ALL ON FUNCTION leanstore_table_stats(regclass) FROM PUBLIC;
+REVOKE ALL ON FUNCTION leanstore_verify(regclass) FROM PUBLIC;

@@ -1,0 +1,964 @@
+/*
+ * ddl.c - storage life cycle, VACUUM/GC, CLUSTER, index builds.
+ *
+ * Storage: each relfilenode of a leanstore table owns one hot-tier table
+ * (keyed by tablespace, database, relfilenode) and, so that PostgreSQL's
+ * pending-delete machinery and tools see a relation, an empty smgr file.
+ * The hot table is created with the relfilenode and freed exactly when
+ * PostgreSQL unlinks the file (see init.c).
+ *
+ * GC (VACUUM and the pruning that updates do): for each row, versions older
+ * than the newest version whose inserter every snapshot sees as committed
+ * are unreachable and are truncated; aborted versions on top of the chain
+ * are popped; a row whose current version is deleted and dead to every
+ * snapshot is removed and its rowid marked DEAD.  VACUUM then deletes index
+ * entries pointing at DEAD rowids and forgets them, freezes old xids and
+ * advances relfrozenxid to the oldest xid it left behind.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/heaptoast.h"
+#include "access/multixact.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/autovacuum.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
+
+#include "ls_pg.h"
+
+#define LS_MAX_CHAIN	(1 << 20)
+
+/* ------------------------------------------------------------------------
+ * Storage life cycle
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_create_smgr(const RelFileNode *node, char persistence)
+{
+	SMgrRelation srel = RelationCreateStorage(*node, persistence, true);
+
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(node, INIT_FORKNUM);
+		smgrimmedsync(srel, INIT_FORKNUM);
+	}
+	smgrclose(srel);
+}
+
+void
+ls_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+					char persistence, TransactionId *freezeXid,
+					MultiXactId *minmulti)
+{
+	ls_hot_table *tbl;
+
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
+
+	ls_create_smgr(newrnode, persistence);
+	ls_storage_create(newrnode, &tbl);
+
+	/*
+	 * A new relfilenode for an existing relation (TRUNCATE): PostgreSQL
+	 * unlinks the old files at commit, and so do we.
+	 */
+	if (newrnode != &rel->rd_node && rel->rd_rel->relfilenode != InvalidOid &&
+		!RelFileNodeEquals(*newrnode, rel->rd_node))
+		ls_storage_schedule_drop(&rel->rd_node);
+}
+
+/* Remove every row (TRUNCATE of a table created in this transaction). */
+void
+ls_nontransactional_truncate(Relation rel)
+{
+	ls_hot_table *tbl = ls_table_for(rel);
+	ls_hot_ctx *ctx = ls_ctx();
+	uint64		limit = ls_hot_table_rowid_limit(tbl);
+	uint64		cursor = 0;
+	uint64		dead;
+
+	for (;;)
+	{
+		ls_hot_row *row;
+
+		ls_epoch_enter();
+		row = ls_hot_scan_next(tbl, &cursor, limit);
+		if (row != NULL)
+		{
+			ls_row_lock(row);
+			if (ls_hot_row_is_removed(row))
+				ls_row_unlock(row);
+			else
+			{
+				ls_row_forget_latch();
+				ls_hot_row_remove(ctx, tbl, row, false);
+			}
+		}
+		ls_epoch_exit();
+		if (row == NULL)
+			break;
+	}
+	cursor = 0;
+	ls_epoch_enter();
+	while (ls_hot_scan_next_dead(tbl, &cursor, limit, &dead))
+		ls_hot_rowid_forget(ctx, tbl, dead);
+	ls_epoch_exit();
+
+	RelationTruncate(rel, 0);
+	ls_mark_written();
+}
+
+/*
+ * Insert a chain (versions[0] oldest .. versions[n-1] newest, all fresh and
+ * uninstalled) as row rowid of tbl.
+ */
+static void
+ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
+				ls_hot_version **versions, int n)
+{
+	ls_hot_row *row;
+	ls_status	st;
+
+	if (n <= 0)
+		return;
+	ls_epoch_enter();
+	st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, versions[0], &row);
+	if (st == LS_OK && n > 1)
+	{
+		ls_row_lock(row);
+		for (int i = 1; i < n; i++)
+			ls_hot_row_install(ls_ctx(), tbl, row, versions[i]);
+		ls_row_unlock(row);
+	}
+	ls_epoch_exit();
+	if (st != LS_OK)
+	{
+		for (int i = 0; i < n; i++)
+			ls_hot_version_free(ls_ctx(), versions[i]);
+		ls_report_status(st, rel, "copy rows into");
+	}
+}
+
+/* Make tbl hand out rowids from limit on (it is fresh: counter at 0). */
+static void
+ls_set_rowid_limit(ls_hot_table *tbl, uint64 limit)
+{
+	uint64		cur = ls_hot_table_rowid_limit(tbl);
+
+	if (limit > cur)
+		(void) ls_hot_table_reserve_rowids(tbl, limit - cur);
+}
+
+/* ALTER TABLE ... SET TABLESPACE: copy every chain verbatim. */
+void
+ls_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	ls_hot_table *src = ls_table_for(rel);
+	ls_hot_table *dst;
+	uint64		limit = ls_hot_table_rowid_limit(src);
+	uint64		cursor = 0;
+	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * 64);
+	int			chain_cap = 64;
+
+	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
+	ls_storage_create(newrnode, &dst);
+	ls_set_rowid_limit(dst, limit);
+
+	for (;;)
+	{
+		ls_hot_row *row;
+		uint64		rowid = 0;
+		int			n = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		row = ls_hot_scan_next(src, &cursor, limit);
+		if (row != NULL)
+		{
+			rowid = row->rowid;
+			for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
+				 v = ls_hot_version_older(v))
+			{
+				if (n == chain_cap)
+				{
+					chain_cap *= 2;
+					chain = repalloc(chain, sizeof(ls_hot_version *) * chain_cap);
+				}
+				chain[n++] = ls_version_copy(rel, v, v->len, v->data);
+			}
+		}
+		ls_epoch_exit();
+		if (row == NULL)
+			break;
+		/* chain[] is newest first; ls_insert_chain wants oldest first */
+		for (int i = 0; i < n / 2; i++)
+		{
+			ls_hot_version *t = chain[i];
+
+			chain[i] = chain[n - 1 - i];
+			chain[n - 1 - i] = t;
+		}
+		ls_insert_chain(rel, dst, rowid, chain, n);
+	}
+	pfree(chain);
+
+	/*
+	 * DEAD rowids are not carried over: index entries naming them now find
+	 * an empty slot, which reads as "gone" just the same (rowids are never
+	 * reused); kill_prior_tuple and bottom-up deletion remove them.
+	 */
+	RelationDropStorage(rel);
+	ls_storage_schedule_drop(&rel->rd_node);
+	ls_mark_written();
+}
+
+/* ------------------------------------------------------------------------
+ * GC of one row
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsGcStats
+{
+	double		live_rows;
+	double		recently_dead;
+	double		removed_versions;
+	double		removed_rows;
+	TransactionId oldest_xid;	/* oldest unfrozen xid left behind */
+	bool		incomplete;		/* a row could not be processed */
+} LsGcStats;
+
+static void
+ls_gc_note_xid(LsGcStats *st, TransactionId xid)
+{
+	if (st != NULL && TransactionIdIsNormal(xid) &&
+		TransactionIdPrecedes(xid, st->oldest_xid))
+		st->oldest_xid = xid;
+}
+
+/*
+ * Freeze what every snapshot sees as committed and clear xmax words of
+ * aborted writers and finished lockers (CAS: a writer may be replacing
+ * them), then note the xids that stay.  No latch needed: only atomic hint
+ * and CAS operations.
+ */
+static void
+ls_gc_freeze(ls_hot_row *row, TransactionId freeze_limit, LsGcStats *st)
+{
+	int			n = 0;
+
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
+		 v = ls_hot_version_older(v), n++)
+	{
+		LsVersionInfo info;
+		LsXidStatus xs;
+
+		ls_version_info(v, &info);
+		xs = ls_xmin_status(v, &info);
+		if (xs == LS_XS_COMMITTED && !(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
+			TransactionIdIsNormal(info.xmin) &&
+			TransactionIdPrecedes(info.xmin, freeze_limit))
+		{
+			atomic_fetch_or(&v->xmin_word, ((uint64) LS_HV_XMIN_FROZEN) << 32);
+			info.xmin_flags |= LS_HV_XMIN_FROZEN;
+		}
+		if (!(info.xmin_flags & LS_HV_XMIN_FROZEN))
+			ls_gc_note_xid(st, info.xmin);
+
+		if (info.xmax != InvalidTransactionId)
+		{
+			LsXidStatus ms = ls_xmax_status(v, &info);
+			bool		clear = (ms == LS_XS_ABORTED) ||
+				(ms == LS_XS_COMMITTED && ls_xmax_is_lock_only(&info));
+
+			if (clear)
+			{
+				uint64		expected = ls_hv_word(info.xmax, info.xmax_flags);
+
+				if (!atomic_compare_exchange_strong(&v->xmax_word, &expected, 0))
+					ls_gc_note_xid(st, ls_hv_xid(expected));
+			}
+			else
+				ls_gc_note_xid(st, info.xmax);
+		}
+	}
+}
+
+/*
+ * GC one row (caller inside an epoch, no latch held).  Returns false when
+ * the row changed under us and should be looked at again.
+ */
+static bool
+ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
+		  GlobalVisState *vistest, TransactionId freeze_limit, LsGcStats *st)
+{
+	ls_hot_version *newest = ls_hot_row_newest(row);
+	ls_hot_version *first_valid = NULL;
+	ls_hot_version *keep = NULL;
+	int			aborted_top = 0;
+	int			n = 0;
+	bool		dead_row;
+	LsVacuumState vs = LS_V_DEAD;
+	TransactionId dead_after;
+
+	if (newest == NULL)
+		return true;			/* already removed */
+
+	for (ls_hot_version *v = newest; v != NULL && n < LS_MAX_CHAIN;
+		 v = ls_hot_version_older(v), n++)
+	{
+		LsVersionInfo info;
+		LsXidStatus xs;
+
+		ls_version_info(v, &info);
+		xs = ls_xmin_status(v, &info);
+		if (xs == LS_XS_ABORTED)
+		{
+			if (first_valid == NULL)
+				aborted_top++;
+			continue;
+		}
+		if (first_valid == NULL)
+			first_valid = v;
+		if (xs == LS_XS_COMMITTED &&
+			((info.xmin_flags & LS_HV_XMIN_FROZEN) ||
+			 GlobalVisTestIsRemovableXid(vistest, info.xmin)))
+		{
+			keep = v;
+			break;
+		}
+	}
+	if (first_valid != NULL)
+		vs = ls_version_vacuum_state(first_valid, vistest, &dead_after);
+	dead_row = (first_valid == NULL || vs == LS_V_DEAD);
+
+	if (dead_row || aborted_top > 0 ||
+		(keep != NULL && ls_hot_version_older(keep) != NULL))
+	{
+		ls_row_lock(row);
+		if (ls_hot_row_is_removed(row) || ls_hot_row_newest(row) != newest)
+		{
+			ls_row_unlock(row);
+			return false;
+		}
+		if (dead_row)
+		{
+			if (st)
+			{
+				st->removed_rows += 1;
+				st->removed_versions += n;
+			}
+			ls_row_forget_latch();
+			ls_hot_row_remove(ls_ctx(), tbl, row, true);
+			return true;
+		}
+		if (keep != NULL && ls_hot_version_older(keep) != NULL)
+		{
+			int			dropped = 0;
+
+			for (ls_hot_version *o = ls_hot_version_older(keep); o != NULL && dropped < LS_MAX_CHAIN;
+				 o = ls_hot_version_older(o))
+				dropped++;
+			ls_hot_row_truncate(ls_ctx(), tbl, row, keep);
+			if (st)
+				st->removed_versions += dropped;
+		}
+		for (int i = 0; i < aborted_top; i++)
+		{
+			ls_hot_version *top = ls_hot_row_newest(row);
+
+			if (top == NULL || ls_hot_version_older(top) == NULL ||
+				!(ls_hv_flags(atomic_load(&top->xmin_word)) & LS_HV_XMIN_ABORTED))
+				break;
+			ls_hot_row_uninstall_newest(ls_ctx(), tbl, row);
+			if (st)
+				st->removed_versions += 1;
+		}
+		ls_row_unlock(row);
+	}
+
+	if (st != NULL)
+	{
+		if (vs == LS_V_RECENTLY_DEAD)
+			st->recently_dead += 1;
+		else if (vs != LS_V_DEAD)
+			st->live_rows += 1;
+	}
+	if (TransactionIdIsValid(freeze_limit))
+		ls_gc_freeze(row, freeze_limit, st);
+	return true;
+}
+
+void
+ls_prune_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
+			 GlobalVisState *vistest)
+{
+	/* cheap test first: a chain of one needs nothing */
+	ls_hot_version *newest = ls_hot_row_newest(row);
+
+	if (newest == NULL || ls_hot_version_older(newest) == NULL)
+		return;
+	(void) ls_gc_row(rel, tbl, row, vistest, InvalidTransactionId, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * VACUUM
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsDeadSet
+{
+	uint64	   *rowids;
+	int64		n;
+	int64		alloc;			/* entries allocated */
+	int64		cap;			/* memory limit in entries */
+} LsDeadSet;
+
+static bool
+ls_dead_tid_reaped(ItemPointer itemptr, void *state)
+{
+	LsDeadSet  *ds = (LsDeadSet *) state;
+	uint64		rowid = ls_tid_to_rowid(itemptr);
+	int64		lo = 0,
+				hi = ds->n - 1;
+
+	while (lo <= hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (ds->rowids[mid] == rowid)
+			return true;
+		if (ds->rowids[mid] < rowid)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+/* Delete index entries of the collected DEAD rowids, then forget them. */
+static void
+ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
+				  IndexBulkDeleteResult **istats, LsDeadSet *ds, double live,
+				  int elevel, BufferAccessStrategy bstrategy)
+{
+	for (int i = 0; i < nindexes; i++)
+	{
+		IndexVacuumInfo ivinfo;
+
+		memset(&ivinfo, 0, sizeof(ivinfo));
+		ivinfo.index = Irel[i];
+		ivinfo.analyze_only = false;
+		ivinfo.report_progress = false;
+		ivinfo.estimated_count = true;
+		ivinfo.message_level = elevel;
+		ivinfo.num_heap_tuples = live;
+		ivinfo.strategy = bstrategy;
+		istats[i] = index_bulk_delete(&ivinfo, istats[i], ls_dead_tid_reaped, ds);
+	}
+	ls_epoch_enter();
+	for (int64 i = 0; i < ds->n; i++)
+		ls_hot_rowid_forget(ls_ctx(), tbl, ds->rowids[i]);
+	ls_epoch_exit();
+	ds->n = 0;
+}
+
+void
+ls_vacuum_rel(Relation rel, struct VacuumParams *params,
+			  BufferAccessStrategy bstrategy)
+{
+	ls_hot_table *tbl = ls_table_for(rel);
+	TransactionId OldestXmin;
+	MultiXactId OldestMxact;
+	TransactionId FreezeLimit;
+	MultiXactId MultiXactCutoff;
+	GlobalVisState *vistest;
+	LsGcStats	st;
+	uint64		limit;
+	uint64		cursor = 0;
+	int			nindexes = 0;
+	Relation   *Irel = NULL;
+	IndexBulkDeleteResult **istats = NULL;
+	LsDeadSet	ds;
+	bool		do_index = params->index_cleanup != VACOPTVALUE_DISABLED;
+	int			elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
+	int			mem_kb = IsAutoVacuumWorkerProcess() && autovacuum_work_mem != -1 ?
+		autovacuum_work_mem : maintenance_work_mem;
+	double		dead_rowids = 0;
+	bool		frozenxid_updated = false;
+	bool		minmulti_updated = false;
+	uint64		dead;
+
+	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
+						  params->multixact_freeze_min_age,
+						  params->multixact_freeze_table_age,
+						  &OldestXmin, &OldestMxact, &FreezeLimit, &MultiXactCutoff);
+	vistest = GlobalVisTestFor(rel);
+
+	memset(&st, 0, sizeof(st));
+	st.oldest_xid = OldestXmin;
+	limit = ls_hot_table_rowid_limit(tbl);
+
+	/* pass 1: GC every row, freezing whatever precedes OldestXmin */
+	for (;;)
+	{
+		ls_hot_row *row;
+		int			tries = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		row = ls_hot_scan_next(tbl, &cursor, limit);
+		while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+		{
+			if (++tries >= 100)
+			{
+				st.incomplete = true;
+				break;
+			}
+		}
+		ls_epoch_exit();
+		if (row == NULL)
+			break;
+	}
+
+	/* pass 2: index entries of DEAD rowids */
+	ds.cap = Max((int64) mem_kb * 1024 / (int64) sizeof(uint64), 1024);
+	ds.n = 0;
+	ds.alloc = Min(ds.cap, (int64) 4096);
+	ds.rowids = palloc(sizeof(uint64) * ds.alloc);
+	if (do_index)
+	{
+		vac_open_indexes(rel, RowExclusiveLock, &nindexes, &Irel);
+		istats = palloc0(sizeof(IndexBulkDeleteResult *) * Max(nindexes, 1));
+		cursor = 0;
+		for (;;)
+		{
+			bool		more;
+
+			ls_epoch_enter();
+			more = ls_hot_scan_next_dead(tbl, &cursor, limit, &dead);
+			ls_epoch_exit();
+			if (!more)
+				break;
+			if (ds.n == ds.cap)
+				ls_vacuum_indexes(rel, tbl, Irel, nindexes, istats, &ds,
+								  st.live_rows, elevel, bstrategy);
+			if (ds.n == ds.alloc)
+			{
+				ds.alloc = Min(ds.cap, ds.alloc * 2);
+				ds.rowids = repalloc_huge(ds.rowids, sizeof(uint64) * ds.alloc);
+			}
+			ds.rowids[ds.n++] = dead;
+			dead_rowids += 1;
+		}
+		if (ds.n > 0)
+			ls_vacuum_indexes(rel, tbl, Irel, nindexes, istats, &ds,
+							  st.live_rows, elevel, bstrategy);
+
+		for (int i = 0; i < nindexes; i++)
+		{
+			IndexVacuumInfo ivinfo;
+
+			memset(&ivinfo, 0, sizeof(ivinfo));
+			ivinfo.index = Irel[i];
+			ivinfo.estimated_count = false;
+			ivinfo.message_level = elevel;
+			ivinfo.num_heap_tuples = st.live_rows;
+			ivinfo.strategy = bstrategy;
+			istats[i] = index_vacuum_cleanup(&ivinfo, istats[i]);
+			if (istats[i] != NULL && !istats[i]->estimated_count)
+				vac_update_relstats(Irel[i], istats[i]->num_pages,
+									istats[i]->num_index_tuples, 0, false,
+									InvalidTransactionId, InvalidMultiXactId,
+									NULL, NULL, false);
+			if (istats[i] != NULL)
+				pfree(istats[i]);
+		}
+		vac_close_indexes(nindexes, Irel, NoLock);
+	}
+	pfree(ds.rowids);
+
+	vac_update_relstats(rel,
+						(BlockNumber) (RelationGetNumberOfBlocks(rel)),
+						st.live_rows, 0, nindexes > 0 || RelationGetForm(rel)->relhasindex,
+						st.incomplete ? InvalidTransactionId : st.oldest_xid,
+						st.incomplete ? InvalidMultiXactId : OldestMxact,
+						&frozenxid_updated, &minmulti_updated, false);
+	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
+						 (PgStat_Counter) st.live_rows,
+						 (PgStat_Counter) st.recently_dead);
+	ls_hot_reclaim(ls_ctx());
+
+	ereport(elevel,
+			(errmsg("leanstore: vacuumed \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes%s",
+					RelationGetRelationName(rel), st.live_rows, st.recently_dead,
+					st.removed_versions, st.removed_rows, dead_rowids,
+					frozenxid_updated ? ", relfrozenxid advanced" : "")));
+}
+
+/* ------------------------------------------------------------------------
+ * CLUSTER / VACUUM FULL (and rewrites that go through them)
+ * ------------------------------------------------------------------------ */
+
+/* Re-form tup with NewTable's descriptor (dropped columns become NULL). */
+static HeapTuple
+ls_reform_tuple(HeapTuple tup, TupleDesc olddesc, TupleDesc newdesc,
+				Datum *values, bool *isnull)
+{
+	heap_deform_tuple(tup, olddesc, values, isnull);
+	for (int i = 0; i < newdesc->natts; i++)
+		if (TupleDescAttr(newdesc, i)->attisdropped)
+			isnull[i] = true;
+	return heap_form_tuple(newdesc, values, isnull);
+}
+
+void
+ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
+					bool use_sort, TransactionId OldestXmin,
+					TransactionId *xid_cutoff, MultiXactId *multi_cutoff,
+					double *num_tuples, double *tups_vacuumed,
+					double *tups_recently_dead)
+{
+	ls_hot_table *src = ls_table_for(OldTable);
+	ls_hot_table *dst = ls_table_for(NewTable);
+	TupleDesc	olddesc = RelationGetDescr(OldTable);
+	TupleDesc	newdesc = RelationGetDescr(NewTable);
+	Datum	   *values = palloc(sizeof(Datum) * Max(olddesc->natts, newdesc->natts));
+	bool	   *isnull = palloc(sizeof(bool) * Max(olddesc->natts, newdesc->natts));
+	uint64		limit = ls_hot_table_rowid_limit(src);
+	uint64		cursor = 0;
+	int			cap = 16;
+	HeapTuple  *tups = palloc(sizeof(HeapTuple) * cap);
+	LsVersionInfo *infos = palloc(sizeof(LsVersionInfo) * cap);
+	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * cap);
+	MemoryContext tmpcxt = AllocSetContextCreate(CurrentMemoryContext,
+												 "leanstore cluster",
+												 ALLOCSET_DEFAULT_SIZES);
+
+	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
+	ls_set_rowid_limit(dst, limit);
+
+	for (;;)
+	{
+		ls_hot_row *row;
+		uint64		rowid = 0;
+		int			n = 0;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(tmpcxt);
+		old = MemoryContextSwitchTo(tmpcxt);
+
+		/* copy out the versions some snapshot may still need */
+		ls_epoch_enter();
+		row = ls_hot_scan_next(src, &cursor, limit);
+		if (row != NULL)
+		{
+			int			walked = 0;
+
+			rowid = row->rowid;
+			for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && walked < LS_MAX_CHAIN;
+				 v = ls_hot_version_older(v), walked++)
+			{
+				LsVersionInfo info;
+				LsXidStatus xs;
+				Size		size;
+
+				ls_version_info(v, &info);
+				xs = ls_xmin_status(v, &info);
+				if (xs == LS_XS_ABORTED)
+					continue;
+				if (!ls_xmax_is_lock_only(&info) && info.xmax != InvalidTransactionId &&
+					ls_xmax_status(v, &info) == LS_XS_COMMITTED)
+				{
+					if (TransactionIdPrecedes(info.xmax, OldestXmin))
+					{
+						*tups_vacuumed += 1;
+						break;	/* this and every older version are dead */
+					}
+					*tups_recently_dead += 1;
+				}
+				else
+					*num_tuples += 1;
+				if (n == cap)
+				{
+					cap *= 2;
+					MemoryContextSwitchTo(old);
+					tups = repalloc(tups, sizeof(HeapTuple) * cap);
+					infos = repalloc(infos, sizeof(LsVersionInfo) * cap);
+					chain = repalloc(chain, sizeof(ls_hot_version *) * cap);
+					MemoryContextSwitchTo(tmpcxt);
+				}
+				size = ls_heaptuple_size(v);
+				tups[n] = ls_version_to_heaptuple(v, OldTable, rowid, palloc(size), size);
+				infos[n] = info;
+				n++;
+				if (xs == LS_XS_COMMITTED && TransactionIdPrecedes(info.xmin, OldestXmin))
+					break;		/* older versions are invisible to everyone */
+			}
+		}
+		ls_epoch_exit();
+		if (row == NULL)
+		{
+			MemoryContextSwitchTo(old);
+			break;
+		}
+
+		/* build new versions oldest first */
+		for (int i = n - 1, j = 0; i >= 0; i--, j++)
+		{
+			HeapTuple	t = ls_reform_tuple(tups[i], olddesc, newdesc, values, isnull);
+			HeapTuple	stored = t;
+			LsVersionInfo *info = &infos[i];
+			ls_hot_version *v;
+			uint32		xmin_flags = info->xmin_flags;
+			uint64		xmax_word = ls_hv_word(info->xmax, info->xmax_flags);
+
+			if (HeapTupleHasExternal(t) || t->t_len > TOAST_TUPLE_THRESHOLD)
+				stored = heap_toast_insert_or_update(NewTable, t, NULL, 0);
+			MemoryContextSwitchTo(old);
+			v = ls_version_from_heaptuple(NewTable, stored);
+			MemoryContextSwitchTo(tmpcxt);
+
+			if ((xmin_flags & LS_HV_XMIN_COMMITTED) && TransactionIdIsNormal(info->xmin) &&
+				TransactionIdPrecedes(info->xmin, *xid_cutoff))
+				xmin_flags |= LS_HV_XMIN_FROZEN;
+			if (info->xmax != InvalidTransactionId &&
+				((info->xmax_flags & LS_HV_XMAX_ABORTED) ||
+				 (ls_xmax_is_lock_only(info) && !TransactionIdIsCurrentTransactionId(info->xmax) &&
+				  !TransactionIdIsInProgress(info->xmax))))
+				xmax_word = 0;
+			atomic_store(&v->xmin_word, ls_hv_word(info->xmin, xmin_flags));
+			atomic_store(&v->xmax_word, xmax_word);
+			v->cmin = info->cmin;
+			atomic_store(&v->cmax, info->cmax);
+			atomic_store(&v->next_rowid, info->next_rowid);
+			chain[j] = v;
+		}
+		MemoryContextSwitchTo(old);
+		ls_insert_chain(NewTable, dst, rowid, chain, n);
+	}
+
+	MemoryContextDelete(tmpcxt);
+	pfree(values);
+	pfree(isnull);
+	pfree(tups);
+	pfree(infos);
+	pfree(chain);
+	ls_mark_written();
+}
+
+/* ------------------------------------------------------------------------
+ * Index builds
+ * ------------------------------------------------------------------------ */
+
+double
+ls_index_build_range_scan(Relation table_rel, Relation index_rel,
+						  IndexInfo *indexInfo, bool allow_sync,
+						  bool anyvisible, bool progress,
+						  BlockNumber start_blockno, BlockNumber numblocks,
+						  IndexBuildCallback callback, void *callback_state,
+						  TableScanDesc sscan)
+{
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	ExprState  *predicate;
+	Snapshot	snapshot;
+	bool		need_unregister = false;
+	bool		mvcc;
+	GlobalVisState *vistest = GlobalVisTestFor(table_rel);
+	LsScanDesc	scan;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	double		reltuples = 0;
+
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
+
+	if (sscan == NULL)
+	{
+		if (IsBootstrapProcessingMode() || indexInfo->ii_Concurrent)
+		{
+			snapshot = RegisterSnapshot(GetTransactionSnapshot());
+			need_unregister = true;
+		}
+		else
+			snapshot = SnapshotAny;
+		sscan = table_beginscan_strat(table_rel, snapshot, 0, NULL, true, allow_sync);
+	}
+	else
+		snapshot = sscan->rs_snapshot;
+	scan = (LsScanDesc) sscan;
+	mvcc = IsMVCCSnapshot(snapshot);
+
+	if (numblocks != InvalidBlockNumber || start_blockno != 0)
+	{
+		scan->tr_min = (uint64) start_blockno * LS_ROWS_PER_BLOCK;
+		if (numblocks != InvalidBlockNumber)
+			scan->tr_max = ((uint64) start_blockno + numblocks) * LS_ROWS_PER_BLOCK - 1;
+		scan->cursor = scan->tr_min;
+	}
+
+	for (;;)
+	{
+		ls_hot_row *row;
+		ls_hot_version *v = NULL;
+		bool		alive = true;
+		bool		counts = true;
+		ItemPointerData tid;
+
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+
+		ls_epoch_enter();
+		row = ls_scan_next_row(scan);
+		if (row != NULL)
+		{
+			if (mvcc)
+				v = ls_row_visible_version(row, snapshot);
+			else
+			{
+				v = ls_row_newest_valid(row);
+				if (v != NULL)
+				{
+					TransactionId dead_after;
+					LsVersionInfo info;
+					ls_hot_version *older;
+
+					ls_version_info(v, &info);
+					switch (ls_version_vacuum_state(v, vistest, &dead_after))
+					{
+						case LS_V_DEAD:
+							v = NULL;
+							break;
+						case LS_V_LIVE:
+						case LS_V_INSERT_IN_PROGRESS:
+							break;
+						case LS_V_RECENTLY_DEAD:
+							alive = false;
+							counts = false;
+							break;
+						case LS_V_DELETE_IN_PROGRESS:
+							if (TransactionIdIsCurrentTransactionId(info.xmax))
+							{
+								alive = false;
+								counts = false;
+							}
+							break;
+					}
+					/* older versions still visible to someone: like a broken HOT chain */
+					older = v ? ls_hot_version_older(v) : NULL;
+					if (older != NULL &&
+						ls_version_vacuum_state(older, vistest, &dead_after) != LS_V_DEAD)
+						indexInfo->ii_BrokenHotChain = true;
+				}
+			}
+			if (v != NULL)
+				ls_store_version(v, table_rel, row->rowid, slot);
+			ls_rowid_to_tid(row->rowid, &tid);
+		}
+		ls_epoch_exit();
+		if (row == NULL)
+			break;
+		if (v == NULL)
+			continue;
+
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		if (counts)
+			reltuples += 1;
+		FormIndexDatum(indexInfo, slot, estate, values, isnull);
+		callback(index_rel, &tid, values, isnull, alive, callback_state);
+	}
+
+	table_endscan(sscan);
+	if (need_unregister)
+		UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	indexInfo->ii_ExpressionsState = NIL;
+	indexInfo->ii_PredicateState = NULL;
+	return reltuples;
+}
+
+/*
+ * CREATE INDEX CONCURRENTLY, phase 3: insert the rows visible to snapshot
+ * that the index does not have yet.  Both streams are in TID order (TID
+ * order is rowid order).
+ */
+void
+ls_index_validate_scan(Relation table_rel, Relation index_rel,
+					   IndexInfo *indexInfo, Snapshot snapshot,
+					   ValidateIndexState *state)
+{
+	EState	   *estate = CreateExecutorState();
+	ExprContext *econtext = GetPerTupleExprContext(estate);
+	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	ExprState  *predicate;
+	TableScanDesc scan;
+	ItemPointerData indexcursor;
+	bool		have_cursor = false;
+	bool		sort_done = false;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	econtext->ecxt_scantuple = slot;
+	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
+	ItemPointerSetInvalid(&indexcursor);
+
+	scan = table_beginscan_strat(table_rel, snapshot, 0, NULL, true, false);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		ItemPointerData tid = slot->tts_tid;
+
+		CHECK_FOR_INTERRUPTS();
+		state->htups += 1;
+
+		while (!sort_done && (!have_cursor || ItemPointerCompare(&indexcursor, &tid) < 0))
+		{
+			Datum		ts_val;
+			bool		ts_isnull;
+
+			if (!tuplesort_getdatum(state->tuplesort, true, &ts_val, &ts_isnull, NULL))
+			{
+				sort_done = true;
+				break;
+			}
+			itemptr_decode(&indexcursor, DatumGetInt64(ts_val));
+			have_cursor = true;
+#ifndef USE_FLOAT8_BYVAL
+			pfree(DatumGetPointer(ts_val));
+#endif
+		}
+		if (have_cursor && ItemPointerEquals(&indexcursor, &tid))
+			continue;			/* already indexed */
+
+		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		if (predicate != NULL && !ExecQual(predicate, econtext))
+			continue;
+		FormIndexDatum(indexInfo, slot, estate, values, isnull);
+		index_insert(index_rel, values, isnull, &tid, table_rel,
+					 indexInfo->ii_Unique ? UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+					 false, indexInfo);
+		state->tups_inserted += 1;
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	FreeExecutorState(estate);
+	indexInfo->ii_ExpressionsState = NIL;
+	indexInfo->ii_PredicateState = NULL;
+}

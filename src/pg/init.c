@@ -1,0 +1,599 @@
+/*
+ * init.c - leanstore's life inside a PostgreSQL server.
+ *
+ * _PG_init, GUCs, the shared hot-tier region, the per-backend hot context,
+ * transaction callbacks that keep the tier consistent with PostgreSQL's
+ * transactional storage life cycle, and error reporting of core statuses.
+ *
+ * Invariants kept here:
+ *  - The library only works when preloaded: the tier is one fixed region of
+ *    the main shared memory segment, which can only be sized at postmaster
+ *    start.
+ *  - A backend leaves no epoch and no row latch held when a (sub)transaction
+ *    aborts or the process exits: errors may be thrown at any point of a
+ *    table AM callback, so both are tracked in backend-local state.
+ *  - Hot storage of a relfilenode is freed exactly when PostgreSQL unlinks
+ *    the relfilenode's files: created storage at abort of the creating
+ *    (sub)transaction, dropped storage at commit of the dropping one.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "ls_pg.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+int			ls_hot_memory_mb = 1024;
+static int	ls_max_tables = 4096;
+
+/* Shared state: the region address is identical in every backend (fork). */
+typedef struct LsShared
+{
+	ls_hot	   *hot;
+	Size		region_size;
+} LsShared;
+
+static LsShared *ls_shared = NULL;
+
+/* Per-process state */
+static ls_hot_ctx *ls_my_ctx = NULL;
+static ls_hot_row *ls_held_latch = NULL;
+static bool ls_xact_wrote = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/*
+ * Relfilenodes whose hot storage must be freed at the end of a transaction:
+ * at_commit entries were dropped, the others were created.  nest_level
+ * follows subtransactions like PostgreSQL's pendingDeletes list.
+ */
+typedef struct LsPendingStorage
+{
+	ls_hot_key	key;
+	bool		at_commit;
+	int			nest_level;
+	struct LsPendingStorage *next;
+} LsPendingStorage;
+
+static LsPendingStorage *ls_pending = NULL;
+
+static const char *const ls_preload_msg =
+"leanstore must be loaded via shared_preload_libraries";
+static const char *const ls_preload_hint =
+"Add leanstore to shared_preload_libraries in postgresql.conf and restart the server.";
+
+/* ------------------------------------------------------------------------
+ * Shared memory
+ * ------------------------------------------------------------------------ */
+
+static ls_hot_config
+ls_config(void)
+{
+	ls_hot_config cfg;
+
+	cfg.max_tables = (uint32) ls_max_tables;
+	/* slots are backend ids: 1 .. MaxBackends */
+	cfg.max_procs = (uint32) MaxBackends + 1;
+	return cfg;
+}
+
+static Size
+ls_region_size(void)
+{
+	return (Size) ls_hot_memory_mb * 1024 * 1024;
+}
+
+static void
+ls_shmem_request(void)
+{
+	ls_hot_config cfg;
+	Size		need;
+
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	cfg = ls_config();
+	need = ls_hot_min_region_size(&cfg);
+	if (ls_region_size() < need)
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("leanstore.hot_memory is too small: %d MB, at least %zu MB are needed for leanstore.max_tables = %d and max_connections",
+						ls_hot_memory_mb, need / (1024 * 1024) + 1, ls_max_tables)));
+	RequestAddinShmemSpace(add_size(ls_region_size(),
+									MAXALIGN(sizeof(LsShared)) + 16384));
+}
+
+static void
+ls_shmem_startup(void)
+{
+	bool		found;
+	bool		rfound;
+	void	   *region;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ls_shared = ShmemInitStruct("leanstore control", sizeof(LsShared), &found);
+	if (!found)
+	{
+		ls_hot_config cfg = ls_config();
+		ls_status	st;
+
+		/* the region itself, aligned to a page for the core's allocator */
+		region = ShmemInitStruct("leanstore hot tier",
+								 ls_region_size() + 4096, &rfound);
+		region = (void *) TYPEALIGN(4096, region);
+		st = ls_hot_init(region, ls_region_size(), &cfg, &ls_shared->hot);
+		if (st != LS_OK)
+		{
+			LWLockRelease(AddinShmemInitLock);
+			ereport(FATAL,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not format the leanstore hot tier: %s",
+							ls_status_str(st))));
+		}
+		ls_shared->region_size = ls_region_size();
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+ls_hot *
+ls_shared_hot(void)
+{
+	if (ls_shared == NULL || ls_shared->hot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", ls_preload_msg),
+				 errhint("%s", ls_preload_hint)));
+	return ls_shared->hot;
+}
+
+/* ------------------------------------------------------------------------
+ * Per-backend context, epochs and latches
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_release_held(void)
+{
+	if (ls_held_latch != NULL)
+	{
+		ls_hot_row_unlock(ls_held_latch);
+		ls_held_latch = NULL;
+	}
+	if (ls_my_ctx != NULL && ls_hot_in_epoch(ls_my_ctx))
+		ls_hot_epoch_exit(ls_my_ctx);
+}
+
+static void
+ls_detach(int code, Datum arg)
+{
+	if (ls_my_ctx == NULL)
+		return;
+	ls_release_held();
+	ls_hot_detach(ls_my_ctx);
+	ls_my_ctx = NULL;
+}
+
+ls_hot_ctx *
+ls_ctx(void)
+{
+	ls_hot	   *hot;
+	ls_status	st;
+
+	if (likely(ls_my_ctx != NULL))
+		return ls_my_ctx;
+
+	hot = ls_shared_hot();
+	if (MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("leanstore tables cannot be used from this process")));
+	st = ls_hot_attach(hot, (uint32) MyBackendId, &ls_my_ctx);
+	if (st != LS_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not attach to the leanstore hot tier: %s",
+						ls_status_str(st))));
+	before_shmem_exit(ls_detach, (Datum) 0);
+	return ls_my_ctx;
+}
+
+void
+ls_epoch_enter(void)
+{
+	ls_hot_epoch_enter(ls_ctx());
+}
+
+void
+ls_epoch_exit(void)
+{
+	ls_hot_epoch_exit(ls_my_ctx);
+}
+
+void
+ls_row_lock(ls_hot_row *row)
+{
+	Assert(ls_held_latch == NULL);
+	ls_hot_row_lock(row);
+	ls_held_latch = row;
+}
+
+void
+ls_row_unlock(ls_hot_row *row)
+{
+	Assert(ls_held_latch == row);
+	ls_held_latch = NULL;
+	ls_hot_row_unlock(row);
+}
+
+/* ls_hot_row_remove releases the latch itself. */
+void
+ls_row_forget_latch(void)
+{
+	ls_held_latch = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------ */
+
+ls_hot_key
+ls_key_for_node(const RelFileNode *node)
+{
+	ls_hot_key	key;
+
+	key.spc = node->spcNode;
+	key.db = node->dbNode;
+	key.rel = node->relNode;
+	return key;
+}
+
+/* Cached in rd_amcache; relcache rebuilds (new relfilenode) free it. */
+typedef struct LsRelCache
+{
+	RelFileNode node;
+	ls_hot_table *tbl;
+} LsRelCache;
+
+ls_hot_table *
+ls_table_for_or_null(Relation rel)
+{
+	LsRelCache *cache = (LsRelCache *) rel->rd_amcache;
+	ls_hot_table *tbl;
+
+	if (cache != NULL && RelFileNodeEquals(cache->node, rel->rd_node))
+		return cache->tbl;
+
+	tbl = ls_hot_table_find(ls_shared_hot(), ls_key_for_node(&rel->rd_node));
+	if (tbl == NULL)
+		return NULL;
+	if (cache == NULL)
+	{
+		cache = MemoryContextAlloc(CacheMemoryContext, sizeof(LsRelCache));
+		rel->rd_amcache = cache;
+	}
+	cache->node = rel->rd_node;
+	cache->tbl = tbl;
+	return tbl;
+}
+
+ls_hot_table *
+ls_table_for(Relation rel)
+{
+	ls_hot_table *tbl;
+
+	(void) ls_ctx();
+	tbl = ls_table_for_or_null(rel);
+	if (tbl == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("data of leanstore table \"%s\" was lost in a server restart",
+						RelationGetRelationName(rel)),
+				 errdetail("leanstore keeps table data in memory and has no log yet, so its tables are empty storage-less shells after a restart."),
+				 errhint("TRUNCATE or DROP the table.")));
+	return tbl;
+}
+
+void
+ls_report_status(ls_status st, Relation rel, const char *what)
+{
+	ls_hot_stats hs;
+
+	switch (st)
+	{
+		case LS_NO_SPACE:
+		case LS_NO_MEMORY:
+			ls_hot_get_stats(ls_shared_hot(), &hs);
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("leanstore hot tier is full, cannot %s table \"%s\"",
+							what, rel ? RelationGetRelationName(rel) : "?"),
+					 errdetail("%llu of %llu bytes are in use, %llu bytes await reclamation.",
+							   (unsigned long long) hs.used_bytes,
+							   (unsigned long long) hs.region_bytes,
+							   (unsigned long long) hs.retired_bytes),
+					 errhint("Increase leanstore.hot_memory (currently %d MB) and restart, or delete rows and VACUUM.",
+							 ls_hot_memory_mb)));
+			break;
+		case LS_TOO_LARGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("row is too big for leanstore table \"%s\": maximum size %u bytes",
+							rel ? RelationGetRelationName(rel) : "?",
+							(unsigned) LS_HOT_MAX_PAYLOAD)));
+			break;
+		case LS_INVALID:
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("leanstore table \"%s\" ran out of row identifiers",
+							rel ? RelationGetRelationName(rel) : "?"),
+					 errhint("Rewrite the table with VACUUM FULL.")));
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("leanstore could not %s table \"%s\": %s",
+							what, rel ? RelationGetRelationName(rel) : "?",
+							ls_status_str(st))));
+	}
+	pg_unreachable();
+}
+
+void
+ls_mark_written(void)
+{
+	ls_xact_wrote = true;
+}
+
+/* ------------------------------------------------------------------------
+ * Storage life cycle
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_pending_add(ls_hot_key key, bool at_commit)
+{
+	LsPendingStorage *p;
+
+	p = MemoryContextAlloc(TopMemoryContext, sizeof(LsPendingStorage));
+	p->key = key;
+	p->at_commit = at_commit;
+	p->nest_level = GetCurrentTransactionNestLevel();
+	p->next = ls_pending;
+	ls_pending = p;
+}
+
+void
+ls_storage_create(const RelFileNode *node, ls_hot_table **out)
+{
+	ls_hot_key	key = ls_key_for_node(node);
+	ls_status	st;
+
+	st = ls_hot_table_create(ls_ctx(), key, out);
+	if (st == LS_EXISTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("leanstore storage for relfilenode %u/%u/%u already exists",
+						node->spcNode, node->dbNode, node->relNode)));
+	if (st == LS_NO_SPACE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many leanstore tables"),
+				 errhint("Increase leanstore.max_tables (currently %d) and restart.",
+						 ls_max_tables)));
+	if (st != LS_OK)
+		ls_report_status(st, NULL, "create storage for");
+	ls_pending_add(key, false);
+	ls_mark_written();
+}
+
+void
+ls_storage_schedule_drop(const RelFileNode *node)
+{
+	(void) ls_ctx();			/* attach now: commit callbacks must not fail */
+	ls_pending_add(ls_key_for_node(node), true);
+}
+
+static void
+ls_storage_free(ls_hot_key key)
+{
+	ls_hot_table *tbl;
+
+	if (ls_my_ctx == NULL || ls_shared == NULL || ls_shared->hot == NULL)
+		return;
+	tbl = ls_hot_table_find(ls_shared->hot, key);
+	if (tbl != NULL)
+		ls_hot_table_drop(ls_my_ctx, tbl);
+}
+
+/* Top-level end: free what PostgreSQL also unlinks now, forget the rest. */
+static void
+ls_pending_at_xact_end(bool commit)
+{
+	LsPendingStorage *p = ls_pending;
+
+	ls_pending = NULL;
+	while (p != NULL)
+	{
+		LsPendingStorage *next = p->next;
+
+		if (p->at_commit == commit)
+			ls_storage_free(p->key);
+		pfree(p);
+		p = next;
+	}
+}
+
+static void
+ls_pending_at_subxact_end(bool commit)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	LsPendingStorage **link = &ls_pending;
+
+	while (*link != NULL)
+	{
+		LsPendingStorage *p = *link;
+
+		if (p->nest_level < level)
+		{
+			link = &p->next;
+			continue;
+		}
+		if (commit)
+		{
+			p->nest_level = level - 1;
+			link = &p->next;
+			continue;
+		}
+		/* subtransaction abort: created storage goes, drops are cancelled */
+		if (!p->at_commit)
+			ls_storage_free(p->key);
+		*link = p->next;
+		pfree(p);
+	}
+}
+
+static void
+ls_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_PREPARE:
+			if (ls_xact_wrote || ls_pending != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that has written to a leanstore table"),
+						 errdetail("leanstore has no log yet, so a prepared transaction could not survive a restart.")));
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			ls_release_held();
+			ls_pending_at_xact_end(true);
+			ls_xact_wrote = false;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			ls_release_held();
+			ls_pending_at_xact_end(false);
+			ls_xact_wrote = false;
+			break;
+		case XACT_EVENT_PREPARE:
+			ls_pending_at_xact_end(true);
+			ls_xact_wrote = false;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+ls_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	switch (event)
+	{
+		case SUBXACT_EVENT_ABORT_SUB:
+			ls_release_held();
+			ls_pending_at_subxact_end(false);
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			ls_pending_at_subxact_end(true);
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * DROP TABLE (and the drop of the transient table that holds the old
+ * relfilenode after a rewrite): PostgreSQL schedules the files for unlinking
+ * at commit; schedule the hot storage likewise.
+ */
+static void
+ls_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
+	{
+		Relation	rel = RelationIdGetRelation(objectId);
+
+		if (RelationIsValid(rel))
+		{
+			if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) &&
+				rel->rd_tableam != NULL &&
+				rel->rd_tableam->relation_vacuum == ls_vacuum_rel)
+				ls_storage_schedule_drop(&rel->rd_node);
+			RelationClose(rel);
+		}
+	}
+}
+
+Oid
+ls_am_oid(void)
+{
+	return get_am_oid("leanstore", false);
+}
+
+/* ------------------------------------------------------------------------
+ * Module load
+ * ------------------------------------------------------------------------ */
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", ls_preload_msg),
+				 errhint("%s", ls_preload_hint)));
+
+	DefineCustomIntVariable("leanstore.hot_memory",
+							"Size of the in-memory hot row tier.",
+							"Shared memory reserved at server start for the rows of all leanstore tables.",
+							&ls_hot_memory_mb,
+							1024, 32, 1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.max_tables",
+							"Maximum number of leanstore relfilenodes (tables, including those being rewritten).",
+							NULL,
+							&ls_max_tables,
+							4096, 16, 1 << 20,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("leanstore");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = ls_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = ls_shmem_startup;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = ls_object_access;
+
+	RegisterXactCallback(ls_xact_callback, NULL);
+	RegisterSubXactCallback(ls_subxact_callback, NULL);
+}

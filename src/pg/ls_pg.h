@@ -1,0 +1,248 @@
+/*
+ * ls_pg.h - private declarations of the PostgreSQL glue (src/pg).
+ *
+ * Only files under src/pg include this header.  It ties PostgreSQL concepts
+ * (Relation, Snapshot, ItemPointer, MinimalTuple) to the hot tier contract in
+ * include/leanstore/hot.h.  See src/pg/README.md for the mapping.
+ */
+#ifndef LS_PG_H
+#define LS_PG_H
+
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "storage/itemptr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/snapshot.h"
+
+#include "leanstore/hot.h"
+
+/*
+ * Rowid <-> TID mapping.  N must stay <= MaxHeapTuplesPerPage (291) because
+ * tidbitmap.c rejects larger offsets.
+ */
+#define LS_ROWS_PER_BLOCK	291
+
+static inline void
+ls_rowid_to_tid(uint64 rowid, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (rowid / LS_ROWS_PER_BLOCK),
+				   (OffsetNumber) (rowid % LS_ROWS_PER_BLOCK + 1));
+}
+
+/* LS_ROWID_INVALID for TIDs that can never name a row. */
+static inline uint64
+ls_tid_to_rowid(ItemPointer tid)
+{
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (off < 1 || off > LS_ROWS_PER_BLOCK)
+		return LS_ROWID_INVALID;
+	return (uint64) ItemPointerGetBlockNumberNoCheck(tid) * LS_ROWS_PER_BLOCK +
+		(off - 1);
+}
+
+/* Bits of ls_hot_version.user_flags owned by the glue. */
+#define LS_UF_SPECULATIVE	0x0001	/* speculative insert: token in next_rowid */
+
+/* ------------------------------------------------------------------------
+ * init.c: process context, shared tier, life cycle, errors
+ * ------------------------------------------------------------------------ */
+extern int	ls_hot_memory_mb;
+
+extern ls_hot *ls_shared_hot(void);
+extern ls_hot_ctx *ls_ctx(void);
+
+/* Enter/leave an epoch; the abort callbacks leave one still held. */
+extern void ls_epoch_enter(void);
+extern void ls_epoch_exit(void);
+
+/* Row latch tracked so an error path can release it. */
+extern void ls_row_lock(ls_hot_row *row);
+extern void ls_row_unlock(ls_hot_row *row);
+extern void ls_row_forget_latch(void);
+
+extern ls_hot_key ls_key_for_node(const RelFileNode *node);
+extern ls_hot_table *ls_table_for(Relation rel);
+extern ls_hot_table *ls_table_for_or_null(Relation rel);
+
+/* Called with a status from the core; raises an error for anything but OK. */
+extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_attribute_noreturn();
+
+/* Storage life cycle (transactional) */
+extern void ls_storage_create(const RelFileNode *node, ls_hot_table **out);
+extern void ls_storage_schedule_drop(const RelFileNode *node);
+extern void ls_mark_written(void);
+
+extern Oid	ls_am_oid(void);
+
+/* ------------------------------------------------------------------------
+ * visibility.c
+ * ------------------------------------------------------------------------ */
+
+/* A copy of the MVCC words of one version, taken inside an epoch. */
+typedef struct LsVersionInfo
+{
+	TransactionId xmin;
+	uint32		xmin_flags;
+	TransactionId xmax;
+	uint32		xmax_flags;
+	CommandId	cmin;
+	CommandId	cmax;
+	uint64		next_rowid;
+	uint16		user_flags;
+} LsVersionInfo;
+
+extern void ls_version_info(ls_hot_version *v, LsVersionInfo *info);
+
+typedef enum LsXidStatus
+{
+	LS_XS_COMMITTED,
+	LS_XS_ABORTED,				/* also: no xid at all (xmax) */
+	LS_XS_CURRENT,				/* this transaction or a live subtransaction */
+	LS_XS_IN_PROGRESS,			/* another running transaction */
+} LsXidStatus;
+
+extern LsXidStatus ls_xmin_status(ls_hot_version *v, LsVersionInfo *info);
+extern LsXidStatus ls_xmax_status(ls_hot_version *v, LsVersionInfo *info);
+
+extern bool ls_xmin_committed(ls_hot_version *v, const LsVersionInfo *info);
+extern bool ls_xmin_aborted(ls_hot_version *v, const LsVersionInfo *info);
+extern bool ls_xmax_is_lock_only(const LsVersionInfo *info);
+extern bool ls_xmax_committed_update(ls_hot_version *v, LsVersionInfo *info);
+
+extern bool ls_version_visible(ls_hot_version *v, Snapshot snapshot);
+extern ls_hot_version *ls_row_visible_version(ls_hot_row *row, Snapshot snapshot);
+
+typedef enum LsVacuumState
+{
+	LS_V_DEAD,					/* no snapshot can ever see it */
+	LS_V_LIVE,					/* visible to all */
+	LS_V_RECENTLY_DEAD,			/* deleted, some snapshot may still see it */
+	LS_V_INSERT_IN_PROGRESS,
+	LS_V_DELETE_IN_PROGRESS,
+} LsVacuumState;
+
+extern LsVacuumState ls_version_vacuum_state(ls_hot_version *v,
+											 GlobalVisState *vistest,
+											 TransactionId *dead_after);
+
+/* Newest version whose xmin did not abort (NULL when none). */
+extern ls_hot_version *ls_row_newest_valid(ls_hot_row *row);
+
+/* ------------------------------------------------------------------------
+ * tuple.c: version payload <-> tuple slots
+ * ------------------------------------------------------------------------ */
+extern HeapTuple ls_version_to_heaptuple(ls_hot_version *v, Relation rel,
+										 uint64 rowid, char *buf, Size bufsize);
+extern Size ls_heaptuple_size(ls_hot_version *v);
+extern void ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
+							 TupleTableSlot *slot);
+extern ls_hot_version *ls_version_from_heaptuple(Relation rel, HeapTuple tup);
+extern ls_hot_version *ls_version_copy(Relation rel, ls_hot_version *src,
+									   uint32 len, const void *payload);
+
+/* ------------------------------------------------------------------------
+ * Scan descriptor (tableam.c, ddl.c)
+ * ------------------------------------------------------------------------ */
+typedef struct LsParallelScanDescData
+{
+	ParallelTableScanDescData base;
+	uint64		limit;			/* rowids below this are scanned */
+	pg_atomic_uint64 next;		/* next chunk start */
+} LsParallelScanDescData;
+
+typedef LsParallelScanDescData *LsParallelScanDesc;
+
+#define LS_PARALLEL_CHUNK	4096
+
+typedef struct LsScanDescData
+{
+	TableScanDescData base;
+	ls_hot_table *tbl;
+	uint64		cursor;			/* next rowid to look at */
+	uint64		end;			/* exclusive bound of this range */
+	uint64		chunk_end;		/* parallel: end of the current chunk */
+	bool		started;
+	bool		at_end;			/* forward direction ran off the end */
+	/* TID range */
+	uint64		tr_min;
+	uint64		tr_max;			/* inclusive */
+	/* bitmap / analyze / sample: rows of the current block */
+	BlockNumber cur_block;
+	int			nrows;
+	int			nextrow;
+	uint64		rowids[LS_ROWS_PER_BLOCK];
+	/* sample scan */
+	BlockNumber sample_next_block;
+	OffsetNumber sample_offset;
+	/* reusable buffer for the slot's tuple */
+	char	   *tupbuf;
+	Size		tupbufsize;
+} LsScanDescData;
+
+typedef LsScanDescData *LsScanDesc;
+
+extern ls_hot_row *ls_scan_next_row(LsScanDesc scan);
+extern uint64 ls_rel_rowid_limit(Relation rel);
+
+/* ddl.c */
+extern void ls_vacuum_rel(Relation rel, struct VacuumParams *params,
+						  BufferAccessStrategy bstrategy);
+extern void ls_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+								char persistence, TransactionId *freezeXid,
+								MultiXactId *minmulti);
+extern void ls_nontransactional_truncate(Relation rel);
+extern void ls_copy_data(Relation rel, const RelFileNode *newrnode);
+extern void ls_copy_for_cluster(Relation OldTable, Relation NewTable,
+								Relation OldIndex, bool use_sort,
+								TransactionId OldestXmin,
+								TransactionId *xid_cutoff,
+								MultiXactId *multi_cutoff,
+								double *num_tuples, double *tups_vacuumed,
+								double *tups_recently_dead);
+extern double ls_index_build_range_scan(Relation table_rel, Relation index_rel,
+										struct IndexInfo *index_info,
+										bool allow_sync, bool anyvisible,
+										bool progress, BlockNumber start_blockno,
+										BlockNumber numblocks,
+										IndexBuildCallback callback,
+										void *callback_state,
+										TableScanDesc scan);
+extern void ls_index_validate_scan(Relation table_rel, Relation index_rel,
+								   struct IndexInfo *index_info,
+								   Snapshot snapshot,
+								   struct ValidateIndexState *state);
+extern void ls_prune_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
+						 GlobalVisState *vistest);
+
+/* dml.c */
+extern void ls_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+							int options, struct BulkInsertStateData *bistate);
+extern void ls_tuple_insert_speculative(Relation rel, TupleTableSlot *slot,
+										CommandId cid, int options,
+										struct BulkInsertStateData *bistate,
+										uint32 specToken);
+extern void ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+										  uint32 specToken, bool succeeded);
+extern void ls_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
+							CommandId cid, int options,
+							struct BulkInsertStateData *bistate);
+extern TM_Result ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 bool changingPart);
+extern TM_Result ls_tuple_update(Relation rel, ItemPointer otid,
+								 TupleTableSlot *slot, CommandId cid,
+								 Snapshot snapshot, Snapshot crosscheck,
+								 bool wait, TM_FailureData *tmfd,
+								 LockTupleMode *lockmode, bool *update_indexes);
+extern TM_Result ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+							   TupleTableSlot *slot, CommandId cid,
+							   LockTupleMode mode, LockWaitPolicy wait_policy,
+							   uint8 flags, TM_FailureData *tmfd);
+
+#endif							/* LS_PG_H */

@@ -1,0 +1,247 @@
+/*
+ * sqlfuncs.c - SQL-callable functions: tier and table statistics, and
+ * leanstore_verify(regclass), which checks the hot-tier invariants of one
+ * table.
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "ls_pg.h"
+
+PG_FUNCTION_INFO_V1(leanstore_stats);
+PG_FUNCTION_INFO_V1(leanstore_table_stats);
+PG_FUNCTION_INFO_V1(leanstore_verify);
+
+Datum
+leanstore_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	ls_hot_stats hs;
+	Datum		values[11];
+	bool		nulls[11] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	ls_hot_get_stats(ls_shared_hot(), &hs);
+	values[0] = Int64GetDatum((int64) hs.region_bytes);
+	values[1] = Int64GetDatum((int64) hs.heap_bytes);
+	values[2] = Int64GetDatum((int64) hs.used_bytes);
+	values[3] = Int64GetDatum((int64) hs.free_bytes);
+	values[4] = Int64GetDatum((int64) hs.slack_bytes);
+	values[5] = Int64GetDatum((int64) hs.retired_bytes);
+	values[6] = Int64GetDatum((int64) hs.retired_pending);
+	values[7] = Int64GetDatum((int64) hs.tables);
+	values[8] = Int64GetDatum((int64) hs.rows);
+	values[9] = Int64GetDatum((int64) hs.versions);
+	values[10] = Int64GetDatum((int64) hs.epoch);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+static Relation
+ls_open_leanstore(Oid relid, LOCKMODE mode)
+{
+	Relation	rel = relation_open(relid, mode);
+
+	if (!RELKIND_HAS_TABLE_AM(rel->rd_rel->relkind) ||
+		rel->rd_tableam == NULL ||
+		rel->rd_tableam->relation_vacuum != ls_vacuum_rel)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a leanstore table",
+						RelationGetRelationName(rel))));
+	return rel;
+}
+
+Datum
+leanstore_table_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	TupleDesc	tupdesc;
+	Relation	rel;
+	ls_hot_table *tbl;
+	ls_hot_table_stats ts;
+	Datum		values[5];
+	bool		nulls[5] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	rel = ls_open_leanstore(relid, AccessShareLock);
+	tbl = ls_table_for(rel);
+	ls_hot_table_get_stats(tbl, &ts);
+	values[0] = Int64GetDatum((int64) ts.rows);
+	values[1] = Int64GetDatum((int64) ts.versions);
+	values[2] = Int64GetDatum((int64) ts.bytes);
+	values[3] = Int64GetDatum((int64) ts.dead_rowids);
+	values[4] = Int64GetDatum((int64) ls_hot_table_rowid_limit(tbl));
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* ------------------------------------------------------------------------
+ * leanstore_verify
+ * ------------------------------------------------------------------------ */
+
+#define LS_VERIFY_MAX_REPORT 10
+
+typedef struct LsVerify
+{
+	StringInfoData detail;
+	int			problems;
+} LsVerify;
+
+static void
+ls_problem(LsVerify *vf, uint64 rowid, const char *what)
+{
+	vf->problems++;
+	if (vf->problems <= LS_VERIFY_MAX_REPORT)
+		appendStringInfo(&vf->detail, "%srow " UINT64_FORMAT ": %s",
+						 vf->detail.len > 0 ? "; " : "", rowid, what);
+}
+
+/*
+ * Problems found in one version (caller inside an epoch).  Copies out what
+ * it checks; nothing is dereferenced through an unchecked length.
+ */
+static const char *
+ls_check_version(ls_hot_version *v, int natts, uint64 limit)
+{
+	uint32		len = v->len;
+	MinimalTuple mt = (MinimalTuple) v->data;
+	LsVersionInfo info;
+
+	if (len < SizeofMinimalTupleHeader || len > LS_HOT_MAX_PAYLOAD)
+		return "version payload length out of range";
+	if (mt->t_len != len)
+		return "tuple length does not match the version length";
+	if (HeapTupleHeaderGetNatts((HeapTupleHeader) ((char *) mt - MINIMAL_TUPLE_OFFSET)) > natts)
+		return "tuple has more attributes than the relation";
+	if (mt->t_hoff < SizeofHeapTupleHeader || mt->t_hoff > len + MINIMAL_TUPLE_OFFSET)
+		return "tuple header offset out of range";
+	ls_version_info(v, &info);
+	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) && !TransactionIdIsNormal(info.xmin))
+		return "version has an invalid xmin";
+	if ((info.xmin_flags & LS_HV_XMIN_COMMITTED) && (info.xmin_flags & LS_HV_XMIN_ABORTED))
+		return "xmin is hinted both committed and aborted";
+	if ((info.xmax_flags & LS_HV_XMAX_COMMITTED) && (info.xmax_flags & LS_HV_XMAX_ABORTED))
+		return "xmax is hinted both committed and aborted";
+	if (info.user_flags & ~LS_UF_SPECULATIVE)
+		return "unknown user flags";
+	if ((info.xmax_flags & LS_HV_XMAX_MOVED) && !(info.user_flags & LS_UF_SPECULATIVE) &&
+		info.next_rowid != LS_ROWID_INVALID && info.next_rowid >= limit)
+		return "update link points beyond the rowid limit";
+	return NULL;
+}
+
+Datum
+leanstore_verify(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	ls_hot_table *tbl;
+	ls_hot_table_stats ts;
+	uint64		limit;
+	uint64		cursor = 0;
+	uint64		rows = 0;
+	uint64		versions = 0;
+	LsVerify	vf;
+	int			natts;
+
+	/* ShareLock: no writers while the counts are compared */
+	rel = ls_open_leanstore(relid, ShareLock);
+	tbl = ls_table_for(rel);
+	natts = RelationGetDescr(rel)->natts;
+	limit = ls_hot_table_rowid_limit(tbl);
+	initStringInfo(&vf.detail);
+	vf.problems = 0;
+
+	for (;;)
+	{
+		ls_hot_row *row;
+		uint64		expect_min = cursor;
+		uint64		rowid;
+		const char *bad = NULL;
+		int			n = 0;
+		ls_hot_version *newer = NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		row = ls_hot_scan_next(tbl, &cursor, limit);
+		if (row == NULL)
+		{
+			ls_epoch_exit();
+			break;
+		}
+		rowid = row->rowid;
+		rows++;
+		if (rowid < expect_min || rowid >= limit || cursor != rowid + 1)
+			bad = "row header's rowid does not match its RID-map slot";
+		if (ls_hot_row_newest(row) == NULL && bad == NULL)
+			bad = "live row without versions";
+		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && bad == NULL;
+			 v = ls_hot_version_older(v))
+		{
+			if (++n > 100000)
+			{
+				bad = "version chain too long (cycle?)";
+				break;
+			}
+			versions++;
+			bad = ls_check_version(v, natts, limit);
+			if (bad == NULL && newer != NULL)
+			{
+				LsVersionInfo ni,
+							oi;
+
+				ls_version_info(newer, &ni);
+				ls_version_info(v, &oi);
+				/* an older version's deleter is the newer version's inserter */
+				if (!(ni.xmin_flags & LS_HV_XMIN_ABORTED) &&
+					(ni.xmin_flags & LS_HV_XMIN_COMMITTED) &&
+					oi.xmax != ni.xmin)
+					bad = "older version's xmax differs from the newer version's xmin";
+			}
+			newer = v;
+		}
+		ls_epoch_exit();
+		if (bad != NULL)
+			ls_problem(&vf, rowid, bad);
+	}
+
+	ls_hot_table_get_stats(tbl, &ts);
+	if (ts.rows != rows)
+	{
+		char		msg[128];
+
+		snprintf(msg, sizeof(msg), "table counts " UINT64_FORMAT " rows, scan found " UINT64_FORMAT,
+				 (uint64) ts.rows, rows);
+		ls_problem(&vf, 0, msg);
+	}
+	if (ts.versions != versions)
+	{
+		char		msg[128];
+
+		snprintf(msg, sizeof(msg), "table counts " UINT64_FORMAT " versions, scan found " UINT64_FORMAT,
+				 (uint64) ts.versions, versions);
+		ls_problem(&vf, 0, msg);
+	}
+	relation_close(rel, ShareLock);
+
+	if (vf.problems > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore_verify found %d problem(s) in \"%s\"",
+						vf.problems, get_rel_name(relid)),
+				 errdetail("%s", vf.detail.data)));
+	PG_RETURN_BOOL(true);
+}

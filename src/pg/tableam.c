@@ -1,0 +1,1042 @@
+/*
+ * tableam.c - the leanstore TableAmRoutine: scans and fetches.
+ *
+ * Every scan walks rowids through the hot tier's RID-map inside short
+ * epochs (a bounded number of rows per epoch, never across a return to the
+ * executor) and copies the visible version of each row into the slot.
+ * Virtual blocks (rowid / LS_ROWS_PER_BLOCK) give TID range, bitmap, sample
+ * and ANALYZE scans the block structure PostgreSQL expects.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/tsmapi.h"
+#include "access/xact.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/index.h"
+#include "commands/vacuum.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/predicate.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#include "ls_pg.h"
+
+PG_FUNCTION_INFO_V1(leanstore_tableam_handler);
+
+/* Rows looked at per epoch before it is left and re-entered. */
+#define LS_ROWS_PER_EPOCH	256
+
+uint64
+ls_rel_rowid_limit(Relation rel)
+{
+	return ls_hot_table_rowid_limit(ls_table_for(rel));
+}
+
+static BlockNumber
+ls_blocks_for_limit(uint64 limit)
+{
+	uint64		blocks = (limit + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK;
+
+	return (BlockNumber) Min(blocks, (uint64) MaxBlockNumber);
+}
+
+static const TupleTableSlotOps *
+ls_slot_callbacks(Relation rel)
+{
+	return &TTSOpsHeapTuple;
+}
+
+/* ------------------------------------------------------------------------
+ * Sequential, TID range and parallel scans
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_scan_reset(LsScanDesc scan)
+{
+	Relation	rel = scan->base.rs_rd;
+
+	if (scan->base.rs_parallel != NULL)
+	{
+		LsParallelScanDesc p = (LsParallelScanDesc) scan->base.rs_parallel;
+
+		scan->end = p->limit;
+		scan->cursor = 0;
+		scan->chunk_end = 0;
+	}
+	else
+	{
+		scan->end = ls_hot_table_rowid_limit(scan->tbl);
+		scan->cursor = 0;
+		scan->chunk_end = scan->end;
+	}
+	scan->tr_min = 0;
+	scan->tr_max = LS_ROWID_INVALID;
+	scan->started = false;
+	scan->at_end = false;
+	scan->cur_block = InvalidBlockNumber;
+	scan->nrows = 0;
+	scan->nextrow = 0;
+	scan->sample_next_block = 0;
+	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(rel);
+}
+
+static TableScanDesc
+ls_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
+			  ParallelTableScanDesc pscan, uint32 flags)
+{
+	LsScanDesc	scan = palloc0(sizeof(LsScanDescData));
+
+	RelationIncrementReferenceCount(rel);
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = pscan;
+	if (nkeys > 0)
+	{
+		scan->base.rs_key = palloc(sizeof(ScanKeyData) * nkeys);
+		memcpy(scan->base.rs_key, key, sizeof(ScanKeyData) * nkeys);
+	}
+	scan->tbl = ls_table_for(rel);
+
+	if ((flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN)) &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot))
+		PredicateLockRelation(rel, snapshot);
+
+	ls_scan_reset(scan);
+	return &scan->base;
+}
+
+static void
+ls_scan_end(TableScanDesc sscan)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+
+	RelationDecrementReferenceCount(sscan->rs_rd);
+	if (sscan->rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(sscan->rs_snapshot);
+	if (sscan->rs_key)
+		pfree(sscan->rs_key);
+	pfree(scan);
+}
+
+static void
+ls_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
+			   bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+
+	if (set_params)
+	{
+		if (allow_strat)
+			sscan->rs_flags |= SO_ALLOW_STRAT;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_STRAT;
+		if (allow_sync)
+			sscan->rs_flags |= SO_ALLOW_SYNC;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_SYNC;
+		if (allow_pagemode)
+			sscan->rs_flags |= SO_ALLOW_PAGEMODE;
+		else
+			sscan->rs_flags &= ~SO_ALLOW_PAGEMODE;
+	}
+	if (key != NULL && sscan->rs_nkeys > 0)
+		memcpy(sscan->rs_key, key, sizeof(ScanKeyData) * sscan->rs_nkeys);
+	ls_scan_reset(scan);
+}
+
+/* Catalog-style scan keys (never used by the executor on user tables). */
+static bool
+ls_scan_keys_match(TableScanDesc sscan, TupleTableSlot *slot)
+{
+	for (int i = 0; i < sscan->rs_nkeys; i++)
+	{
+		ScanKey		k = &sscan->rs_key[i];
+		bool		isnull;
+		Datum		d;
+
+		if (k->sk_flags & SK_ISNULL)
+			return false;
+		d = slot_getattr(slot, k->sk_attno, &isnull);
+		if (isnull)
+			return false;
+		if (!DatumGetBool(FunctionCall2Coll(&k->sk_func, k->sk_collation,
+											d, k->sk_argument)))
+			return false;
+	}
+	return true;
+}
+
+/* Parallel: claim the next chunk of rowids; false when none remain. */
+static bool
+ls_scan_claim_chunk(LsScanDesc scan)
+{
+	LsParallelScanDesc p = (LsParallelScanDesc) scan->base.rs_parallel;
+	uint64		start = pg_atomic_fetch_add_u64(&p->next, LS_PARALLEL_CHUNK);
+
+	if (start >= p->limit)
+		return false;
+	scan->cursor = start;
+	scan->chunk_end = Min(start + LS_PARALLEL_CHUNK, p->limit);
+	return true;
+}
+
+/*
+ * Forward: the next live row (any version) in range, for callers that do
+ * their own visibility decisions (index builds).  Caller inside an epoch.
+ */
+ls_hot_row *
+ls_scan_next_row(LsScanDesc scan)
+{
+	for (;;)
+	{
+		uint64		hi = Min(scan->chunk_end, scan->tr_max == LS_ROWID_INVALID ?
+							 scan->chunk_end : scan->tr_max + 1);
+		ls_hot_row *row;
+
+		if (scan->cursor < scan->tr_min)
+			scan->cursor = scan->tr_min;
+		row = scan->cursor < hi ?
+			ls_hot_scan_next(scan->tbl, &scan->cursor, hi) : NULL;
+		if (row != NULL)
+			return row;
+		scan->cursor = hi;
+		if (scan->base.rs_parallel == NULL || !ls_scan_claim_chunk(scan))
+			return NULL;
+	}
+}
+
+/* Upper bound (exclusive) of the rowids this scan may return. */
+static uint64
+ls_scan_hi(LsScanDesc scan)
+{
+	uint64		hi = scan->end;
+
+	if (scan->tr_max != LS_ROWID_INVALID)
+		hi = Min(hi, scan->tr_max + 1);
+	return hi;
+}
+
+/*
+ * Backward: the live row before the last one returned (not for parallel
+ * scans).  Caller inside an epoch.  Walks slots one by one: backward scans
+ * are rare (scrollable cursors).
+ */
+static ls_hot_row *
+ls_scan_prev_row(LsScanDesc scan)
+{
+	uint64		lo = scan->tr_min;
+	uint64		hi = ls_scan_hi(scan);
+	uint64		r;
+
+	if (hi == 0)
+		return NULL;
+	if (!scan->started || scan->at_end)
+		r = hi - 1;
+	else if (scan->cursor >= 2)
+		r = Min(scan->cursor - 2, hi - 1);
+	else
+		return NULL;
+	scan->at_end = false;
+	for (;;)
+	{
+		ls_hot_row *row;
+
+		if (r < lo)
+			break;
+		row = ls_hot_row_get(scan->tbl, r);
+		if (row != NULL)
+		{
+			scan->cursor = r + 1;
+			return row;
+		}
+		if (r == 0)
+			break;
+		r--;
+	}
+	scan->cursor = lo;
+	return NULL;
+}
+
+/*
+ * The next visible tuple in the given direction; false at the end of the
+ * range.  Epochs last at most LS_ROWS_PER_EPOCH rows.
+ */
+static bool
+ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
+{
+	Snapshot	snapshot = scan->base.rs_snapshot;
+	Relation	rel = scan->base.rs_rd;
+	bool		backward = ScanDirectionIsBackward(direction);
+
+	if (backward && scan->base.rs_parallel != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backward parallel scans are not supported")));
+	if (!backward && scan->at_end)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+
+	for (;;)
+	{
+		int			n = 0;
+		bool		found = false;
+		bool		exhausted = false;
+
+		ls_epoch_enter();
+		while (n < LS_ROWS_PER_EPOCH)
+		{
+			ls_hot_row *row;
+			ls_hot_version *v;
+
+			row = backward ? ls_scan_prev_row(scan) : ls_scan_next_row(scan);
+			scan->started = true;
+			n++;
+			if (row == NULL)
+			{
+				exhausted = true;
+				break;
+			}
+			v = ls_row_visible_version(row, snapshot);
+			if (v != NULL)
+			{
+				ls_store_version(v, rel, row->rowid, slot);
+				found = true;
+				break;
+			}
+		}
+		ls_epoch_exit();
+
+		if (found)
+		{
+			if (scan->base.rs_nkeys > 0 && !ls_scan_keys_match(&scan->base, slot))
+				continue;
+			pgstat_count_heap_getnext(rel);
+			return true;
+		}
+		if (exhausted)
+		{
+			if (!backward)
+				scan->at_end = true;
+			ExecClearTuple(slot);
+			return false;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+static bool
+ls_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
+					TupleTableSlot *slot)
+{
+	return ls_scan_step((LsScanDesc) sscan, direction, slot);
+}
+
+/* Rowid of the first TID >= tid. */
+static uint64
+ls_tid_lower_rowid(ItemPointer tid)
+{
+	uint64		blk = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (off == 0)
+		off = 1;
+	if (off > LS_ROWS_PER_BLOCK)
+		return (blk + 1) * LS_ROWS_PER_BLOCK;
+	return blk * LS_ROWS_PER_BLOCK + off - 1;
+}
+
+static void
+ls_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid,
+					 ItemPointer maxtid)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	uint64		lo = ls_tid_lower_rowid(mintid);
+	uint64		blk = ItemPointerGetBlockNumberNoCheck(maxtid);
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(maxtid);
+
+	ls_scan_reset(scan);
+	scan->tr_min = lo;
+	/* the last rowid <= maxtid; an empty range when there is none */
+	if (off == 0)
+	{
+		if (blk == 0)
+		{
+			scan->tr_min = 1;
+			scan->tr_max = 0;
+			return;
+		}
+		scan->tr_max = blk * LS_ROWS_PER_BLOCK - 1;
+	}
+	else if (off > LS_ROWS_PER_BLOCK)
+		scan->tr_max = blk * LS_ROWS_PER_BLOCK + LS_ROWS_PER_BLOCK - 1;
+	else
+		scan->tr_max = blk * LS_ROWS_PER_BLOCK + off - 1;
+	scan->cursor = lo;
+}
+
+static bool
+ls_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction,
+							 TupleTableSlot *slot)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+
+	if (scan->tr_min > scan->tr_max)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	return ls_scan_step(scan, direction, slot);
+}
+
+static Size
+ls_parallelscan_estimate(Relation rel)
+{
+	return sizeof(LsParallelScanDescData);
+}
+
+static Size
+ls_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	LsParallelScanDesc p = (LsParallelScanDesc) pscan;
+
+	p->base.phs_relid = RelationGetRelid(rel);
+	p->base.phs_syncscan = false;
+	p->limit = ls_rel_rowid_limit(rel);
+	pg_atomic_init_u64(&p->next, 0);
+	return sizeof(LsParallelScanDescData);
+}
+
+static void
+ls_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
+{
+	LsParallelScanDesc p = (LsParallelScanDesc) pscan;
+
+	pg_atomic_write_u64(&p->next, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Index fetches and fetches by TID
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsIndexFetchData
+{
+	IndexFetchTableData base;
+	ls_hot_table *tbl;
+} LsIndexFetchData;
+
+static IndexFetchTableData *
+ls_index_fetch_begin(Relation rel)
+{
+	LsIndexFetchData *f = palloc0(sizeof(LsIndexFetchData));
+
+	f->base.rel = rel;
+	f->tbl = ls_table_for(rel);
+	return &f->base;
+}
+
+static void
+ls_index_fetch_reset(IndexFetchTableData *scan)
+{
+	/* no per-fetch state (no pinned page) to release */
+}
+
+static void
+ls_index_fetch_end(IndexFetchTableData *scan)
+{
+	pfree(scan);
+}
+
+/*
+ * Look up tid and store the version visible to snapshot.  *gone is set when
+ * the rowid holds nothing any snapshot could see (never reused, so an index
+ * entry pointing there is dead for good).
+ */
+static bool
+ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
+				 Snapshot snapshot, TupleTableSlot *slot, bool *gone)
+{
+	uint64		rowid = ls_tid_to_rowid(tid);
+	ls_hot_row *row;
+	ls_hot_version *v = NULL;
+	TransactionId xmin = InvalidTransactionId;
+
+	*gone = false;
+	if (rowid == LS_ROWID_INVALID || rowid >= ls_hot_table_rowid_limit(tbl))
+		return false;
+
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row == NULL)
+		*gone = true;
+	else
+	{
+		v = ls_row_visible_version(row, snapshot);
+		if (v != NULL)
+		{
+			ls_store_version(v, rel, rowid, slot);
+			xmin = ls_hv_xid(atomic_load(&v->xmin_word));
+		}
+	}
+	ls_epoch_exit();
+
+	if (v == NULL)
+		return false;
+	if (IsMVCCSnapshot(snapshot))
+		PredicateLockTID(rel, &slot->tts_tid, snapshot, xmin);
+	return true;
+}
+
+static bool
+ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
+					 Snapshot snapshot, TupleTableSlot *slot,
+					 bool *call_again, bool *all_dead)
+{
+	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
+	bool		gone;
+	bool		found;
+
+	/* one visible version per rowid: never a second call for this tid */
+	*call_again = false;
+	found = ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, slot, &gone);
+	if (all_dead)
+		*all_dead = gone;
+	return found;
+}
+
+static bool
+ls_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+						   TupleTableSlot *slot)
+{
+	bool		gone;
+
+	return ls_fetch_visible(rel, ls_table_for(rel), tid, snapshot, slot, &gone);
+}
+
+static bool
+ls_tuple_tid_valid(TableScanDesc sscan, ItemPointer tid)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	uint64		rowid = ls_tid_to_rowid(tid);
+
+	return ItemPointerIsValid(tid) && rowid != LS_ROWID_INVALID &&
+		rowid < ls_hot_table_rowid_limit(scan->tbl);
+}
+
+/*
+ * Follow update links from tid to the newest version visible to the scan's
+ * snapshot, like heap's ctid chain walk.  Updates that kept the rowid need
+ * no walking: the rowid is the whole chain.
+ */
+static void
+ls_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	uint64		rowid = ls_tid_to_rowid(tid);
+	int			hops = 0;
+
+	while (rowid != LS_ROWID_INVALID &&
+		   rowid < ls_hot_table_rowid_limit(scan->tbl) && hops++ < 1000000)
+	{
+		ls_hot_row *row;
+		ls_hot_version *v;
+		uint64		next = LS_ROWID_INVALID;
+		bool		visible = false;
+
+		ls_epoch_enter();
+		row = ls_hot_row_get(scan->tbl, rowid);
+		if (row != NULL)
+		{
+			visible = ls_row_visible_version(row, scan->base.rs_snapshot) != NULL;
+			v = ls_row_newest_valid(row);
+			if (v != NULL)
+			{
+				LsVersionInfo info;
+
+				ls_version_info(v, &info);
+				if ((info.xmax_flags & LS_HV_XMAX_MOVED) &&
+					!(info.xmax_flags & LS_HV_XMAX_ABORTED) &&
+					!ls_xmax_is_lock_only(&info))
+					next = info.next_rowid;
+			}
+		}
+		ls_epoch_exit();
+
+		if (row == NULL)
+			break;
+		if (visible)
+			ls_rowid_to_tid(rowid, tid);
+		rowid = next;
+	}
+}
+
+/* Is the version held in slot (identified by xmin and cmin) visible? */
+static bool
+ls_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
+							Snapshot snapshot)
+{
+	HeapTupleTableSlot *hslot = (HeapTupleTableSlot *) slot;
+	ls_hot_table *tbl = ls_table_for(rel);
+	uint64		rowid = ls_tid_to_rowid(&slot->tts_tid);
+	TransactionId xmin;
+	CommandId	cmin;
+	bool		result = false;
+	ls_hot_row *row;
+
+	if (!TTS_IS_HEAPTUPLE(slot) || hslot->tuple == NULL)
+		elog(ERROR, "leanstore: unexpected slot type in tuple_satisfies_snapshot");
+	if (rowid == LS_ROWID_INVALID)
+		return false;
+	xmin = HeapTupleHeaderGetRawXmin(hslot->tuple->t_data);
+	cmin = HeapTupleHeaderGetRawCommandId(hslot->tuple->t_data);
+
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		ls_hot_version *v;
+		int			n = 0;
+
+		for (v = ls_hot_row_newest(row); v != NULL && n < 1000000;
+			 v = ls_hot_version_older(v), n++)
+		{
+			if (ls_hv_xid(atomic_load(&v->xmin_word)) == xmin && v->cmin == cmin)
+			{
+				result = ls_version_visible(v, snapshot);
+				break;
+			}
+		}
+	}
+	ls_epoch_exit();
+	return result;
+}
+
+/*
+ * Index entries may be deleted when their rowid holds nothing (removed or
+ * DEAD): rowids are never reused.  Rows that still exist are kept; VACUUM
+ * decides about them.
+ */
+static TransactionId
+ls_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
+{
+	ls_hot_table *tbl = ls_table_for(rel);
+
+	ls_epoch_enter();
+	for (int i = 0; i < delstate->ndeltids; i++)
+	{
+		TM_IndexDelete *d = &delstate->deltids[i];
+		TM_IndexStatus *s = &delstate->status[d->id];
+		uint64		rowid = ls_tid_to_rowid(&d->tid);
+
+		if (s->knowndeletable)
+			continue;
+		if (rowid == LS_ROWID_INVALID || ls_hot_row_get(tbl, rowid) == NULL)
+			s->knowndeletable = true;
+	}
+	ls_epoch_exit();
+	/* no standby can read leanstore data, so there is no conflict horizon */
+	return InvalidTransactionId;
+}
+
+/* ------------------------------------------------------------------------
+ * Bitmap scans
+ * ------------------------------------------------------------------------ */
+
+/* Collect the visible rows among the given rowids of the current block. */
+static void
+ls_collect_visible(LsScanDesc scan, const uint64 *cand, int ncand)
+{
+	Snapshot	snapshot = scan->base.rs_snapshot;
+
+	scan->nrows = 0;
+	scan->nextrow = 0;
+	ls_epoch_enter();
+	for (int i = 0; i < ncand; i++)
+	{
+		ls_hot_row *row = ls_hot_row_get(scan->tbl, cand[i]);
+
+		if (row != NULL && ls_row_visible_version(row, snapshot) != NULL)
+			scan->rowids[scan->nrows++] = cand[i];
+	}
+	ls_epoch_exit();
+}
+
+static bool
+ls_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	uint64		cand[LS_ROWS_PER_BLOCK];
+	int			ncand = 0;
+	uint64		base = (uint64) tbmres->blockno * LS_ROWS_PER_BLOCK;
+	uint64		limit = ls_hot_table_rowid_limit(scan->tbl);
+
+	scan->nrows = 0;
+	scan->nextrow = 0;
+	scan->cur_block = tbmres->blockno;
+	if (base >= limit)
+		return false;
+
+	if (tbmres->ntuples >= 0)
+	{
+		for (int i = 0; i < tbmres->ntuples && ncand < LS_ROWS_PER_BLOCK; i++)
+		{
+			OffsetNumber off = tbmres->offsets[i];
+
+			if (off >= 1 && off <= LS_ROWS_PER_BLOCK && base + off - 1 < limit)
+				cand[ncand++] = base + off - 1;
+		}
+	}
+	else
+	{
+		for (int i = 0; i < LS_ROWS_PER_BLOCK && base + i < limit; i++)
+			cand[ncand++] = base + i;
+	}
+	ls_collect_visible(scan, cand, ncand);
+	return scan->nrows > 0;
+}
+
+static bool
+ls_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
+						  TupleTableSlot *slot)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	Relation	rel = sscan->rs_rd;
+
+	while (scan->nextrow < scan->nrows)
+	{
+		uint64		rowid = scan->rowids[scan->nextrow++];
+		bool		gone;
+		ItemPointerData tid;
+
+		ls_rowid_to_tid(rowid, &tid);
+		if (ls_fetch_visible(rel, scan->tbl, &tid, sscan->rs_snapshot, slot, &gone))
+		{
+			pgstat_count_heap_fetch(rel);
+			return true;
+		}
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * ANALYZE sampling
+ * ------------------------------------------------------------------------ */
+
+static bool
+ls_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+						   BufferAccessStrategy bstrategy)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+
+	scan->cur_block = blockno;
+	scan->nextrow = 0;
+	return true;
+}
+
+static bool
+ls_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+						   double *liverows, double *deadrows,
+						   TupleTableSlot *slot)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	Relation	rel = sscan->rs_rd;
+	uint64		base = (uint64) scan->cur_block * LS_ROWS_PER_BLOCK;
+	uint64		limit = ls_hot_table_rowid_limit(scan->tbl);
+
+	while (scan->nextrow < LS_ROWS_PER_BLOCK && base + scan->nextrow < limit)
+	{
+		uint64		rowid = base + scan->nextrow++;
+		ls_hot_row *row;
+		ls_hot_version *v;
+		bool		sample = false;
+
+		ls_epoch_enter();
+		row = ls_hot_row_get(scan->tbl, rowid);
+		if (row == NULL)
+		{
+			ls_epoch_exit();
+			continue;
+		}
+		v = ls_row_newest_valid(row);
+		if (v == NULL)
+			*deadrows += 1;
+		else
+		{
+			TransactionId dead_after;
+			LsVacuumState vs = ls_version_vacuum_state(v, NULL, &dead_after);
+			LsVersionInfo info;
+
+			ls_version_info(v, &info);
+			switch (vs)
+			{
+				case LS_V_LIVE:
+					sample = true;
+					break;
+				case LS_V_DEAD:
+				case LS_V_RECENTLY_DEAD:
+					*deadrows += 1;
+					break;
+				case LS_V_INSERT_IN_PROGRESS:
+					sample = TransactionIdIsCurrentTransactionId(info.xmin);
+					break;
+				case LS_V_DELETE_IN_PROGRESS:
+					if (TransactionIdIsCurrentTransactionId(info.xmax))
+						*deadrows += 1;
+					else
+						sample = true;
+					break;
+			}
+			/* versions older than the current one are dead or dying */
+			for (ls_hot_version *o = ls_hot_version_older(v); o != NULL;
+				 o = ls_hot_version_older(o))
+				*deadrows += 1;
+			if (sample)
+			{
+				ls_store_version(v, rel, rowid, slot);
+				*liverows += 1;
+			}
+		}
+		ls_epoch_exit();
+		if (sample)
+			return true;
+	}
+	ExecClearTuple(slot);
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * TABLESAMPLE
+ * ------------------------------------------------------------------------ */
+
+static bool
+ls_scan_sample_next_block(TableScanDesc sscan, SampleScanState *scanstate)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber nblocks = ls_blocks_for_limit(scan->end);
+	BlockNumber blockno;
+
+	if (nblocks == 0)
+		return false;
+	if (tsm->NextSampleBlock)
+		blockno = tsm->NextSampleBlock(scanstate, nblocks);
+	else
+	{
+		blockno = scan->sample_next_block;
+		if (blockno >= nblocks)
+			blockno = InvalidBlockNumber;
+		else
+			scan->sample_next_block = blockno + 1;
+	}
+	if (!BlockNumberIsValid(blockno) || blockno >= nblocks)
+	{
+		scan->cur_block = InvalidBlockNumber;
+		return false;
+	}
+	scan->cur_block = blockno;
+	return true;
+}
+
+static bool
+ls_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
+						  TupleTableSlot *slot)
+{
+	LsScanDesc	scan = (LsScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	uint64		base = (uint64) scan->cur_block * LS_ROWS_PER_BLOCK;
+
+	for (;;)
+	{
+		OffsetNumber off;
+		ItemPointerData tid;
+		bool		gone;
+
+		CHECK_FOR_INTERRUPTS();
+		off = tsm->NextSampleTuple(scanstate, scan->cur_block, LS_ROWS_PER_BLOCK);
+		if (!OffsetNumberIsValid(off))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		if (off > LS_ROWS_PER_BLOCK || base + off - 1 >= scan->end)
+			continue;
+		ls_rowid_to_tid(base + off - 1, &tid);
+		if (ls_fetch_visible(sscan->rs_rd, scan->tbl, &tid, sscan->rs_snapshot,
+							 slot, &gone))
+		{
+			pgstat_count_heap_getnext(sscan->rs_rd);
+			return true;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Size, TOAST
+ * ------------------------------------------------------------------------ */
+
+static uint64
+ls_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	uint64		size = 0;
+
+	if (forkNumber == MAIN_FORKNUM || forkNumber == InvalidForkNumber)
+	{
+		ls_hot_table *tbl = ls_table_for_or_null(rel);
+
+		if (tbl != NULL)
+			size = (uint64) ls_blocks_for_limit(ls_hot_table_rowid_limit(tbl)) * BLCKSZ;
+	}
+	/* no other fork ever holds data: no FSM, no visibility map */
+	return size;
+}
+
+/*
+ * Like heap: a TOAST table is needed when some attribute is toastable, so
+ * that wide values are moved out of line and rows stay small.
+ */
+static bool
+ls_relation_needs_toast_table(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		if (att->attlen == -1 && att->attstorage != TYPSTORAGE_PLAIN)
+			return true;
+	}
+	return false;
+}
+
+static Oid
+ls_relation_toast_am(Relation rel)
+{
+	return HEAP_TABLE_AM_OID;
+}
+
+/* TOAST tables of leanstore tables are heap tables: delegate to heap. */
+static void
+ls_relation_fetch_toast_slice(Relation toastrel, Oid valueid, int32 attrsize,
+							  int32 sliceoffset, int32 slicelength,
+							  struct varlena *result)
+{
+	const TableAmRoutine *heap = GetHeapamTableAmRoutine();
+
+	heap->relation_fetch_toast_slice(toastrel, valueid, attrsize, sliceoffset,
+									 slicelength, result);
+}
+
+static void
+ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
+						  double *tuples, double *allvisfrac)
+{
+	ls_hot_table *tbl = ls_table_for_or_null(rel);
+	ls_hot_table_stats st;
+
+	*allvisfrac = 0;
+	if (tbl == NULL)
+	{
+		*pages = 0;
+		*tuples = 0;
+		return;
+	}
+	ls_hot_table_get_stats(tbl, &st);
+	*pages = ls_blocks_for_limit(ls_hot_table_rowid_limit(tbl));
+	*tuples = (double) st.rows;
+}
+
+static void
+ls_finish_bulk_insert(Relation rel, int options)
+{
+	/* hand memory retired during the load back to the allocator */
+	ls_hot_reclaim(ls_ctx());
+}
+
+/* ------------------------------------------------------------------------
+ * The routine
+ * ------------------------------------------------------------------------ */
+
+static const TableAmRoutine ls_routine = {
+	.type = T_TableAmRoutine,
+
+	.slot_callbacks = ls_slot_callbacks,
+
+	.scan_begin = ls_scan_begin,
+	.scan_end = ls_scan_end,
+	.scan_rescan = ls_scan_rescan,
+	.scan_getnextslot = ls_scan_getnextslot,
+
+	.scan_set_tidrange = ls_scan_set_tidrange,
+	.scan_getnextslot_tidrange = ls_scan_getnextslot_tidrange,
+
+	.parallelscan_estimate = ls_parallelscan_estimate,
+	.parallelscan_initialize = ls_parallelscan_initialize,
+	.parallelscan_reinitialize = ls_parallelscan_reinitialize,
+
+	.index_fetch_begin = ls_index_fetch_begin,
+	.index_fetch_reset = ls_index_fetch_reset,
+	.index_fetch_end = ls_index_fetch_end,
+	.index_fetch_tuple = ls_index_fetch_tuple,
+
+	.tuple_insert = ls_tuple_insert,
+	.tuple_insert_speculative = ls_tuple_insert_speculative,
+	.tuple_complete_speculative = ls_tuple_complete_speculative,
+	.multi_insert = ls_multi_insert,
+	.tuple_delete = ls_tuple_delete,
+	.tuple_update = ls_tuple_update,
+	.tuple_lock = ls_tuple_lock,
+	.finish_bulk_insert = ls_finish_bulk_insert,
+
+	.tuple_fetch_row_version = ls_tuple_fetch_row_version,
+	.tuple_get_latest_tid = ls_tuple_get_latest_tid,
+	.tuple_tid_valid = ls_tuple_tid_valid,
+	.tuple_satisfies_snapshot = ls_tuple_satisfies_snapshot,
+	.index_delete_tuples = ls_index_delete_tuples,
+
+	.relation_set_new_filenode = ls_set_new_filenode,
+	.relation_nontransactional_truncate = ls_nontransactional_truncate,
+	.relation_copy_data = ls_copy_data,
+	.relation_copy_for_cluster = ls_copy_for_cluster,
+	.relation_vacuum = ls_vacuum_rel,
+	.scan_analyze_next_block = ls_scan_analyze_next_block,
+	.scan_analyze_next_tuple = ls_scan_analyze_next_tuple,
+	.index_build_range_scan = ls_index_build_range_scan,
+	.index_validate_scan = ls_index_validate_scan,
+
+	.relation_size = ls_relation_size,
+	.relation_needs_toast_table = ls_relation_needs_toast_table,
+	.relation_toast_am = ls_relation_toast_am,
+	.relation_fetch_toast_slice = ls_relation_fetch_toast_slice,
+
+	.relation_estimate_size = ls_relation_estimate_size,
+
+	.scan_bitmap_next_block = ls_scan_bitmap_next_block,
+	.scan_bitmap_next_tuple = ls_scan_bitmap_next_tuple,
+	.scan_sample_next_block = ls_scan_sample_next_block,
+	.scan_sample_next_tuple = ls_scan_sample_next_tuple,
+};
+
+Datum
+leanstore_tableam_handler(PG_FUNCTION_ARGS)
+{
+	/* refuses with the preload message when the tier is not there */
+	(void) ls_shared_hot();
+	PG_RETURN_POINTER(&ls_routine);
+}

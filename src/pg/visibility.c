@@ -1,0 +1,440 @@
+/*
+ * visibility.c - MVCC decisions over hot-tier version chains.
+ *
+ * The core stores versions and never interprets their MVCC words; this file
+ * does, mirroring the rules heap applies to tuple headers
+ * (heapam_visibility.c), with three differences:
+ *  - cmin and cmax are separate fields, so no combo command ids exist;
+ *  - a row is a chain newest -> older of versions that share one rowid, and
+ *    at most one version of a chain is visible to an MVCC snapshot, so a
+ *    lookup walks the chain and returns the first visible version;
+ *  - hint bits are set with atomic operations on shared words: xmin hints
+ *    with an OR (the xid part of xmin_word never changes), xmax hints with a
+ *    compare-and-swap against the word that was examined, because a writer
+ *    may replace xmax_word concurrently (under the row latch).
+ *
+ * Callers are inside an epoch whenever they pass version pointers.
+ */
+#include "postgres.h"
+
+#include "access/subtrans.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "storage/procarray.h"
+#include "utils/snapmgr.h"
+
+#include "ls_pg.h"
+
+/* Bound on chain walks: a corrupt cycle must not hang a backend. */
+#define LS_MAX_CHAIN	(1 << 20)
+
+void
+ls_version_info(ls_hot_version *v, LsVersionInfo *info)
+{
+	uint64		xmin_word = atomic_load_explicit(&v->xmin_word, memory_order_acquire);
+	uint64		xmax_word = atomic_load_explicit(&v->xmax_word, memory_order_acquire);
+
+	info->xmin = ls_hv_xid(xmin_word);
+	info->xmin_flags = ls_hv_flags(xmin_word);
+	info->xmax = ls_hv_xid(xmax_word);
+	info->xmax_flags = ls_hv_flags(xmax_word);
+	info->cmin = v->cmin;
+	info->cmax = atomic_load_explicit(&v->cmax, memory_order_acquire);
+	info->next_rowid = atomic_load_explicit(&v->next_rowid, memory_order_acquire);
+	info->user_flags = v->user_flags;
+}
+
+static void
+ls_hint_xmin(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
+{
+	atomic_fetch_or_explicit(&v->xmin_word, (uint64) flag << 32,
+							 memory_order_acq_rel);
+	info->xmin_flags |= flag;
+}
+
+/* Only when xmax_word still holds the xid we looked at. */
+static void
+ls_hint_xmax(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
+{
+	uint64		expected = ls_hv_word(info->xmax, info->xmax_flags);
+
+	(void) atomic_compare_exchange_strong_explicit(&v->xmax_word, &expected,
+												   ls_hv_word(info->xmax, info->xmax_flags | flag),
+												   memory_order_acq_rel,
+												   memory_order_relaxed);
+	info->xmax_flags |= flag;
+}
+
+bool
+ls_xmax_is_lock_only(const LsVersionInfo *info)
+{
+	return (info->xmax_flags & LS_HV_XMAX_LOCK_ONLY) != 0;
+}
+
+static bool
+ls_xmax_invalid(const LsVersionInfo *info)
+{
+	return info->xmax == InvalidTransactionId ||
+		(info->xmax_flags & LS_HV_XMAX_ABORTED) != 0;
+}
+
+/* Where the inserting transaction of v stands (resolving through clog). */
+LsXidStatus
+ls_xmin_status(ls_hot_version *v, LsVersionInfo *info)
+{
+	if (info->xmin_flags & (LS_HV_XMIN_FROZEN | LS_HV_XMIN_COMMITTED))
+		return LS_XS_COMMITTED;
+	if (info->xmin_flags & LS_HV_XMIN_ABORTED)
+		return LS_XS_ABORTED;
+	if (TransactionIdIsCurrentTransactionId(info->xmin))
+		return LS_XS_CURRENT;
+	if (TransactionIdIsInProgress(info->xmin))
+		return LS_XS_IN_PROGRESS;
+	if (TransactionIdDidCommit(info->xmin))
+	{
+		ls_hint_xmin(v, info, LS_HV_XMIN_COMMITTED);
+		return LS_XS_COMMITTED;
+	}
+	ls_hint_xmin(v, info, LS_HV_XMIN_ABORTED);
+	return LS_XS_ABORTED;
+}
+
+/* Same for the deleting/locking transaction (xmax must be set). */
+LsXidStatus
+ls_xmax_status(ls_hot_version *v, LsVersionInfo *info)
+{
+	if (info->xmax == InvalidTransactionId || (info->xmax_flags & LS_HV_XMAX_ABORTED))
+		return LS_XS_ABORTED;
+	if (info->xmax_flags & LS_HV_XMAX_COMMITTED)
+		return LS_XS_COMMITTED;
+	if (TransactionIdIsCurrentTransactionId(info->xmax))
+		return LS_XS_CURRENT;
+	if (TransactionIdIsInProgress(info->xmax))
+		return LS_XS_IN_PROGRESS;
+	if (TransactionIdDidCommit(info->xmax))
+	{
+		ls_hint_xmax(v, info, LS_HV_XMAX_COMMITTED);
+		return LS_XS_COMMITTED;
+	}
+	ls_hint_xmax(v, info, LS_HV_XMAX_ABORTED);
+	return LS_XS_ABORTED;
+}
+
+/* xmin committed (resolving and hinting through clog when needed). */
+bool
+ls_xmin_committed(ls_hot_version *v, const LsVersionInfo *cinfo)
+{
+	LsVersionInfo *info = (LsVersionInfo *) cinfo;
+
+	if (info->xmin_flags & (LS_HV_XMIN_FROZEN | LS_HV_XMIN_COMMITTED))
+		return true;
+	if (info->xmin_flags & LS_HV_XMIN_ABORTED)
+		return false;
+	if (TransactionIdIsCurrentTransactionId(info->xmin) ||
+		TransactionIdIsInProgress(info->xmin))
+		return false;
+	if (TransactionIdDidCommit(info->xmin))
+	{
+		ls_hint_xmin(v, info, LS_HV_XMIN_COMMITTED);
+		return true;
+	}
+	ls_hint_xmin(v, info, LS_HV_XMIN_ABORTED);
+	return false;
+}
+
+/* xmin aborted (or the version was killed, e.g. a failed speculative insert). */
+bool
+ls_xmin_aborted(ls_hot_version *v, const LsVersionInfo *cinfo)
+{
+	LsVersionInfo *info = (LsVersionInfo *) cinfo;
+
+	if (info->xmin_flags & (LS_HV_XMIN_FROZEN | LS_HV_XMIN_COMMITTED))
+		return false;
+	if (info->xmin_flags & LS_HV_XMIN_ABORTED)
+		return true;
+	if (TransactionIdIsCurrentTransactionId(info->xmin) ||
+		TransactionIdIsInProgress(info->xmin))
+		return false;
+	if (TransactionIdDidCommit(info->xmin))
+	{
+		ls_hint_xmin(v, info, LS_HV_XMIN_COMMITTED);
+		return false;
+	}
+	ls_hint_xmin(v, info, LS_HV_XMIN_ABORTED);
+	return true;
+}
+
+/*
+ * true when xmax is a committed delete/update (not a lock).  Sets hints.
+ */
+bool
+ls_xmax_committed_update(ls_hot_version *v, LsVersionInfo *info)
+{
+	if (ls_xmax_invalid(info) || ls_xmax_is_lock_only(info))
+		return false;
+	if (info->xmax_flags & LS_HV_XMAX_COMMITTED)
+		return true;
+	if (TransactionIdIsCurrentTransactionId(info->xmax) ||
+		TransactionIdIsInProgress(info->xmax))
+		return false;
+	if (TransactionIdDidCommit(info->xmax))
+	{
+		ls_hint_xmax(v, info, LS_HV_XMAX_COMMITTED);
+		return true;
+	}
+	ls_hint_xmax(v, info, LS_HV_XMAX_ABORTED);
+	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Per snapshot type
+ * ------------------------------------------------------------------------ */
+
+static bool
+ls_visible_mvcc(ls_hot_version *v, LsVersionInfo *info, Snapshot snapshot)
+{
+	if (!(info->xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN)))
+	{
+		if (info->xmin_flags & LS_HV_XMIN_ABORTED)
+			return false;
+		if (TransactionIdIsCurrentTransactionId(info->xmin))
+		{
+			if (info->cmin >= snapshot->curcid)
+				return false;	/* inserted after the scan started */
+			if (ls_xmax_invalid(info) || ls_xmax_is_lock_only(info))
+				return true;
+			if (!TransactionIdIsCurrentTransactionId(info->xmax))
+				return true;	/* deleting subtransaction aborted */
+			return info->cmax >= snapshot->curcid;
+		}
+		if (XidInMVCCSnapshot(info->xmin, snapshot))
+			return false;
+		if (TransactionIdDidCommit(info->xmin))
+			ls_hint_xmin(v, info, LS_HV_XMIN_COMMITTED);
+		else
+		{
+			ls_hint_xmin(v, info, LS_HV_XMIN_ABORTED);
+			return false;
+		}
+	}
+	else if (!(info->xmin_flags & LS_HV_XMIN_FROZEN) &&
+			 XidInMVCCSnapshot(info->xmin, snapshot))
+		return false;			/* committed after the snapshot was taken */
+
+	/* the inserter is visible; now the deleter */
+	if (ls_xmax_invalid(info) || ls_xmax_is_lock_only(info))
+		return true;
+	if (!(info->xmax_flags & LS_HV_XMAX_COMMITTED))
+	{
+		if (TransactionIdIsCurrentTransactionId(info->xmax))
+			return info->cmax >= snapshot->curcid;
+		if (XidInMVCCSnapshot(info->xmax, snapshot))
+			return true;
+		if (!TransactionIdDidCommit(info->xmax))
+		{
+			ls_hint_xmax(v, info, LS_HV_XMAX_ABORTED);
+			return true;
+		}
+		ls_hint_xmax(v, info, LS_HV_XMAX_COMMITTED);
+	}
+	else if (XidInMVCCSnapshot(info->xmax, snapshot))
+		return true;
+	return false;
+}
+
+/*
+ * SnapshotSelf (dirty == NULL) and SnapshotDirty: own changes are visible
+ * regardless of command id; for Dirty, other transactions' in-progress
+ * inserts and deletes count as done-but-reported in snapshot->xmin/xmax.
+ */
+static bool
+ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
+{
+	if (dirty)
+	{
+		dirty->xmin = dirty->xmax = InvalidTransactionId;
+		dirty->speculativeToken = 0;
+	}
+
+	if (!(info->xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN)))
+	{
+		if (info->xmin_flags & LS_HV_XMIN_ABORTED)
+			return false;
+		if (TransactionIdIsCurrentTransactionId(info->xmin))
+		{
+			if (ls_xmax_invalid(info) || ls_xmax_is_lock_only(info))
+				return true;
+			if (!TransactionIdIsCurrentTransactionId(info->xmax))
+				return true;
+			return false;
+		}
+		if (TransactionIdIsInProgress(info->xmin))
+		{
+			if (dirty == NULL)
+				return false;
+			if (info->user_flags & LS_UF_SPECULATIVE)
+				dirty->speculativeToken = (uint32) info->next_rowid;
+			dirty->xmin = info->xmin;
+			return true;
+		}
+		if (TransactionIdDidCommit(info->xmin))
+			ls_hint_xmin(v, info, LS_HV_XMIN_COMMITTED);
+		else
+		{
+			ls_hint_xmin(v, info, LS_HV_XMIN_ABORTED);
+			return false;
+		}
+	}
+
+	if (ls_xmax_invalid(info))
+		return true;
+	if (info->xmax_flags & LS_HV_XMAX_COMMITTED)
+		return ls_xmax_is_lock_only(info);
+	if (TransactionIdIsCurrentTransactionId(info->xmax))
+		return ls_xmax_is_lock_only(info);
+	if (TransactionIdIsInProgress(info->xmax))
+	{
+		if (dirty != NULL && !ls_xmax_is_lock_only(info))
+			dirty->xmax = info->xmax;
+		return true;
+	}
+	if (!TransactionIdDidCommit(info->xmax))
+	{
+		ls_hint_xmax(v, info, LS_HV_XMAX_ABORTED);
+		return true;
+	}
+	if (ls_xmax_is_lock_only(info))
+		return true;
+	ls_hint_xmax(v, info, LS_HV_XMAX_COMMITTED);
+	return false;
+}
+
+/* SnapshotToast: only an aborted inserter hides a version. */
+static bool
+ls_visible_toast(ls_hot_version *v, LsVersionInfo *info)
+{
+	return !ls_xmin_aborted(v, info);
+}
+
+LsVacuumState
+ls_version_vacuum_state(ls_hot_version *v, GlobalVisState *vistest,
+						TransactionId *dead_after)
+{
+	LsVersionInfo info;
+
+	ls_version_info(v, &info);
+	*dead_after = InvalidTransactionId;
+
+	if (!(info.xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN)))
+	{
+		if (info.xmin_flags & LS_HV_XMIN_ABORTED)
+			return LS_V_DEAD;
+		if (TransactionIdIsCurrentTransactionId(info.xmin))
+		{
+			if (ls_xmax_invalid(&info) || ls_xmax_is_lock_only(&info))
+				return LS_V_INSERT_IN_PROGRESS;
+			if (TransactionIdIsCurrentTransactionId(info.xmax))
+				return LS_V_DELETE_IN_PROGRESS;
+			return LS_V_INSERT_IN_PROGRESS;
+		}
+		if (TransactionIdIsInProgress(info.xmin))
+			return LS_V_INSERT_IN_PROGRESS;
+		if (TransactionIdDidCommit(info.xmin))
+			ls_hint_xmin(v, &info, LS_HV_XMIN_COMMITTED);
+		else
+		{
+			ls_hint_xmin(v, &info, LS_HV_XMIN_ABORTED);
+			return LS_V_DEAD;
+		}
+	}
+
+	if (ls_xmax_invalid(&info) || ls_xmax_is_lock_only(&info))
+		return LS_V_LIVE;
+	if (!(info.xmax_flags & LS_HV_XMAX_COMMITTED))
+	{
+		if (TransactionIdIsCurrentTransactionId(info.xmax) ||
+			TransactionIdIsInProgress(info.xmax))
+			return LS_V_DELETE_IN_PROGRESS;
+		if (!TransactionIdDidCommit(info.xmax))
+		{
+			ls_hint_xmax(v, &info, LS_HV_XMAX_ABORTED);
+			return LS_V_LIVE;
+		}
+		ls_hint_xmax(v, &info, LS_HV_XMAX_COMMITTED);
+	}
+	*dead_after = info.xmax;
+	if (vistest != NULL && GlobalVisTestIsRemovableXid(vistest, info.xmax))
+		return LS_V_DEAD;
+	return LS_V_RECENTLY_DEAD;
+}
+
+bool
+ls_version_visible(ls_hot_version *v, Snapshot snapshot)
+{
+	LsVersionInfo info;
+	TransactionId dead_after;
+
+	ls_version_info(v, &info);
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			return ls_visible_mvcc(v, &info, snapshot);
+		case SNAPSHOT_SELF:
+			return ls_visible_self_dirty(v, &info, NULL);
+		case SNAPSHOT_DIRTY:
+			return ls_visible_self_dirty(v, &info, snapshot);
+		case SNAPSHOT_ANY:
+			return true;
+		case SNAPSHOT_TOAST:
+			return ls_visible_toast(v, &info);
+		case SNAPSHOT_NON_VACUUMABLE:
+			return ls_version_vacuum_state(v, snapshot->vistest, &dead_after) != LS_V_DEAD;
+		case SNAPSHOT_HISTORIC_MVCC:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("leanstore tables do not support historic MVCC snapshots (logical decoding)")));
+	return false;
+}
+
+ls_hot_version *
+ls_row_newest_valid(ls_hot_row *row)
+{
+	ls_hot_version *v = ls_hot_row_newest(row);
+	int			n = 0;
+
+	while (v != NULL && n++ < LS_MAX_CHAIN)
+	{
+		LsVersionInfo info;
+
+		ls_version_info(v, &info);
+		if (!ls_xmin_aborted(v, &info))
+			return v;
+		v = ls_hot_version_older(v);
+	}
+	return NULL;
+}
+
+/*
+ * The version of row visible to snapshot, or NULL.  SnapshotAny returns the
+ * newest version that was not aborted (the row's current state, which is
+ * what callers fetching "any" version by TID after a write or lock need).
+ */
+ls_hot_version *
+ls_row_visible_version(ls_hot_row *row, Snapshot snapshot)
+{
+	ls_hot_version *v;
+	int			n = 0;
+
+	if (snapshot->snapshot_type == SNAPSHOT_ANY)
+		return ls_row_newest_valid(row);
+
+	for (v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
+		 v = ls_hot_version_older(v), n++)
+	{
+		if (ls_version_visible(v, snapshot))
+			return v;
+	}
+	return NULL;
+}
