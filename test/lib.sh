@@ -3,7 +3,7 @@
 #   ls_require_root            stop unless running as root
 #   ls_install_packages P...   apt-get install the Debian packages that are missing
 #   ls_build_install           make + make install (as root)
-#   ls_scratch_dir             a fresh directory owned by the postgres user
+#   ls_scratch_dir NAME        a fresh directory owned by postgres, in $LS_SCRATCH
 #   ls_as_pg CMD...            run a command as the unprivileged postgres user
 #   ls_cluster_start DIR CONF  initdb + start a throwaway cluster in DIR (socket in DIR)
 #   ls_cluster_stop DIR        stop it
@@ -58,14 +58,16 @@ ls_build_install() {
 	make install || return 1
 }
 
-# Creates an empty directory that the postgres user owns; removed by ls_cleanup.
+# ls_scratch_dir NAME: creates an empty directory that the postgres user owns
+# and sets LS_SCRATCH to it; ls_cleanup removes it. Call it in the main shell,
+# not in $(...) or a pipeline: the directory must be registered there.
 ls_scratch_dir() {
 	local d
 	d=$(mktemp -d /tmp/leanstore-"${1:-run}".XXXXXX) || return 1
 	chown "$LS_PG_USER": "$d"
 	chmod 755 "$d"
 	LS_SCRATCH_DIRS+=("$d")
-	echo "$d"
+	LS_SCRATCH=$d
 }
 
 ls_as_pg() {

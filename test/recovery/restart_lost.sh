@@ -11,7 +11,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ls_require_root
 trap ls_cleanup EXIT
 out=${1:-$(mktemp)}
-dir=$(ls_scratch_dir restart) || exit 1
+ls_scratch_dir restart || exit 1
+dir=$LS_SCRATCH
 cp "$HERE"/restart_lost_[12].sql "$dir/"
 printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '64MB'\nfsync = off\nautovacuum = off\n" >"$dir/test.conf"
 chown -R "$LS_PG_USER": "$dir"
