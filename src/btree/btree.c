@@ -359,50 +359,52 @@ ls_btree_destroy(ls_btree *t)
  * Structure changes
  * ------------------------------------------------------------------------ */
 
-/* Split the root (node, latched exclusively, meta exclusively): new root above. */
+/*
+ * Split the root (node and meta latched exclusively): `root` and `left` are
+ * fresh pages; the new root gets (sep -> left) and node as its upper child.
+ */
 static ls_status
-split_root(ls_btree *t, ls_guard *meta, ls_guard *node, const ls_node_split_plan *plan)
+split_root(ls_btree *t, ls_guard *node, ls_guard *root, ls_guard *left,
+		   const ls_node_split_plan *plan)
 {
-	(void) meta;				/* held exclusively: t->root may change */
 	ls_bm	   *bm = t->bm;
-	ls_guard	root,
-				left;
-	ls_status	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &root);
-
-	if (st != LS_OK)
-		return st;
-	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &left);
-	if (st != LS_OK)
-	{
-		ls_bm_free_page(bm, &root);
-		return st;
-	}
 	uint8_t    *n = node_of(bm, node);
-	uint8_t    *rn = node_of(bm, &root);
+	uint8_t    *rn = node_of(bm, root);
 	uint8_t		tmp[LS_NODE_SIZE] __attribute__((aligned(8)));
 
-	ls_node_split(n, node_of(bm, &left), plan, tmp);
+	ls_node_split(n, node_of(bm, left), plan, tmp);
 	ls_node_init(rn, (uint16_t) (ls_node_header(n)->level + 1), NULL, 0, NULL, 0);
 	ls_node_header(rn)->upper = swip_of(bm, node);
-	uint64_t	lref = swip_of(bm, &left);
+	uint64_t	lref = swip_of(bm, left);
 
-	st = ls_node_insert(rn, plan->sep, plan->sep_len, &lref, 8);
-	if (st != LS_OK)
+	if (ls_node_insert(rn, plan->sep, plan->sep_len, &lref, 8) != LS_OK)
 		return LS_CORRUPT;		/* an empty node always has room */
 	ls_guard_mark_dirty(node);
-	ls_guard_mark_dirty(&left);
-	ls_guard_mark_dirty(&root);
+	ls_guard_mark_dirty(left);
+	ls_guard_mark_dirty(root);
 	atomic_store_explicit(&t->height, atomic_load(&t->height) + 1, memory_order_relaxed);
-	ls_swip_store(&t->root, swip_of(bm, &root));
-	ls_guard_release(&left);
-	ls_guard_release(&root);
+	ls_swip_store(&t->root, swip_of(bm, root));
 	return LS_OK;
+}
+
+/* Give back pages allocated for a split that did not happen. */
+static void
+free_unused(ls_bm *bm, ls_guard *a, ls_guard *b)
+{
+	if (a->mode == LS_GUARD_EXCLUSIVE)
+		ls_bm_free_page(bm, a);
+	if (b->mode == LS_GUARD_EXCLUSIVE)
+		ls_bm_free_page(bm, b);
 }
 
 /*
  * Split the node at `level` on key's path.  LS_OK means "something changed
  * or nothing needed changing: retry the operation".  A parent without room
  * for the separator is split first.
+ *
+ * New pages are allocated before any latch is upgraded: allocation may run
+ * eviction inline, and eviction needs to latch the parents of its victims,
+ * which would be impossible for every child of an exclusively held parent.
  */
 static ls_status
 split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool append_hint)
@@ -410,65 +412,70 @@ split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool 
 	ls_bm	   *bm = t->bm;
 	bt_target	tg = {BT_KEY, key, klen};
 	ls_guard	p,
-				c;
+				c,
+				left = {.mode = LS_GUARD_NONE},
+				root = {.mode = LS_GUARD_NONE};
 	ls_status	st = descend(t, &tg, level, LS_GUARD_OPTIMISTIC, &p, &c);
 
 	if (st != LS_OK)
 		return st;
-	if (ls_guard_upgrade_exclusive(&p) != LS_OK)
-		return LS_RESTART;
-	if (ls_guard_upgrade_exclusive(&c) != LS_OK)
+	bool		is_root = p.frame == NULL;
+
+	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &left);
+	if (st == LS_OK && is_root)
+		st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &root);
+	if (st == LS_OK && ls_guard_upgrade_exclusive(&p) != LS_OK)
+		st = LS_RESTART;
+	if (st == LS_OK && ls_guard_upgrade_exclusive(&c) != LS_OK)
 	{
 		ls_guard_release(&p);
-		return LS_RESTART;
+		st = LS_RESTART;
+	}
+	if (st != LS_OK)
+	{
+		free_unused(bm, &left, &root);
+		return st;
 	}
 	uint8_t    *n = node_of(bm, &c);
 	ls_node_split_plan plan;
+	bool		parent_full = false,
+				split = false;
 
 	if (ls_node_header(n)->count < 2 || ls_node_plan_split(n, append_hint, &plan) != LS_OK)
+		st = LS_OK;				/* too few entries to split: caller retries */
+	else if (is_root)
 	{
-		ls_guard_release(&c);
-		ls_guard_release(&p);
-		return LS_OK;			/* too few entries to split: caller retries */
+		st = split_root(t, &c, &root, &left, &plan);
+		split = st == LS_OK;
 	}
-	if (p.frame == NULL)
-	{
-		st = split_root(t, &p, &c, &plan);
-		ls_guard_release(&c);
-		ls_guard_release(&p);
-		if (st == LS_OK)
-			atomic_fetch_add_explicit(&t->splits, 1, memory_order_relaxed);
-		return st;
-	}
-	uint8_t    *pn = node_of(bm, &p);
-
-	if (!ls_node_can_insert(pn, plan.sep_len, 8))
-	{
-		ls_guard_release(&c);
-		ls_guard_release(&p);
-		return split_node(t, key, klen, (uint16_t) (level + 1), false);
-	}
-	ls_guard	left;
-
-	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &left);
-	if (st == LS_OK)
+	else if (!ls_node_can_insert(node_of(bm, &p), plan.sep_len, 8))
+		parent_full = true;
+	else
 	{
 		uint8_t		tmp[LS_NODE_SIZE] __attribute__((aligned(8)));
 		uint64_t	lref = swip_of(bm, &left);
 
 		ls_node_split(n, node_of(bm, &left), &plan, tmp);
 		/* (sep -> left) goes just before the slot that points at n. */
-		st = ls_node_insert(pn, plan.sep, plan.sep_len, &lref, 8);
-		if (st != LS_OK)
+		if (ls_node_insert(node_of(bm, &p), plan.sep, plan.sep_len, &lref, 8) != LS_OK)
 			st = LS_CORRUPT;	/* room was checked under the latch */
 		ls_guard_mark_dirty(&left);
 		ls_guard_mark_dirty(&c);
 		ls_guard_mark_dirty(&p);
+		split = true;
+	}
+	if (split)
+	{
 		ls_guard_release(&left);
+		ls_guard_release(&root);
 		atomic_fetch_add_explicit(&t->splits, 1, memory_order_relaxed);
 	}
+	else
+		free_unused(bm, &left, &root);
 	ls_guard_release(&c);
 	ls_guard_release(&p);
+	if (parent_full)
+		return split_node(t, key, klen, (uint16_t) (level + 1), false);
 	return st;
 }
 
@@ -534,31 +541,37 @@ merge_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool 
 		return LS_OK;			/* the root has no siblings */
 	if (ls_node_free_after_compaction(node_of(bm, &c)) <= BT_UNDERFULL)
 		return ls_guard_validate(&c);
-	if (ls_guard_upgrade_exclusive(&p) != LS_OK)
-		return LS_RESTART;
+	/*
+	 * Siblings are fixed (loaded if needed) while the parent is still
+	 * optimistic, then parent, left, right are upgraded without blocking:
+	 * loading under an exclusive parent could starve the pool (see split).
+	 */
 	uint8_t    *pn = node_of(bm, &p);
+	uint16_t	count = ls_node_count(pn);
 	uint16_t	pos = target_pos(pn, &tg);
-	uint16_t	count = ls_node_header(pn)->count;
 
-	if (ls_swip_load(child_swip(pn, pos)) != swip_of(bm, &c) || count == 0)
-	{
-		ls_guard_release(&p);
-		return count == 0 ? LS_OK : LS_RESTART;
-	}
+	if (count == 0 || pos > count)
+		return ls_guard_validate(&p);
 	uint16_t	lpos = pos < count ? pos : (uint16_t) (pos - 1);
 
-	st = ls_bm_fix(bm, &p, child_swip(pn, lpos), LS_GUARD_EXCLUSIVE, &lg);
+	st = ls_bm_fix(bm, &p, child_swip(pn, lpos), LS_GUARD_OPTIMISTIC, &lg);
 	if (st != LS_OK)
+		return st;
+	st = ls_bm_fix(bm, &p, child_swip(pn, (uint16_t) (lpos + 1)), LS_GUARD_OPTIMISTIC, &rg);
+	if (st != LS_OK)
+		return st;
+	if (ls_guard_upgrade_exclusive(&p) != LS_OK)
+		return LS_RESTART;
+	if (ls_guard_upgrade_exclusive(&lg) != LS_OK)
 	{
 		ls_guard_release(&p);
-		return st;
+		return LS_RESTART;
 	}
-	st = ls_bm_fix(bm, &p, child_swip(pn, (uint16_t) (lpos + 1)), LS_GUARD_EXCLUSIVE, &rg);
-	if (st != LS_OK)
+	if (ls_guard_upgrade_exclusive(&rg) != LS_OK)
 	{
 		ls_guard_release(&lg);
 		ls_guard_release(&p);
-		return st;
+		return LS_RESTART;
 	}
 	uint8_t		tmp[LS_NODE_SIZE] __attribute__((aligned(8)));
 
@@ -1054,7 +1067,7 @@ ls_btree_verify(ls_btree *t, ls_btree_info *info, char *msg, size_t msglen)
 		snprintf(msg, msglen, "bad height %u", height);
 		return LS_CORRUPT;
 	}
-	v.bufs = aligned_alloc(64, (size_t) height * LS_NODE_SIZE + 64);
+	v.bufs = aligned_alloc(64, LS_ALIGN_UP((size_t) height * LS_NODE_SIZE, 64));
 	if (!v.bufs)
 		return LS_NO_MEMORY;
 	v.info.height = height;

@@ -1,0 +1,390 @@
+/*
+ * test_btree.c - the buffer-managed B+-tree in one process, against the
+ * reference model: random operations with verify (pool holding everything,
+ * and a small pool with a provider thread evicting all the time), scans in
+ * both directions, large values and LS_TOO_LARGE, the append path,
+ * eviction of everything and reload, and destroy freeing every page.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "test_btree_model.h"
+#include "tu.h"
+
+typedef struct fixture
+{
+	char	   *dir;
+	char	   *path;
+	void	   *region;
+	size_t		region_size;
+	ls_bm	   *bm;
+	ls_btree   *tree;			/* in the shared region of the test */
+	size_t		tree_size;
+} fixture;
+
+static void
+fx_open(fixture *fx, uint64_t frames)
+{
+	ls_bm_config cfg = {0};
+
+	memset(fx, 0, sizeof(*fx));
+	fx->dir = tu_tempdir();
+	fx->path = tu_path(fx->dir, "data");
+	fx->region_size = ls_bm_region_size(frames);
+	fx->region = tu_shared_region(fx->region_size);
+	cfg.n_frames = frames;
+	cfg.data_path = fx->path;
+	cfg.truncate = true;
+	cfg.free_target_pct = 10;
+	assert_int_equal(ls_bm_init(fx->region, fx->region_size, &cfg, &fx->bm), LS_OK);
+	ls_btree_register_type();
+	fx->tree_size = sizeof(ls_btree);
+	fx->tree = tu_shared_region(fx->tree_size);
+	assert_int_equal(ls_btree_create(fx->bm, fx->tree), LS_OK);
+}
+
+static void
+fx_close(fixture *fx)
+{
+	ls_bm_stats s;
+
+	assert_int_equal(ls_btree_destroy(fx->tree), LS_OK);
+	ls_bm_get_stats(fx->bm, &s);
+	/* Destroy gave back every page, in memory and on disk. */
+	assert_int_equal(s.allocated_pages, 0);
+	assert_int_equal(s.free_frames, s.n_frames);
+	ls_bm_process_detach(fx->bm);
+	tu_free_region(fx->tree, fx->tree_size);
+	tu_free_region(fx->region, fx->region_size);
+	tu_rm_rf(fx->dir);
+	free(fx->path);
+	free(fx->dir);
+}
+
+static void
+assert_verify(ls_btree *t, const model *m, ls_btree_info *out)
+{
+	char		msg[256] = "";
+	ls_btree_info info;
+	ls_status	st = ls_btree_verify(t, &info, msg, sizeof(msg));
+
+	if (st != LS_OK)
+		fail_msg("verify: %s (%s)", ls_status_str(st), msg);
+	assert_int_equal(info.entries, m->n);
+	if (out)
+		*out = info;
+}
+
+typedef struct scan_state
+{
+	const model *m;
+	size_t		next;			/* model index expected next */
+	bool		asc;
+	size_t		seen;
+	size_t		limit;
+} scan_state;
+
+static bool
+scan_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
+{
+	scan_state *s = arg;
+
+	assert_true(s->asc ? s->next < s->m->n : s->next != SIZE_MAX);
+	const model_entry *e = &s->m->e[s->next];
+
+	assert_int_equal(klen, e->klen);
+	assert_memory_equal(key, e->key, klen);
+	assert_int_equal(vlen, e->vlen);
+	if (vlen)
+		assert_memory_equal(val, e->val, vlen);
+	s->next = s->asc ? s->next + 1 : s->next - 1;
+	return ++s->seen < s->limit;
+}
+
+/* Scan limit entries both ways from a random key and from the ends. */
+static void
+check_scans(ls_btree *t, const model *m, uint64_t *rng, size_t limit)
+{
+	uint8_t		key[LS_BTREE_MAX_KEY];
+	uint32_t	klen = random_key(rng, key, 64, 20000);
+	bool		found;
+	size_t		i = model_find(m, key, klen, &found);
+
+	/* Ascending from key: first entry >= key. */
+	scan_state	s = {m, i, true, 0, limit};
+
+	assert_int_equal(ls_btree_scan_asc(t, key, klen, scan_cb, &s), LS_OK);
+	assert_int_equal(s.seen, LS_MIN(limit, m->n - i));
+	/* Descending from key: last entry <= key. */
+	size_t		last = found ? i : i - 1;	/* SIZE_MAX when none */
+
+	s = (scan_state) {m, last, false, 0, limit};
+	assert_int_equal(ls_btree_scan_desc(t, key, klen, scan_cb, &s), LS_OK);
+	assert_int_equal(s.seen, LS_MIN(limit, last == SIZE_MAX ? 0 : last + 1));
+	/* From the ends. */
+	s = (scan_state) {m, 0, true, 0, limit};
+	assert_int_equal(ls_btree_scan_asc(t, NULL, 0, scan_cb, &s), LS_OK);
+	assert_int_equal(s.seen, LS_MIN(limit, m->n));
+	s = (scan_state) {m, m->n - 1, false, 0, limit};
+	assert_int_equal(ls_btree_scan_desc(t, NULL, 0, scan_cb, &s), LS_OK);
+	assert_int_equal(s.seen, LS_MIN(limit, m->n));
+}
+
+/*
+ * Random operations in three phases (grow, churn, shrink) so splits and
+ * merges at every level both happen; every result is compared with the model.
+ */
+static void
+random_ops(fixture *fx, uint64_t seed, int ops, uint64_t keyspace, uint32_t maxval)
+{
+	ls_btree   *t = fx->tree;
+	model		m = {0};
+	uint64_t	rng = seed;
+	static uint8_t key[LS_BTREE_MAX_KEY],
+				val[LS_BTREE_MAX_VALUE],
+				out[LS_BTREE_MAX_VALUE];
+
+	for (int op = 0; op < ops; op++)
+	{
+		int			phase = op * 3 / ops;
+		uint32_t	klen = random_key(&rng, key, 64, keyspace);
+		uint32_t	vlen = random_value(&rng, val, maxval);
+		uint64_t	r = ls_rand_next(&rng) % 10;
+		bool		found;
+
+		model_find(&m, key, klen, &found);
+		if (r < (phase == 0 ? 7u : phase == 1 ? 4u : 1u))
+		{
+			ls_status	st = (r % 2) ? ls_btree_insert(t, key, klen, val, vlen)
+				: ls_btree_append(t, key, klen, val, vlen);
+
+			assert_int_equal(st, found ? LS_EXISTS : LS_OK);
+			model_insert(&m, key, klen, val, vlen);
+		}
+		else if (r < 7)
+		{
+			if (m.n && r % 2)
+			{
+				model_entry *e = &m.e[ls_rand_next(&rng) % m.n];
+
+				klen = e->klen;
+				memcpy(key, e->key, klen);
+				found = true;
+			}
+			assert_int_equal(ls_btree_remove(t, key, klen), found ? LS_OK : LS_NOT_FOUND);
+			model_remove(&m, key, klen);
+		}
+		else if (r < 8)
+		{
+			assert_int_equal(ls_btree_update(t, key, klen, val, vlen), found ? LS_OK : LS_NOT_FOUND);
+			model_update(&m, key, klen, val, vlen);
+		}
+		else
+		{
+			uint32_t	olen = 0;
+			ls_status	st = ls_btree_lookup(t, key, klen, out, sizeof(out), &olen);
+			size_t		i = model_find(&m, key, klen, &found);
+
+			assert_int_equal(st, found ? LS_OK : LS_NOT_FOUND);
+			if (found)
+			{
+				assert_int_equal(olen, m.e[i].vlen);
+				if (olen)
+					assert_memory_equal(out, m.e[i].val, olen);
+			}
+		}
+		if (op % (ops / 10) == 0)
+		{
+			assert_verify(t, &m, NULL);
+			check_scans(t, &m, &rng, 200);
+		}
+	}
+	ls_btree_info info;
+
+	assert_verify(t, &m, &info);
+	check_scans(t, &m, &rng, SIZE_MAX);
+	/* Empty it: merges all the way up, the root collapses to one leaf. */
+	while (m.n)
+	{
+		size_t		i = ls_rand_next(&rng) % m.n;
+
+		assert_int_equal(ls_btree_remove(t, m.e[i].key, m.e[i].klen), LS_OK);
+		model_remove(&m, m.e[i].key, m.e[i].klen);
+	}
+	assert_verify(t, &m, &info);
+	assert_int_equal(info.height, 1);
+	assert_int_equal(info.leaves, 1);
+	assert_true(t->splits > 0 && t->merges > 0);
+	model_free(&m);
+}
+
+static void
+test_btree_random_in_memory(void **state)
+{
+	(void) state;
+	fixture		fx;
+
+	fx_open(&fx, 4096);
+	random_ops(&fx, 1, (int) tu_scaled(60000), 20000, 600);
+	fx_close(&fx);
+}
+
+/* Same with a pool far smaller than the data and a provider thread. */
+static void
+test_btree_random_evicting(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_bm_stats s;
+
+	fx_open(&fx, 40);
+	assert_int_equal(ls_bm_provider_start_thread(fx.bm), LS_OK);
+	random_ops(&fx, 2, (int) tu_scaled(40000), 20000, 2000);
+	ls_bm_provider_stop(fx.bm);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_true(s.evictions > 0 && s.reads > 0 && s.writes > 0);
+	fx_close(&fx);
+}
+
+/* Values up to a quarter page; beyond is LS_TOO_LARGE; empty keys invalid. */
+static void
+test_btree_large_values(void **state)
+{
+	(void) state;
+	fixture		fx;
+	static uint8_t val[LS_BTREE_MAX_VALUE + 1],
+				out[LS_BTREE_MAX_VALUE];
+	uint8_t		key[LS_BTREE_MAX_KEY + 1];
+	uint32_t	olen;
+
+	fx_open(&fx, 256);
+	memset(key, 'k', sizeof(key));
+	for (uint32_t i = 0; i < sizeof(val); i++)
+		val[i] = (uint8_t) (i * 7);
+	assert_int_equal(ls_btree_insert(fx.tree, key, 8, val, LS_BTREE_MAX_VALUE + 1), LS_TOO_LARGE);
+	assert_int_equal(ls_btree_insert(fx.tree, key, LS_BTREE_MAX_KEY + 1, val, 1), LS_TOO_LARGE);
+	assert_int_equal(ls_btree_insert(fx.tree, key, 0, val, 1), LS_INVALID);
+	/* Many max-size values with max-size keys: 2-3 per leaf. */
+	for (uint32_t i = 0; i < 200; i++)
+	{
+		ls_put_be64(key + LS_BTREE_MAX_KEY - 8, i * 7919 % 200);
+		val[0] = (uint8_t) i;
+		assert_int_equal(ls_btree_insert(fx.tree, key, LS_BTREE_MAX_KEY, val, LS_BTREE_MAX_VALUE), LS_OK);
+	}
+	for (uint32_t i = 0; i < 200; i++)
+	{
+		ls_put_be64(key + LS_BTREE_MAX_KEY - 8, i * 7919 % 200);
+		assert_int_equal(ls_btree_lookup(fx.tree, key, LS_BTREE_MAX_KEY, out, sizeof(out), &olen), LS_OK);
+		assert_int_equal(olen, LS_BTREE_MAX_VALUE);
+		assert_int_equal(out[0], (uint8_t) i);
+		assert_memory_equal(out + 1, val + 1, LS_BTREE_MAX_VALUE - 1);
+		/* A buffer too small is refused, not overrun. */
+		assert_int_equal(ls_btree_lookup(fx.tree, key, LS_BTREE_MAX_KEY, out, 100, &olen), LS_TOO_LARGE);
+		assert_int_equal(ls_btree_update(fx.tree, key, LS_BTREE_MAX_KEY, val, LS_BTREE_MAX_VALUE + 1),
+						 LS_TOO_LARGE);
+	}
+	/* Shrink and grow values in place. */
+	for (uint32_t i = 0; i < 200; i++)
+	{
+		ls_put_be64(key + LS_BTREE_MAX_KEY - 8, i);
+		assert_int_equal(ls_btree_update(fx.tree, key, LS_BTREE_MAX_KEY, val, i % 3 ? 1 : LS_BTREE_MAX_VALUE),
+						 LS_OK);
+	}
+	char		msg[256];
+	ls_btree_info info;
+
+	assert_int_equal(ls_btree_verify(fx.tree, &info, msg, sizeof(msg)), LS_OK);
+	assert_int_equal(info.entries, 200);
+	fx_close(&fx);
+}
+
+/* Ascending keys through the append path fill leaves nearly completely. */
+static void
+test_btree_append(void **state)
+{
+	(void) state;
+	fixture		fx;
+	uint8_t		key[8];
+	uint64_t	n = tu_scaled(200000);
+	char		msg[256];
+	ls_btree_info info;
+	uint32_t	olen;
+	uint64_t	v;
+
+	fx_open(&fx, 2048);
+	for (uint64_t k = 0; k < n; k++)
+	{
+		ls_put_be64(key, k);
+		assert_int_equal(ls_btree_append(fx.tree, key, 8, &k, 8), LS_OK);
+	}
+	/* Out of order keys fall back to a normal insert. */
+	ls_put_be64(key, 5);
+	assert_int_equal(ls_btree_append(fx.tree, key, 8, &n, 8), LS_EXISTS);
+	assert_true(fx.tree->append_hits > n * 9 / 10);
+	assert_int_equal(ls_btree_verify(fx.tree, &info, msg, sizeof(msg)), LS_OK);
+	assert_int_equal(info.entries, n);
+	assert_true(info.leaves < n / 550 + 4);
+	for (uint64_t k = 0; k < n; k += 97)
+	{
+		ls_put_be64(key, k);
+		assert_int_equal(ls_btree_lookup(fx.tree, key, 8, &v, 8, &olen), LS_OK);
+		assert_int_equal(v, k);
+	}
+	fx_close(&fx);
+}
+
+/* Evict every page (inner nodes after their children), then read all back. */
+static void
+test_btree_evict_reload(void **state)
+{
+	(void) state;
+	fixture		fx;
+	uint8_t		key[8];
+	uint64_t	n = tu_scaled(100000),
+				v;
+	uint32_t	olen;
+	ls_bm_stats s0,
+				s1;
+
+	fx_open(&fx, 1024);
+	for (uint64_t k = 0; k < n; k++)
+	{
+		ls_put_be64(key, k * 0x9E3779B97F4A7C15ULL);
+		assert_int_equal(ls_btree_insert(fx.tree, key, 8, &k, 8), LS_OK);
+	}
+	char		msg[256];
+	ls_btree_info info;
+
+	assert_int_equal(ls_btree_verify(fx.tree, &info, msg, sizeof(msg)), LS_OK);
+	for (int round = 0; round < 8; round++)
+		ls_bm_evict_all(fx.bm);
+	ls_bm_get_stats(fx.bm, &s0);
+	assert_true(s0.free_frames + 2 >= s0.n_frames);	/* at most the root stays */
+	for (uint64_t k = 0; k < n; k++)
+	{
+		ls_put_be64(key, k * 0x9E3779B97F4A7C15ULL);
+		assert_int_equal(ls_btree_lookup(fx.tree, key, 8, &v, 8, &olen), LS_OK);
+		assert_int_equal(v, k);
+	}
+	ls_bm_get_stats(fx.bm, &s1);
+	/* Every page came back from disk (each leaf at least once). */
+	assert_true(s1.reads >= s0.reads + info.leaves + info.inner - 1);
+	fx_close(&fx);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_btree_random_in_memory),
+		cmocka_unit_test(test_btree_random_evicting),
+		cmocka_unit_test(test_btree_large_values),
+		cmocka_unit_test(test_btree_append),
+		cmocka_unit_test(test_btree_evict_reload),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
