@@ -162,13 +162,19 @@ kick_provider(ls_bm *bm)
 /*
  * A free frame for a new or loaded page.  When none is left, run provider
  * rounds inline: they only try-latch, so this is safe while the caller holds
- * latches.  Gives up with LS_NO_SPACE when rounds keep freeing nothing
- * (everything latched, or pages that cannot leave memory).
+ * latches.  A round can come back empty because of races (other processes
+ * moving the parents we try to latch), so LS_NO_SPACE is returned only after
+ * rounds kept freeing nothing for a while (everything latched, or pages that
+ * cannot leave memory).
  */
+#define NO_SPACE_MIN_ROUNDS	16
+#define NO_SPACE_MIN_NS		(50ULL * 1000 * 1000)
+
 ls_status
 bm_get_free_frame(ls_bm *bm, uint32_t *idx)
 {
 	int			empty_rounds = 0;
+	uint64_t	since = 0;
 
 	for (;;)
 	{
@@ -180,8 +186,17 @@ bm_get_free_frame(ls_bm *bm, uint32_t *idx)
 		}
 		kick_provider(bm);
 		/* a HOT frame needs two visits (cool, then evict): allow several */
-		if (ls_bm_provider_round(bm) == 0 && ++empty_rounds >= 8)
+		if (ls_bm_provider_round(bm) != 0)
+		{
+			empty_rounds = 0;
+			continue;
+		}
+		if (empty_rounds++ == 0)
+			since = ls_now_ns();
+		else if (empty_rounds >= NO_SPACE_MIN_ROUNDS && ls_now_ns() - since >= NO_SPACE_MIN_NS)
 			return frame_pop_free(bm, idx) ? LS_OK : LS_NO_SPACE;
+		else
+			sched_yield();
 	}
 }
 
