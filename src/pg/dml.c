@@ -139,8 +139,15 @@ ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
 	ls_hot_version *target = NULL;
 	LsVersionInfo info;
 	LsXidStatus xs = LS_XS_ABORTED;
+	TransactionId skipped_xid = InvalidTransactionId;
 	int			n = 0;
+	int			restarts = 0;
 
+restart:
+	target = NULL;
+	xs = LS_XS_ABORTED;
+	skipped_xid = InvalidTransactionId;
+	n = 0;
 	memset(chk, 0, sizeof(*chk));
 	ls_rowid_to_tid(rowid, &tmfd->ctid);
 	tmfd->xmax = InvalidTransactionId;
@@ -160,6 +167,7 @@ ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
 			break;
 		}
 		/* aborted: skip; in progress elsewhere: the older one carries its xmax */
+		skipped_xid = (xs == LS_XS_IN_PROGRESS) ? info.xmin : InvalidTransactionId;
 	}
 	if (target == NULL)
 		return TM_Invisible;
@@ -174,6 +182,20 @@ ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
 			return TM_SelfModified;
 		}
 		return TM_Invisible;
+	}
+
+	/*
+	 * The version above target was inserted by a transaction we saw running;
+	 * target's xmax is that same transaction.  Judge it as running too, even
+	 * if it finished since: otherwise a commit between the two looks would
+	 * make an in-place update look like a delete.  Waiting on it returns at
+	 * once and the next look sees a consistent chain.
+	 */
+	if (TransactionIdIsValid(skipped_xid) && info.xmax == skipped_xid)
+	{
+		chk->wait_xid = info.xmax;
+		tmfd->xmax = info.xmax;
+		return TM_BeingModified;
 	}
 
 	switch (ls_xmax_status(target, &info))
@@ -210,6 +232,13 @@ ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
 					ls_rowid_to_tid(info.next_rowid, &tmfd->ctid);
 				return TM_Updated;
 			}
+
+			/*
+			 * A delete, or an in-place update that installed its version
+			 * and committed after we read the newest pointer: look again.
+			 */
+			if (ls_hot_row_newest(row) != chk->newest && restarts++ < 1000)
+				goto restart;
 			return TM_Deleted;
 	}
 

@@ -425,16 +425,35 @@ ls_hot_version *
 ls_row_visible_version(ls_hot_row *row, Snapshot snapshot)
 {
 	ls_hot_version *v;
+	ls_hot_version *first;
 	int			n = 0;
+	int			retry = 0;
 
+again:
 	if (snapshot->snapshot_type == SNAPSHOT_ANY)
 		return ls_row_newest_valid(row);
 
-	for (v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
+	first = ls_hot_row_newest(row);
+	for (v = first; v != NULL && n < LS_MAX_CHAIN;
 		 v = ls_hot_version_older(v), n++)
 	{
 		if (ls_version_visible(v, snapshot))
 			return v;
+	}
+
+	/*
+	 * MVCC decisions are stable (the snapshot fixes them).  The others ask
+	 * "is it running now": a writer that committed between our look at its
+	 * new version (running: invisible) and at the old one (now committed:
+	 * deleted) would hide the row.  Look again; the second walk sees the
+	 * writer finished on both versions.
+	 */
+	if (!IsMVCCSnapshot(snapshot) && retry < 3 &&
+		(n > 1 || ls_hot_row_newest(row) != first))
+	{
+		retry++;
+		n = 0;
+		goto again;
 	}
 	return NULL;
 }
