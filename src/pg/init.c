@@ -430,6 +430,7 @@ static void
 ls_pending_at_xact_end(bool commit)
 {
 	LsPendingStorage *p = ls_pending;
+	bool		freed = false;
 
 	ls_pending = NULL;
 	while (p != NULL)
@@ -437,10 +438,16 @@ ls_pending_at_xact_end(bool commit)
 		LsPendingStorage *next = p->next;
 
 		if (p->at_commit == commit)
+		{
 			ls_storage_free(p->key);
+			freed = true;
+		}
 		pfree(p);
 		p = next;
 	}
+	/* hand the memory back now rather than at the next allocation */
+	if (freed && ls_my_ctx != NULL)
+		ls_hot_reclaim(ls_my_ctx);
 }
 
 static void
