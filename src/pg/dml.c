@@ -17,7 +17,7 @@
  *
  * UPDATE keeps the rowid when no indexed column changes (the new version is
  * pushed onto the same chain; *update_indexes = false) and the relation has
- * no AFTER ROW triggers (those fetch the OLD row by TID after the update,
+ * no BEFORE/AFTER ROW triggers (they fetch the OLD row by TID around the update,
  * which must then still name the old version).  Otherwise the new version
  * goes under a new rowid, the old version's xmax is flagged MOVED and its
  * next_rowid names the new rowid, as heap's t_ctid does.
@@ -132,7 +132,7 @@ ls_has_older_valid(ls_hot_version *v)
  */
 static TM_Result
 ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
-			 Snapshot rule_snapshot, Snapshot crosscheck,
+			 Snapshot rule_snapshot, Snapshot crosscheck, bool for_lock,
 			 LsRowCheck *chk, TM_FailureData *tmfd)
 {
 	ls_hot_version *v;
@@ -174,8 +174,16 @@ restart:
 
 	if (xs == LS_XS_CURRENT && info.cmin >= cid)
 	{
-		/* created by this very command: an update of ours, or a fresh insert */
-		if (ls_has_older_valid(target))
+		/*
+		 * Created by this very command: an update of ours, or a fresh
+		 * insert.  UPDATE/DELETE got the TID from a scan that saw the older
+		 * version (heap: that version's cmax is ours: TM_SelfModified).  Row
+		 * locks come from ON CONFLICT's index probe, which names the newest
+		 * version (heap: TM_Invisible, "cannot affect row a second time");
+		 * tables with BEFORE/AFTER row triggers never update in place, so
+		 * GetTupleForTrigger does not get here.
+		 */
+		if (!for_lock && ls_has_older_valid(target))
 		{
 			tmfd->xmax = info.xmin;
 			tmfd->cmax = info.cmin;
@@ -308,6 +316,7 @@ busy:
 static TM_Result
 ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		   TransactionId xid, Snapshot rule_snapshot, Snapshot crosscheck,
+		   bool for_lock,
 		   LockTupleMode mode, LsWaitMode policy, bool *have_tuple_lock,
 		   TM_FailureData *tmfd, TupleTableSlot *slot, HeapTuple *oldtup,
 		   Snapshot snapshot, bool *newer)
@@ -332,7 +341,8 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 			tmfd->cmax = InvalidCommandId;
 			return TM_Deleted;
 		}
-		res = ls_check_row(row, rowid, cid, rule_snapshot, crosscheck, &chk, tmfd);
+		res = ls_check_row(row, rowid, cid, rule_snapshot, crosscheck, for_lock,
+						   &chk, tmfd);
 		if (res == TM_Ok)
 		{
 			bool		take = !(chk.own_lock && chk.held_mode >= mode);
@@ -617,7 +627,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
-					 crosscheck, LockTupleExclusive,
+					 crosscheck, false, LockTupleExclusive,
 					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &have_tuple_lock,
 					 tmfd, NULL, &oldtup, NULL, NULL);
 	if (res == TM_Ok)
@@ -683,14 +693,16 @@ ls_modified_attrs(Relation rel, Bitmapset *interesting, HeapTuple oldtup,
 	return modified;
 }
 
+/* Row triggers that fetch rows by TID around an update (see top). */
 static bool
-ls_has_after_row_triggers(Relation rel)
+ls_has_row_triggers(Relation rel)
 {
 	TriggerDesc *td = rel->trigdesc;
 
 	return td != NULL &&
 		(td->trig_insert_after_row || td->trig_update_after_row ||
-		 td->trig_delete_after_row);
+		 td->trig_delete_after_row || td->trig_update_before_row ||
+		 td->trig_delete_before_row);
 }
 
 TM_Result
@@ -727,7 +739,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
-					 crosscheck, LockTupleNoKeyExclusive,
+					 crosscheck, false, LockTupleNoKeyExclusive,
 					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &have_tuple_lock,
 					 tmfd, NULL, &oldtup, NULL, NULL);
 	if (res != TM_Ok)
@@ -741,14 +753,14 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	interesting = bms_union(hot_attrs, key_attrs);
 	modified = ls_modified_attrs(rel, interesting, oldtup, newtup);
 	key_changed = bms_overlap(modified, key_attrs);
-	in_place = !bms_overlap(modified, hot_attrs) && !ls_has_after_row_triggers(rel);
+	in_place = !bms_overlap(modified, hot_attrs) && !ls_has_row_triggers(rel);
 
 	if (key_changed)
 	{
 		/* upgrade our lock: FOR KEY SHARE lockers must wait for us */
 		*lockmode = LockTupleExclusive;
 		held = LockTupleExclusive;
-		res = ls_acquire(rel, tbl, rowid, cid, xid, NULL, NULL,
+		res = ls_acquire(rel, tbl, rowid, cid, xid, NULL, NULL, false,
 						 LockTupleExclusive, LS_WAIT_BLOCK, &have_tuple_lock,
 						 tmfd, NULL, NULL, NULL, NULL);
 		if (res != TM_Ok)
@@ -866,7 +878,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	{
 		bool		newer = false;
 
-		res = ls_acquire(rel, tbl, rowid, cid, xid, rule, NULL, mode, policy,
+		res = ls_acquire(rel, tbl, rowid, cid, xid, rule, NULL, true, mode, policy,
 						 &have_tuple_lock, tmfd, slot, NULL, snapshot, &newer);
 		if (res == TM_Ok && follow && newer)
 			tmfd->traversed = true;
