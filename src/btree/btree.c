@@ -87,6 +87,24 @@ swip_of(ls_bm *bm, const ls_guard *g)
 }
 
 /*
+ * ls_bm_fix, but for shared/exclusive try the inline optimistic fast path
+ * plus a non-blocking upgrade first (the common, uncontended case); fall back
+ * to the blocking fix when the upgrade is refused.
+ */
+static inline ls_status
+fix_child(ls_bm *bm, ls_guard *p, ls_swip *swip, ls_guard_mode mode, ls_guard *c)
+{
+	ls_status	st = ls_bm_fix(bm, p, swip, LS_GUARD_OPTIMISTIC, c);
+
+	if (st != LS_OK || mode == LS_GUARD_OPTIMISTIC)
+		return st;
+	st = mode == LS_GUARD_EXCLUSIVE ? ls_guard_upgrade_exclusive(c) : ls_guard_upgrade_shared(c);
+	if (LS_LIKELY(st == LS_OK))
+		return LS_OK;
+	return ls_bm_fix(bm, p, swip, mode, c);
+}
+
+/*
  * Descend to the node at `level` on the target's path and latch it in
  * `mode`.  On LS_OK, *node holds it and *parent is its parent (meta guard for
  * the root), optimistic, valid as of the moment node was latched.  On any
@@ -111,7 +129,7 @@ descend(ls_btree *t, const bt_target *tg, uint16_t level, ls_guard_mode mode,
 	/* ls_bm_fix validates p, so the height read above is checked too. */
 	for (uint32_t cur = height - 1;; cur--)
 	{
-		st = ls_bm_fix(bm, &p, swip, cur == level ? mode : LS_GUARD_OPTIMISTIC, &c);
+		st = fix_child(bm, &p, swip, cur == level ? mode : LS_GUARD_OPTIMISTIC, &c);
 		if (st != LS_OK)
 			return st;
 		uint8_t    *n = node_of(bm, &c);
