@@ -171,6 +171,8 @@ restart:
 	}
 	if (target == NULL)
 		return TM_Invisible;
+	/* reported with every result: heap's callers read the tuple on failure too */
+	chk->target = target;
 
 	if (xs == LS_XS_CURRENT && info.cmin >= cid)
 	{
@@ -264,7 +266,6 @@ restart:
 		return TM_Updated;
 	}
 
-	chk->target = target;
 	chk->xmax_word = ls_hv_word(info.xmax, info.xmax_flags);
 	return TM_Ok;
 }
@@ -382,6 +383,8 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		}
 		if (res != TM_BeingModified)
 		{
+			if (slot != NULL && chk.target != NULL)
+				ls_store_version(chk.target, rel, rowid, slot);
 			ls_epoch_exit();
 			return res;
 		}
