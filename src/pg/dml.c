@@ -567,14 +567,17 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 		}
 		if (!succeeded && v != NULL)
 		{
-			Size		size = ls_heaptuple_size(v);
+			Size		size;
 
-			/* copy out before removal: its TOAST values must go too */
-			stored = ls_version_to_heaptuple(v, rel, rowid,
-											 MemoryContextAlloc(CurrentMemoryContext, size),
-											 size);
 			ls_row_forget_latch();
 			ls_hot_row_remove(ls_ctx(), tbl, row, true);
+
+			/*
+			 * Still readable inside our epoch; copied out (outside the
+			 * latch) because its TOAST values must go too.
+			 */
+			size = ls_heaptuple_size(v);
+			stored = ls_version_to_heaptuple(v, rel, rowid, palloc(size), size);
 		}
 		else
 			ls_row_unlock(row);
