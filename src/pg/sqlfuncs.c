@@ -188,27 +188,40 @@ leanstore_verify(PG_FUNCTION_ARGS)
 			bad = "row header's rowid does not match its RID-map slot";
 		if (ls_hot_row_newest(row) == NULL && bad == NULL)
 			bad = "live row without versions";
-		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && bad == NULL;
+		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
 			 v = ls_hot_version_older(v))
 		{
+			LsVersionInfo oi;
+			const char *vbad;
+
 			if (++n > 100000)
 			{
 				bad = "version chain too long (cycle?)";
 				break;
 			}
 			versions++;
-			bad = ls_check_version(v, natts, limit);
-			if (bad == NULL && newer != NULL)
+			vbad = ls_check_version(v, natts, limit);
+			if (vbad != NULL)
 			{
-				LsVersionInfo ni,
-							oi;
+				if (bad == NULL)
+					bad = vbad;
+				continue;
+			}
+			ls_version_info(v, &oi);
+			if (ls_xmin_status(v, &oi) == LS_XS_ABORTED)
+				continue;		/* aborted versions are skipped by every reader */
+			if (newer != NULL && bad == NULL)
+			{
+				LsVersionInfo ni;
 
 				ls_version_info(newer, &ni);
-				ls_version_info(v, &oi);
-				/* an older version's deleter is the newer version's inserter */
-				if (!(ni.xmin_flags & LS_HV_XMIN_ABORTED) &&
-					(ni.xmin_flags & LS_HV_XMIN_COMMITTED) &&
-					oi.xmax != ni.xmin)
+
+				/*
+				 * An older version's deleter is the inserter of the next
+				 * newer version that did not abort.
+				 */
+				if (ls_xmin_status(newer, &ni) == LS_XS_COMMITTED &&
+					!(ni.xmin_flags & LS_HV_XMIN_FROZEN) && oi.xmax != ni.xmin)
 					bad = "older version's xmax differs from the newer version's xmin";
 			}
 			newer = v;
