@@ -153,7 +153,7 @@ ls_node_lower_bound(const uint8_t *n, const uint8_t *key, uint32_t klen, bool *e
 	/* Keys outside the prefix range sort before or after every slot. */
 	if (plen)
 	{
-		int			c = memcmp(key, prefix, LS_MIN(plen, klen));
+		int			c = ls_key_cmp(key, LS_MIN(plen, klen), prefix, LS_MIN(plen, klen));
 
 		if (c < 0 || (c == 0 && klen < plen))
 			return 0;
