@@ -480,7 +480,7 @@ void
 ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			  BufferAccessStrategy bstrategy)
 {
-	ls_hot_table *tbl = ls_table_for(rel);
+	ls_hot_table *tbl = ls_table_for_or_null(rel);
 	TransactionId OldestXmin;
 	MultiXactId OldestMxact;
 	TransactionId FreezeLimit;
@@ -501,6 +501,14 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	bool		frozenxid_updated = false;
 	bool		minmulti_updated = false;
 	uint64		dead;
+
+	/* lost in a restart: nothing to vacuum; a database-wide VACUUM goes on */
+	if (tbl == NULL)
+	{
+		(void) ls_ctx();
+		ls_warn_lost(rel);
+		return;
+	}
 
 	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
 						  params->multixact_freeze_min_age,

@@ -297,6 +297,19 @@ ls_table_for_or_null(Relation rel)
 	return tbl;
 }
 
+#define LS_LOST_DETAIL "leanstore keeps table data in memory and has no log yet, so its tables are empty storage-less shells after a restart."
+
+void
+ls_warn_lost(Relation rel)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("skipping leanstore table \"%s\": its data was lost in a server restart",
+					RelationGetRelationName(rel)),
+			 errdetail(LS_LOST_DETAIL),
+			 errhint("TRUNCATE or DROP the table.")));
+}
+
 ls_hot_table *
 ls_table_for(Relation rel)
 {
@@ -309,7 +322,7 @@ ls_table_for(Relation rel)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("data of leanstore table \"%s\" was lost in a server restart",
 						RelationGetRelationName(rel)),
-				 errdetail("leanstore keeps table data in memory and has no log yet, so its tables are empty storage-less shells after a restart."),
+				 errdetail(LS_LOST_DETAIL),
 				 errhint("TRUNCATE or DROP the table.")));
 	return tbl;
 }

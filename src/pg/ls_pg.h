@@ -68,6 +68,7 @@ extern void ls_row_forget_latch(void);
 extern ls_hot_key ls_key_for_node(const RelFileNode *node);
 extern ls_hot_table *ls_table_for(Relation rel);
 extern ls_hot_table *ls_table_for_or_null(Relation rel);
+extern void ls_warn_lost(Relation rel);
 
 /* Called with a status from the core; raises an error for anything but OK. */
 extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_attribute_noreturn();

@@ -72,6 +72,12 @@ ls_scan_reset(LsScanDesc scan)
 		scan->cursor = 0;
 		scan->chunk_end = 0;
 	}
+	else if (scan->tbl == NULL)
+	{
+		scan->end = 0;
+		scan->cursor = 0;
+		scan->chunk_end = 0;
+	}
 	else
 	{
 		scan->end = ls_hot_table_rowid_limit(scan->tbl);
@@ -107,7 +113,19 @@ ls_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 		scan->base.rs_key = palloc(sizeof(ScanKeyData) * nkeys);
 		memcpy(scan->base.rs_key, key, sizeof(ScanKeyData) * nkeys);
 	}
-	scan->tbl = ls_table_for(rel);
+	/*
+	 * ANALYZE of a table whose data was lost in a restart samples nothing
+	 * (with a warning) so that a database-wide ANALYZE goes on; every
+	 * other scan refuses (ls_table_for).
+	 */
+	if (flags & SO_TYPE_ANALYZE)
+	{
+		scan->tbl = ls_table_for_or_null(rel);
+		if (scan->tbl == NULL)
+			ls_warn_lost(rel);
+	}
+	else
+		scan->tbl = ls_table_for(rel);
 
 	if ((flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN)) &&
 		snapshot != NULL && IsMVCCSnapshot(snapshot))
@@ -755,7 +773,7 @@ ls_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	LsScanDesc	scan = (LsScanDesc) sscan;
 	Relation	rel = sscan->rs_rd;
 	uint64		base = (uint64) scan->cur_block * LS_ROWS_PER_BLOCK;
-	uint64		limit = ls_hot_table_rowid_limit(scan->tbl);
+	uint64		limit = scan->tbl ? ls_hot_table_rowid_limit(scan->tbl) : 0;
 
 	while (scan->nextrow < LS_ROWS_PER_BLOCK && base + scan->nextrow < limit)
 	{
