@@ -109,7 +109,7 @@ void		bm_set_error(ls_pid pid, int err);
 /* fix.c */
 ls_iof_part *bm_iof_part(ls_bm *bm, ls_pid pid);
 void		bm_iof_purge_pid(ls_bm *bm, ls_pid pid);
-bool		bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx);
+bool		bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx, bool force);
 
 /* io.c: per-process file and ring */
 ls_status	bm_io_open(ls_bm *bm, bool truncate, uint64_t *file_pages);

@@ -82,10 +82,11 @@ bm_iof_purge_pid(ls_bm *bm, ls_pid pid)
 
 /*
  * Provider hook for a frame in state LOADING: if it is a READY slot nobody
- * swizzled since the provider's previous visit, give it back.  Never blocks.
+ * swizzled since the provider's previous visit (or at once with force), give
+ * it back.  Never blocks.
  */
 bool
-bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx)
+bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx, bool force)
 {
 	ls_pid		pid = ls_bm_frame(bm, idx)->pid;
 	ls_iof_part *part;
@@ -100,7 +101,7 @@ bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx)
 
 	if (s != NULL && s->state == LS_IOF_READY && s->frame == idx)
 	{
-		if (s->cool)
+		if (s->cool || force)
 		{
 			iof_drop_ready(bm, s);
 			freed = true;

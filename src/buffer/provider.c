@@ -281,7 +281,7 @@ ls_bm_provider_round(ls_bm *bm)
 		if (st == LS_FRAME_HOT)
 			atomic_compare_exchange_strong(&f->state, &st, LS_FRAME_COOL);
 		else if (st == LS_FRAME_LOADING)
-			freed += bm_iof_reclaim_frame(bm, idx);
+			freed += bm_iof_reclaim_frame(bm, idx, false);
 		else if (st == LS_FRAME_COOL)
 		{
 			if (atomic_load_explicit(&f->dirty, memory_order_relaxed) == 0)
@@ -349,10 +349,18 @@ ls_bm_evict_all(ls_bm *bm)
 {
 	uint64_t	n = ls_bm_n_frames(bm);
 	uint64_t	freed = 0;
+	wb_batch	b;
+
+	b.n = 0;
+	b.cap = bm->write_batch;
+	b.mem = NULL;
+	b.max_gsn = 0;
 
 	/*
 	 * Children first: an inner node is evictable only once its children are
-	 * out, so repeat while a pass makes progress.
+	 * out, so repeat while a pass makes progress.  Only try-latches and
+	 * optimistic copies: frames latched by anybody (the caller included)
+	 * are skipped, never waited for.
 	 */
 	for (;;)
 	{
@@ -365,19 +373,27 @@ ls_bm_evict_all(ls_bm *bm)
 
 			atomic_compare_exchange_strong(&f->state, &st, LS_FRAME_COOL);
 		}
-		(void) ls_bm_flush_all(bm);
 		for (uint64_t i = 0; i < n; i++)
 		{
-			if (atomic_load_explicit(&ls_bm_frame(bm, (uint32_t) i)->state,
-									 memory_order_relaxed) == LS_FRAME_LOADING)
-				pass += bm_iof_reclaim_frame(bm, (uint32_t) i);
-			else
+			ls_frame   *f = ls_bm_frame(bm, (uint32_t) i);
+			uint32_t	st = atomic_load_explicit(&f->state, memory_order_relaxed);
+
+			if (st == LS_FRAME_LOADING)
+				pass += bm_iof_reclaim_frame(bm, (uint32_t) i, true);
+			else if (st != LS_FRAME_COOL)
+				continue;
+			else if (atomic_load_explicit(&f->dirty, memory_order_relaxed) == 0)
 				pass += try_evict(bm, (uint32_t) i);
+			else if (try_queue_write(bm, &b, (uint32_t) i) && b.n == b.cap)
+				pass += flush_and_evict(bm, &b);
 		}
+		pass += flush_and_evict(bm, &b);
 		freed += pass;
 		if (pass == 0)
-			return freed;
+			break;
 	}
+	free(b.mem);
+	return freed;
 }
 
 /* ------------------------------------------------------------------------

@@ -472,6 +472,99 @@ test_single_load_under_concurrent_misses(void **state)
 	fx_close(&fx);
 }
 
+/*
+ * A page loaded under a parent that is shared by two holders cannot be
+ * swizzled: the fix restarts, the loaded frame waits in the in-flight table
+ * and the next fix swizzles it without reading again.  An orphan is
+ * reclaimed by eviction.
+ */
+static void
+test_load_under_shared_parent(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_guard	g1,
+				g2,
+				child;
+	ls_bm_stats s0,
+				s;
+	uint64_t	c;
+
+	fx_open(&fx, 16, 2, 0);
+	assert_int_equal(tu_parr_write(fx.bm, fx.pa, 0, &fx.model[0]), LS_OK);
+	assert_int_equal(ls_bm_evict_all(fx.bm), 2);
+	ls_bm_get_stats(fx.bm, &s0);
+
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_SHARED, &g1), LS_OK);
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_SHARED, &g2), LS_OK);
+	assert_int_equal(ls_bm_fix(fx.bm, &g1, &fx.pa->swips[0], LS_GUARD_SHARED, &child), LS_RESTART);
+	assert_int_equal(child.mode, LS_GUARD_NONE);
+	assert_false(ls_swip_is_swizzled(ls_swip_load(&fx.pa->swips[0])));
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.reads - s0.reads, 1);
+	assert_int_equal(s.free_frames, 15);
+	/* sole shared holder now: the fix swizzles the loaded frame, no I/O */
+	ls_guard_release(&g2);
+	assert_int_equal(ls_bm_fix(fx.bm, &g1, &fx.pa->swips[0], LS_GUARD_SHARED, &child), LS_OK);
+	assert_true(ls_swip_is_swizzled(ls_swip_load(&fx.pa->swips[0])));
+	assert_int_equal(g1.mode, LS_GUARD_SHARED);
+	ls_guard_release(&child);
+	ls_guard_release(&g1);
+	assert_int_equal(atomic_load(&fx.pa->latch.word) & 0xffffffffu, 0);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.reads - s0.reads, 1);
+	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 0, &c), LS_OK);
+	assert_int_equal(c, fx.model[0]);
+
+	/* an orphan (loaded, never swizzled) goes back to the free list */
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_SHARED, &g1), LS_OK);
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_SHARED, &g2), LS_OK);
+	assert_int_equal(ls_bm_fix(fx.bm, &g1, &fx.pa->swips[1], LS_GUARD_OPTIMISTIC, &child), LS_RESTART);
+	ls_guard_release(&g2);
+	ls_guard_release(&g1);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.free_frames, 14);
+	assert_int_equal(ls_bm_evict_all(fx.bm), 2);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.free_frames, 16);
+	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 1, &c), LS_OK);
+	assert_int_equal(c, 0);
+	fx_close(&fx);
+}
+
+/* Latched pages are neither written nor evicted; dirty stays dirty. */
+static void
+test_latched_pages_stay(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_guard	meta,
+				g;
+	ls_bm_stats s0,
+				s;
+
+	fx_open(&fx, 16, 3, 0);
+	ls_bm_get_stats(fx.bm, &s0);
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_OPTIMISTIC, &meta), LS_OK);
+	assert_int_equal(ls_bm_fix(fx.bm, &meta, &fx.pa->swips[1], LS_GUARD_EXCLUSIVE, &g), LS_OK);
+	/* the other two go; slot 1 (held, dirty) is skipped without blocking */
+	assert_int_equal(ls_bm_evict_all(fx.bm), 2);
+	assert_true(ls_swip_is_swizzled(ls_swip_load(&fx.pa->swips[1])));
+	assert_int_equal(atomic_load(&g.frame->dirty), 1);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.writes - s0.writes, 2);
+	/* a provider round does not touch it either */
+	for (int i = 0; i < 10; i++)
+		(void) ls_bm_provider_round(fx.bm);
+	assert_int_equal(atomic_load(&g.frame->dirty), 1);
+	ls_guard_release(&g);
+	assert_int_equal(ls_bm_evict_all(fx.bm), 1);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.writes - s0.writes, 3);
+	assert_int_equal(s.free_frames, 16);
+	fx_close(&fx);
+}
+
 /* The data file outlives the pool: a new pool over it reads the pages. */
 static void
 test_reopen_data_file(void **state)
@@ -523,6 +616,8 @@ main(void)
 		cmocka_unit_test(test_free_and_recycle),
 		cmocka_unit_test(test_single_load_under_concurrent_misses),
 		cmocka_unit_test(test_reopen_data_file),
+		cmocka_unit_test(test_load_under_shared_parent),
+		cmocka_unit_test(test_latched_pages_stay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
