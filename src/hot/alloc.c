@@ -19,6 +19,7 @@
 
 #include "hot_internal.h"
 
+
 /*
  * Block sizes including the 16-byte prefix.  Four steps per doubling up to
  * 8 KiB; above that 64 KiB / n (n = 7 .. 1) rounded down to 16 bytes so a

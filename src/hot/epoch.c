@@ -14,6 +14,13 @@
 
 /* Retirements after which leaving the outermost epoch tries to reclaim. */
 #define HOT_RECLAIM_EVERY	64
+/*
+ * A context that still holds this much retired memory after reclaiming
+ * hands it to the orphan list: the process may go idle for a long time
+ * (e.g. after DROP TABLE) and nobody else may touch its private list.
+ */
+#define HOT_HANDOFF_COUNT	256
+#define HOT_HANDOFF_BYTES	(256u * 1024)
 
 ls_status
 ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out)
@@ -38,20 +45,60 @@ ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out)
 	return LS_OK;
 }
 
-/* Append src's list to dst's (orphan list; lock held by caller). */
+/*
+ * Merge src into dst keeping dst sorted by tag (both are sorted).  src is
+ * usually younger than all of dst, which is the O(1) append case.
+ */
 static void
-retire_list_splice(hot_retire_list *dst, hot_retire_list *src)
+retire_list_merge(hot_retire_list *dst, hot_retire_list *src)
 {
-	if (src->head == NULL)
+	hot_blk    *a = dst->head;
+	hot_blk    *b = src->head;
+	hot_blk    *head = NULL;
+	hot_blk    *tail = NULL;
+
+	if (b == NULL)
 		return;
-	if (dst->tail != NULL)
-		dst->tail->next = src->head;
+	if (dst->tail != NULL && dst->tail->tag <= b->tag)
+	{
+		dst->tail->next = b;
+		dst->tail = src->tail;
+	}
 	else
-		dst->head = src->head;
-	dst->tail = src->tail;
+	{
+		while (a != NULL || b != NULL)
+		{
+			hot_blk   **take = (b == NULL || (a != NULL && a->tag <= b->tag)) ? &a : &b;
+			hot_blk    *x = *take;
+
+			*take = x->next;
+			x->next = NULL;
+			if (tail != NULL)
+				tail->next = x;
+			else
+				head = x;
+			tail = x;
+		}
+		dst->head = head;
+		dst->tail = tail;
+	}
 	dst->count += src->count;
 	dst->bytes += src->bytes;
 	*src = (hot_retire_list) {0};
+}
+
+/* Give our retire list to the shared orphan list, reclaimed by anyone. */
+static void
+hand_off(ls_hot_ctx *ctx)
+{
+	ls_hot	   *hot = ctx->hot;
+
+	if (ctx->retired.head == NULL)
+		return;
+	ls_mutex_lock(&hot->orphan_lock);
+	retire_list_merge(&hot->orphans, &ctx->retired);
+	atomic_store(&hot->orphan_count, hot->orphans.count);
+	ls_mutex_unlock(&hot->orphan_lock);
 }
 
 /*
@@ -61,15 +108,10 @@ retire_list_splice(hot_retire_list *dst, hot_retire_list *src)
 void
 ls_hot_detach(ls_hot_ctx *ctx)
 {
-	ls_hot	   *hot = ctx->hot;
-
 	ctx->depth = 0;
 	atomic_store(&ctx->local_epoch, 0);
 	ls_hot_reclaim(ctx);
-	ls_mutex_lock(&hot->orphan_lock);
-	retire_list_splice(&hot->orphans, &ctx->retired);
-	atomic_store(&hot->orphan_count, hot->orphans.count);
-	ls_mutex_unlock(&hot->orphan_lock);
+	hand_off(ctx);
 	hot_cache_flush_all(ctx);
 	atomic_store(&ctx->attached, 0);
 }
@@ -90,8 +132,13 @@ ls_hot_epoch_exit(ls_hot_ctx *ctx)
 	if (ctx->depth == 0 || --ctx->depth > 0)
 		return;
 	atomic_store_explicit(&ctx->local_epoch, 0, memory_order_release);
+	if (ctx->retired.head == NULL)
+		return;
 	if (ctx->retired_since_reclaim >= HOT_RECLAIM_EVERY)
 		ls_hot_reclaim(ctx);
+	if (ctx->retired.count >= HOT_HANDOFF_COUNT ||
+		ctx->retired.bytes >= HOT_HANDOFF_BYTES)
+		hand_off(ctx);
 }
 
 bool
@@ -188,42 +235,26 @@ reclaim_own(ls_hot_ctx *ctx, uint64_t min)
 	}
 }
 
-/* Orphans come from many contexts, so tags are unordered: filter them all. */
+/* Orphans are kept sorted by tag: free from the head like our own FIFO. */
 static void
 reclaim_orphans(ls_hot_ctx *ctx, uint64_t min)
 {
 	ls_hot	   *hot = ctx->hot;
 	hot_retire_list *l = &hot->orphans;
-	hot_blk    *keep_head = NULL;
-	hot_blk    *keep_tail = NULL;
-	hot_blk    *b;
 
 	if (!ls_mutex_trylock(&hot->orphan_lock))
 		return;
-	b = l->head;
-	while (b != NULL)
+	while (l->head != NULL && l->head->tag < min)
 	{
-		hot_blk    *next = b->next;
+		hot_blk    *b = l->head;
 
-		if (b->tag < min)
-		{
-			l->count--;
-			l->bytes -= hot_obj_size(hot, hot_obj_of(b));
-			free_retired(ctx, b);
-		}
-		else
-		{
-			b->next = NULL;
-			if (keep_tail != NULL)
-				keep_tail->next = b;
-			else
-				keep_head = b;
-			keep_tail = b;
-		}
-		b = next;
+		l->head = b->next;
+		if (l->head == NULL)
+			l->tail = NULL;
+		l->count--;
+		l->bytes -= hot_obj_size(hot, hot_obj_of(b));
+		free_retired(ctx, b);
 	}
-	l->head = keep_head;
-	l->tail = keep_tail;
 	atomic_store(&hot->orphan_count, l->count);
 	ls_mutex_unlock(&hot->orphan_lock);
 }

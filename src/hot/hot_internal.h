@@ -81,7 +81,8 @@ typedef struct hot_retire_list
 
 struct ls_hot_ctx
 {
-	/* Read by every reclaimer: keep it alone on its line. */
+	/* Read by every reclaimer: keep it alone on its line (the struct is
+	 * line aligned, so neighbours in the array never share it). */
 	_Atomic uint64_t local_epoch;	/* 0 = outside any epoch */
 	char		pad0[LS_CACHELINE - sizeof(uint64_t)];
 
@@ -92,7 +93,7 @@ struct ls_hot_ctx
 	ls_hot	   *hot;
 	hot_retire_list retired;
 	hot_cache	cache[HOT_NCLASS];
-};
+} __attribute__((aligned(LS_CACHELINE)));
 
 /* ------------------------------------------------------------------------
  * Tables and the RID-map
@@ -166,7 +167,7 @@ struct ls_hot
 
 	ls_mutex	table_lock __attribute__((aligned(LS_CACHELINE)));
 	ls_mutex	orphan_lock;
-	hot_retire_list orphans;	/* retire lists of detached contexts */
+	hot_retire_list orphans;	/* handed-off retire lists, sorted by tag */
 	_Atomic uint64_t orphan_count;	/* orphans.count, readable without lock */
 
 	_Atomic uint64_t used_bytes __attribute__((aligned(LS_CACHELINE)));

@@ -613,6 +613,51 @@ test_epoch_protects_reader(void **state)
 	fixture_free(f);
 }
 
+/*
+ * A context that retired a lot and then goes idle (still attached, never
+ * entering again) does not strand that memory: it was handed to the shared
+ * orphan list and another context reclaims it.
+ */
+static void
+test_idle_context_hands_off(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(16u << 20, 4);
+	ls_hot_ctx *writer,
+			   *reader;
+	ls_hot_stats s;
+
+	assert_int_equal(ls_hot_attach(f->hot, 1, &writer), LS_OK);
+	assert_int_equal(ls_hot_attach(f->hot, 2, &reader), LS_OK);
+	ls_hot_epoch_enter(f->ctx);
+	for (uint64_t r = 0; r < 1000; r++)
+		insert(f, r, r);
+	ls_hot_epoch_exit(f->ctx);
+
+	ls_hot_epoch_enter(reader);
+	ls_hot_epoch_enter(writer);
+	for (uint64_t r = 0; r < 1000; r++)
+	{
+		ls_hot_row *row = ls_hot_row_get(f->tbl, r);
+
+		ls_hot_row_lock(row);
+		ls_hot_row_remove(writer, f->tbl, row, false);
+	}
+	ls_hot_epoch_exit(writer);	/* reclaim frees nothing: reader is inside */
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 2000);
+	ls_hot_epoch_exit(reader);
+	/* the writer never runs again; another context's reclaim frees it all */
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.retired_bytes, 0);
+	assert_int_equal(s.used_bytes, tstats(f).bytes);
+	ls_hot_detach(writer);
+	ls_hot_detach(reader);
+	fixture_free(f);
+}
+
 /* An allocation that finds the tier full reclaims retired memory first. */
 static void
 test_alloc_reclaims_when_full(void **state)
@@ -727,6 +772,7 @@ main(void)
 		cmocka_unit_test(test_ridmap_edges),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_epoch_protects_reader),
+		cmocka_unit_test(test_idle_context_hands_off),
 		cmocka_unit_test(test_alloc_reclaims_when_full),
 		cmocka_unit_test(test_drop_table),
 	};

@@ -479,6 +479,7 @@ test_multiprocess_stress(void **state)
 		}
 	}
 	int			bad_children = 0;
+	int			bad_status = 0;
 
 	for (uint32_t i = 0; i < NWRITERS + NREADERS; i++)
 	{
@@ -486,10 +487,14 @@ test_multiprocess_stress(void **state)
 
 		if (waitpid(pids[i], &status, 0) != pids[i] ||
 			!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		{
 			bad_children++;
+			bad_status = status;
+		}
 	}
 	if (bad_children != 0)
-		fail_msg("%d children crashed or hung; %llu errors, first: %s", bad_children,
+		fail_msg("%d children crashed or hung (wait status 0x%x); %llu errors, first: %s",
+				 bad_children, bad_status,
 				 (unsigned long long) atomic_load(&ctl->errors), ctl->first_error);
 	if (atomic_load(&ctl->errors) != 0)
 		fail_msg("%llu errors, first: %s", (unsigned long long) atomic_load(&ctl->errors),
