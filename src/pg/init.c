@@ -44,10 +44,18 @@ int			ls_hot_memory_mb = 1024;
 static int	ls_max_tables = 4096;
 
 /* Shared state: the region address is identical in every backend (fork). */
+/*
+ * The registry lists the key of every hot table, so that DROP DATABASE (no
+ * per-table hook fires) can free the tables of that database.  Protected by
+ * the "leanstore" LWLock; slots with db == InvalidOid are free.
+ */
 typedef struct LsShared
 {
 	ls_hot	   *hot;
 	Size		region_size;
+	LWLock	   *lock;
+	int			nslots;
+	ls_hot_key	registry[FLEXIBLE_ARRAY_MEMBER];
 } LsShared;
 
 static LsShared *ls_shared = NULL;
@@ -102,6 +110,13 @@ ls_region_size(void)
 	return (Size) ls_hot_memory_mb * 1024 * 1024;
 }
 
+static Size
+ls_shared_size(void)
+{
+	return add_size(offsetof(LsShared, registry),
+					mul_size(sizeof(ls_hot_key), ls_max_tables));
+}
+
 static void
 ls_shmem_request(void)
 {
@@ -119,7 +134,8 @@ ls_shmem_request(void)
 				 errmsg("leanstore.hot_memory is too small: %d MB, at least %zu MB are needed for leanstore.max_tables = %d and max_connections",
 						ls_hot_memory_mb, need / (1024 * 1024) + 1, ls_max_tables)));
 	RequestAddinShmemSpace(add_size(ls_region_size(),
-									MAXALIGN(sizeof(LsShared)) + 16384));
+									add_size(ls_shared_size(), 16384)));
+	RequestNamedLWLockTranche("leanstore", 1);
 }
 
 static void
@@ -133,9 +149,13 @@ ls_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	ls_shared = ShmemInitStruct("leanstore control", sizeof(LsShared), &found);
+	ls_shared = ShmemInitStruct("leanstore control", ls_shared_size(), &found);
 	if (!found)
 	{
+		memset(ls_shared, 0, ls_shared_size());
+		ls_shared->lock = &(GetNamedLWLockTranche("leanstore"))->lock;
+		ls_shared->nslots = ls_max_tables;
+
 		ls_hot_config cfg = ls_config();
 		ls_status	st;
 
@@ -257,12 +277,17 @@ ls_row_forget_latch(void)
  * Tables
  * ------------------------------------------------------------------------ */
 
+/*
+ * The database's default tablespace is keyed as 0, like pg_class does, so
+ * that ALTER DATABASE ... SET TABLESPACE (which moves those files and
+ * changes their spcNode) does not orphan the hot tables.
+ */
 ls_hot_key
 ls_key_for_node(const RelFileNode *node)
 {
 	ls_hot_key	key;
 
-	key.spc = node->spcNode;
+	key.spc = (node->spcNode == MyDatabaseTableSpace) ? 0 : node->spcNode;
 	key.db = node->dbNode;
 	key.rel = node->relNode;
 	return key;
@@ -382,6 +407,70 @@ ls_mark_written(void)
  * Storage life cycle
  * ------------------------------------------------------------------------ */
 
+static bool
+ls_key_equal(ls_hot_key a, ls_hot_key b)
+{
+	return a.spc == b.spc && a.db == b.db && a.rel == b.rel;
+}
+
+/*
+ * Registry updates never fail: a full registry (more keys than
+ * leanstore.max_tables, impossible while the tier enforces the same limit)
+ * only costs the DROP DATABASE cleanup of that one table.
+ */
+static void
+ls_registry_add(ls_hot_key key)
+{
+	LWLockAcquire(ls_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ls_shared->nslots; i++)
+	{
+		if (ls_shared->registry[i].db == InvalidOid)
+		{
+			ls_shared->registry[i] = key;
+			break;
+		}
+	}
+	LWLockRelease(ls_shared->lock);
+}
+
+static void
+ls_registry_remove(ls_hot_key key)
+{
+	LWLockAcquire(ls_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ls_shared->nslots; i++)
+	{
+		if (ls_key_equal(ls_shared->registry[i], key))
+		{
+			memset(&ls_shared->registry[i], 0, sizeof(ls_hot_key));
+			break;
+		}
+	}
+	LWLockRelease(ls_shared->lock);
+}
+
+/*
+ * DROP DATABASE committed: nobody is connected to it any more, so its
+ * tables can go.  Called from the commit callback: must not throw.
+ */
+static void
+ls_storage_free_database(Oid db)
+{
+	LWLockAcquire(ls_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < ls_shared->nslots; i++)
+	{
+		ls_hot_key	key = ls_shared->registry[i];
+		ls_hot_table *tbl;
+
+		if (key.db != db || db == InvalidOid)
+			continue;
+		tbl = ls_hot_table_find(ls_shared->hot, key);
+		if (tbl != NULL)
+			ls_hot_table_drop(ls_my_ctx, tbl);
+		memset(&ls_shared->registry[i], 0, sizeof(ls_hot_key));
+	}
+	LWLockRelease(ls_shared->lock);
+}
+
 static void
 ls_pending_add(ls_hot_key key, bool at_commit)
 {
@@ -415,6 +504,7 @@ ls_storage_create(const RelFileNode *node, ls_hot_table **out)
 						 ls_max_tables)));
 	if (st != LS_OK)
 		ls_report_status(st, NULL, "create storage for");
+	ls_registry_add(key);
 	ls_pending_add(key, false);
 	ls_mark_written();
 }
@@ -433,9 +523,15 @@ ls_storage_free(ls_hot_key key)
 
 	if (ls_my_ctx == NULL || ls_shared == NULL || ls_shared->hot == NULL)
 		return;
+	if (key.rel == InvalidOid)
+	{
+		ls_storage_free_database(key.db);
+		return;
+	}
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
 		ls_hot_table_drop(ls_my_ctx, tbl);
+	ls_registry_remove(key);
 }
 
 /* Top-level end: free what PostgreSQL also unlinks now, forget the rest. */
@@ -554,6 +650,16 @@ ls_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 {
 	if (prev_object_access_hook)
 		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (access == OAT_DROP && classId == DatabaseRelationId)
+	{
+		ls_hot_key	key = {0, objectId, InvalidOid};
+
+		/* rel = InvalidOid: "every table of database objectId" */
+		(void) ls_ctx();
+		ls_pending_add(key, true);
+		return;
+	}
 
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
 	{
