@@ -152,11 +152,28 @@ frame_pop_free(ls_bm *bm, uint32_t *idx)
 	return ok;
 }
 
-static void
-kick_provider(ls_bm *bm)
+void
+bm_kick_provider(ls_bm *bm)
 {
+	if (atomic_load_explicit(&bm->provider_sleepers, memory_order_relaxed) == 0)
+		return;
 	atomic_fetch_add_explicit(&bm->provider_kick, 1, memory_order_release);
-	ls_futex_wake(&bm->provider_kick, 1);
+	ls_futex_wake(&bm->provider_kick, INT32_MAX);
+}
+
+/*
+ * Provider side: sleep until kicked (kick word moved past `seen`) or timeout.
+ * The sleeper count is raised before the word is compared by the kernel; a
+ * kicker that saw no sleeper did not move the word, so the provider may
+ * oversleep by at most timeout_ns (it polls the free count on wake-up).
+ */
+void
+bm_provider_sleep(ls_bm *bm, uint32_t seen, uint64_t timeout_ns)
+{
+	atomic_fetch_add_explicit(&bm->provider_sleepers, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&bm->free_count, memory_order_seq_cst) >= bm->free_target)
+		ls_futex_wait(&bm->provider_kick, seen, timeout_ns);
+	atomic_fetch_sub_explicit(&bm->provider_sleepers, 1, memory_order_relaxed);
 }
 
 /*
@@ -181,10 +198,10 @@ bm_get_free_frame(ls_bm *bm, uint32_t *idx)
 		if (frame_pop_free(bm, idx))
 		{
 			if (atomic_load_explicit(&bm->free_count, memory_order_relaxed) < bm->free_target)
-				kick_provider(bm);
+				bm_kick_provider(bm);
 			return LS_OK;
 		}
-		kick_provider(bm);
+		bm_kick_provider(bm);
 		/* a HOT frame needs two visits (cool, then evict): allow several */
 		if (ls_bm_provider_round(bm) != 0)
 		{

@@ -81,8 +81,10 @@ struct ls_bm
 	_Atomic uint64_t freepid_n;
 	_Atomic uint64_t leaked_pids;	/* freed while the free-pid list was full */
 
-	/* provider wake-up word */
+	/* provider wake-up word; sleepers counts providers inside a futex wait,
+	 * so that the miss path enters the kernel only when one sleeps */
 	alignas(LS_CACHELINE) _Atomic uint32_t provider_kick;
+	_Atomic uint32_t provider_sleepers;
 
 	/* counters (hits are batched per thread, see ls_bm_tl_hits) */
 	alignas(LS_CACHELINE) _Atomic uint64_t hits;
@@ -105,6 +107,9 @@ bool		bm_lookup_dt(ls_bm *bm, uint32_t dt_id, const ls_dt_ops **ops, void **obj)
 void		bm_page_seal(ls_page *p);
 ls_status	bm_page_check(const ls_page *p, ls_pid pid);
 void		bm_set_error(ls_pid pid, int err);
+
+void		bm_kick_provider(ls_bm *bm);
+void		bm_provider_sleep(ls_bm *bm, uint32_t seen, uint64_t timeout_ns);
 
 /* fix.c */
 ls_iof_part *bm_iof_part(ls_bm *bm, ls_pid pid);

@@ -346,6 +346,7 @@ bm_io_stop_provider(ls_bm *bm)
 	if (p == NULL || !p->provider_running)
 		return;
 	atomic_store(&p->provider_stop, true);
+	/* unconditional kick: the provider may be about to sleep */
 	atomic_fetch_add(&bm->provider_kick, 1);
 	ls_futex_wake(&bm->provider_kick, INT32_MAX);
 	pthread_join(p->provider, NULL);

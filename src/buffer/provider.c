@@ -410,11 +410,12 @@ provider_main(void *arg)
 
 		if (atomic_load_explicit(&bm->free_count, memory_order_relaxed) < bm->free_target)
 		{
+			/* nothing evictable right now: do not spin */
 			if (ls_bm_provider_round(bm) == 0)
 				ls_futex_wait(&bm->provider_kick, seen, 1000 * 1000);
 		}
 		else
-			ls_futex_wait(&bm->provider_kick, seen, 10 * 1000 * 1000);
+			bm_provider_sleep(bm, seen, 10 * 1000 * 1000);
 	}
 	ls_bm_publish_hits(bm);
 	return NULL;

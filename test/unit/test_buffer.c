@@ -247,8 +247,8 @@ test_small_pool_with_provider(void **state)
 	(void) state;
 	fixture		fx;
 	ls_bm_stats s;
-	uint32_t	n = (uint32_t) tu_scaled(800);
-	uint64_t	ops = tu_scaled(30000);
+	uint32_t	n = (uint32_t) tu_scaled(400);
+	uint64_t	ops = tu_scaled(12000);
 	uint64_t	r = 42;
 
 	fx_open(&fx, 32, n, 10);
