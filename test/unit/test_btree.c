@@ -74,6 +74,11 @@ assert_verify(ls_btree *t, const model *m, ls_btree_info *out)
 	if (st != LS_OK)
 		fail_msg("verify: %s (%s)", ls_status_str(st), msg);
 	assert_int_equal(info.entries, m->n);
+	/* One tree per pool here: every allocated page is reachable from the root. */
+	ls_bm_stats bs;
+
+	ls_bm_get_stats(t->bm, &bs);
+	assert_int_equal(bs.allocated_pages, info.leaves + info.inner);
 	if (out)
 		*out = info;
 }
