@@ -300,4 +300,15 @@ void		ls_hot_get_stats(ls_hot *hot, ls_hot_stats *out);
 /* Reclaim what no process can still see (called from allocations, GC). */
 void		ls_hot_reclaim(ls_hot_ctx *ctx);
 
+/* ------------------------------------------------------------------------
+ * Verification (leanstore_verify, tests)
+ *
+ * exact = true when no process changes the table / tier meanwhile: counters
+ * must then match a recount exactly.  Otherwise only structural invariants
+ * are checked (concurrent writers are fine).  LS_OK or LS_CORRUPT with a
+ * description in buf.  ls_hot_table_verify: caller inside an epoch.
+ * ------------------------------------------------------------------------ */
+ls_status	ls_hot_table_verify(ls_hot_table *tbl, bool exact, char *buf, size_t buflen);
+ls_status	ls_hot_verify(ls_hot *hot, bool exact, char *buf, size_t buflen);
+
 #endif							/* LEANSTORE_HOT_H */

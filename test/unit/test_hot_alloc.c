@@ -59,9 +59,13 @@ static void
 assert_balanced(fixture *f)
 {
 	ls_hot_stats s = stats(f);
+	char		msg[256];
 
 	assert_int_equal(s.used_bytes + s.free_bytes + s.slack_bytes, s.heap_bytes);
 	assert_true(s.heap_bytes <= s.region_bytes);
+	/* the recount of pages, free lists and caches agrees with the counters */
+	if (ls_hot_verify(f->hot, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
 }
 
 static void

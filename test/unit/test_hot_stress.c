@@ -42,7 +42,8 @@ typedef struct shared_ctl
 	_Atomic uint64_t reader_rows;
 	_Atomic uint64_t reader_versions;
 	_Atomic uint64_t slow_checks;
-	char		first_error[256];
+	_Atomic uint64_t verifies;
+	char		first_error[512];
 	_Atomic uint32_t error_claimed;
 } shared_ctl;
 
@@ -377,7 +378,17 @@ reader_main(setup *su, uint32_t slot)
 		uint64_t	x = ls_rand_next(&rng) % 100;
 
 		ls_hot_epoch_enter(ctx);
-		if (x < 60)
+		if (x == 0 && ls_rand_next(&rng) % 8 == 0)
+		{
+			/* structural invariants hold while writers run */
+			char		msg[256];
+
+			if (ls_hot_table_verify(su->tbl, false, msg, sizeof(msg)) != LS_OK ||
+				ls_hot_verify(su->hot, false, msg, sizeof(msg)) != LS_OK)
+				report(su->ctl, msg, 0, 0, 0);
+			atomic_fetch_add(&su->ctl->verifies, 1);
+		}
+		else if (x < 60)
 			reader_point(su, &rng);
 		else if (x < 95)
 			reader_scan(su, &rng);
@@ -500,19 +511,30 @@ test_multiprocess_stress(void **state)
 		fail_msg("%llu errors, first: %s", (unsigned long long) atomic_load(&ctl->errors),
 				 ctl->first_error);
 	printf("stress: writer ops %llu, reader rows %llu, reader versions %llu, "
-		   "slow checks %llu, no-space %llu\n",
+		   "slow checks %llu, verifies %llu, no-space %llu\n",
 		   (unsigned long long) atomic_load(&ctl->writer_ops),
 		   (unsigned long long) atomic_load(&ctl->reader_rows),
 		   (unsigned long long) atomic_load(&ctl->reader_versions),
 		   (unsigned long long) atomic_load(&ctl->slow_checks),
+		   (unsigned long long) atomic_load(&ctl->verifies),
 		   (unsigned long long) atomic_load(&ctl->no_space));
 	/* the run did real work on both sides */
 	assert_true(atomic_load(&ctl->writer_ops) > 10000);
 	assert_true(atomic_load(&ctl->reader_versions) > 10000);
 	assert_true(atomic_load(&ctl->slow_checks) > 20);
 
+	assert_true(atomic_load(&ctl->verifies) > 0);
+
 	recount(&su, ctx);
 	assert_int_equal(atomic_load(&ctl->errors), 0);
+	char		msg[256];
+
+	ls_hot_epoch_enter(ctx);
+	if (ls_hot_table_verify(su.tbl, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
+	ls_hot_epoch_exit(ctx);
+	if (ls_hot_verify(su.hot, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
 
 	/* drop everything: the whole heap is free again */
 	ls_hot_stats s;
