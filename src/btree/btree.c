@@ -651,57 +651,91 @@ rebalance(ls_btree *t, const uint8_t *key, uint32_t klen)
  * Point operations
  * ------------------------------------------------------------------------ */
 /*
- * Lookup: the hot path of the benchmark, so it has its own descent.  It
- * stops at the first node that claims to be a leaf (a torn claim fails the
- * final validation) and does nothing per level beyond ls_bm_fix's inline
- * fast path and the node search.
+ * Leaf descent for point operations, the hot path: optimistic coupling that
+ * stops at the first node claiming to be a leaf (a torn claim fails the
+ * caller's validation or upgrade), with nothing per level beyond
+ * ls_bm_fix's inline fast path and the node search.  On LS_OK *c is the
+ * leaf (optimistic), *p its parent (optimistic), *swip the leaf's swip.
  */
-static ls_status
-lookup_once(ls_btree *t, const uint8_t *key, uint32_t klen, void *out, uint32_t cap, uint32_t *vlen)
+static inline ls_status
+descend_leaf(ls_btree *t, const uint8_t *key, uint32_t klen, ls_guard *p, ls_guard *c, ls_swip **swip)
 {
 	ls_bm	   *bm = t->bm;
-	ls_guard	p,
-				c;
-	ls_swip    *swip = &t->root;
-	ls_status	st = meta_optimistic(t, &p);
+	ls_status	st = meta_optimistic(t, p);
 
 	if (st != LS_OK)
 		return st;
+	*swip = &t->root;
 	for (int depth = 0; depth < BT_MAX_HEIGHT; depth++)
 	{
-		st = ls_bm_fix(bm, &p, swip, LS_GUARD_OPTIMISTIC, &c);
+		st = ls_bm_fix(bm, p, *swip, LS_GUARD_OPTIMISTIC, c);
 		if (st != LS_OK)
 			return st;
-		uint8_t    *n = node_of(bm, &c);
+		uint8_t    *n = node_of(bm, c);
 
-		if (!ls_node_is_leaf(n))
-		{
-			swip = (ls_swip *) ls_node_child_for(n, key, klen);
-			p = c;
-			continue;
-		}
-		bool		exact;
-		uint16_t	pos = ls_node_lower_bound(n, key, klen, &exact);
-		uint32_t	len = 0;
-
-		st = LS_NOT_FOUND;
-		if (exact)
-		{
-			const uint8_t *v = ls_node_value(n, pos, &len);
-
-			st = LS_TOO_LARGE;
-			if (len <= cap)
-			{
-				memcpy(out, v, len);
-				st = LS_OK;
-			}
-		}
-		if (ls_guard_validate(&c) != LS_OK)
-			return LS_RESTART;
-		*vlen = len;
-		return st;
+		if (ls_node_is_leaf(n))
+			return LS_OK;
+		*swip = (ls_swip *) ls_node_child_for(n, key, klen);
+		*p = *c;
 	}
 	return LS_RESTART;
+}
+
+/*
+ * The leaf for key, latched exclusively: upgrade the optimistic leaf, or,
+ * when that is refused (contention), wait for it through the parent.
+ */
+static ls_status
+leaf_exclusive(ls_btree *t, const uint8_t *key, uint32_t klen, ls_guard *c)
+{
+	ls_guard	p;
+	ls_swip    *swip;
+	ls_status	st = descend_leaf(t, key, klen, &p, c, &swip);
+
+	if (st != LS_OK)
+		return st;
+	if (ls_guard_upgrade_exclusive(c) != LS_OK &&
+		(st = ls_bm_fix(t->bm, &p, swip, LS_GUARD_EXCLUSIVE, c)) != LS_OK)
+		return st;
+	if (LS_UNLIKELY(!ls_node_is_leaf(node_of(t->bm, c))))
+	{
+		ls_guard_release(c);
+		return LS_RESTART;		/* a torn "leaf" claim that validated later */
+	}
+	return LS_OK;
+}
+
+static ls_status
+lookup_once(ls_btree *t, const uint8_t *key, uint32_t klen, void *out, uint32_t cap, uint32_t *vlen)
+{
+	ls_guard	p,
+				c;
+	ls_swip    *swip;
+	ls_status	st = descend_leaf(t, key, klen, &p, &c, &swip);
+
+	if (st != LS_OK)
+		return st;
+	uint8_t    *n = node_of(t->bm, &c);
+	bool		exact;
+	uint16_t	pos = ls_node_lower_bound(n, key, klen, &exact);
+	uint32_t	len = 0;
+
+	st = LS_NOT_FOUND;
+	if (exact)
+	{
+		const uint8_t *v = ls_node_value(n, pos, &len);
+
+		st = LS_TOO_LARGE;
+		if (len <= cap)
+		{
+			memcpy(out, v, len);
+			st = LS_OK;
+		}
+	}
+	if (ls_guard_validate(&c) != LS_OK)
+		return LS_RESTART;
+	*vlen = len;
+	return st;
 }
 
 ls_status
@@ -734,16 +768,14 @@ ls_status
 ls_btree_insert(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
 	ls_status	st = check_kv(klen, vlen);
-	bt_target	tg = {BT_KEY, key, klen};
 
 	if (st != LS_OK)
 		return st;
 	for (;;)
 	{
-		ls_guard	p,
-					c;
+		ls_guard	c;
 
-		st = descend(t, &tg, 0, LS_GUARD_EXCLUSIVE, &p, &c);
+		st = leaf_exclusive(t, key, klen, &c);
 		if (st == LS_OK)
 		{
 			uint8_t    *n = node_of(t->bm, &c);
@@ -845,16 +877,14 @@ ls_status
 ls_btree_update(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
 	ls_status	st = check_kv(klen, vlen);
-	bt_target	tg = {BT_KEY, key, klen};
 
 	if (st != LS_OK)
 		return st;
 	for (;;)
 	{
-		ls_guard	p,
-					c;
+		ls_guard	c;
 
-		st = descend(t, &tg, 0, LS_GUARD_EXCLUSIVE, &p, &c);
+		st = leaf_exclusive(t, key, klen, &c);
 		if (st == LS_OK)
 		{
 			uint8_t    *n = node_of(t->bm, &c);
@@ -885,15 +915,13 @@ ls_btree_update(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val,
 ls_status
 ls_btree_remove(ls_btree *t, const uint8_t *key, uint32_t klen)
 {
-	bt_target	tg = {BT_KEY, key, klen};
 
 	if (klen == 0 || klen > LS_BTREE_MAX_KEY)
 		return klen ? LS_TOO_LARGE : LS_INVALID;
 	for (;;)
 	{
-		ls_guard	p,
-					c;
-		ls_status	st = descend(t, &tg, 0, LS_GUARD_EXCLUSIVE, &p, &c);
+		ls_guard	c;
+		ls_status	st = leaf_exclusive(t, key, klen, &c);
 
 		if (st == LS_OK)
 		{
