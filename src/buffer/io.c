@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -197,6 +198,32 @@ sync_rest(int fd, bool write, char *buf, size_t done, off_t off)
 }
 
 /*
+ * Hand all `n` prepared SQEs to the kernel.  io_uring_submit may take fewer
+ * (or fail transiently with EINTR/EAGAIN/EBUSY); keep going until all are
+ * in.  false only when the very first submission fails hard (none in flight).
+ */
+static bool
+submit_all(struct io_uring *ring, uint32_t n)
+{
+	uint32_t	done = 0;
+
+	while (done < n)
+	{
+		int			rc = io_uring_submit(ring);
+
+		if (rc > 0)
+			done += (uint32_t) rc;
+		else if (rc == -EINTR || rc == -EAGAIN || rc == -EBUSY || rc == 0)
+			sched_yield();
+		else if (done == 0)
+			return false;
+		else
+			sched_yield();		/* some are in flight: never abandon them */
+	}
+	return true;
+}
+
+/*
  * Submit n transfers of one page each and reap all completions.  Entries
  * the ring cannot take (or when there is no ring) are done synchronously.
  */
@@ -226,11 +253,13 @@ do_io(bm_proc *p, bool write, uint32_t n, const ls_pid *pids, void *const *bufs,
 					io_uring_prep_read(sqe, p->fd, bufs[k], LS_PAGE_SIZE, pids[k] * LS_PAGE_SIZE);
 				io_uring_sqe_set_data64(sqe, k);
 			}
-			int			rc = batch ? io_uring_submit_and_wait(&p->ring, batch) : -1;
-
-			if (rc < 0)
+			if (batch > 0 && !submit_all(&p->ring, batch))
 			{
-				/* nothing usable was submitted: fall back for this batch */
+				/*
+				 * The ring refused the requests (a setup problem, not an I/O
+				 * error: those come back in completions).  Nothing of this
+				 * batch is in flight; use pread/pwrite from now on.
+				 */
 				io_uring_queue_exit(&p->ring);
 				p->ring_ok = false;
 				p->ring_failed = true;
