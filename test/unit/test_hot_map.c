@@ -703,6 +703,77 @@ test_idle_context_hands_off(void **state)
 	fixture_free(f);
 }
 
+/*
+ * Orphan lists handed off out of epoch order are merged by tag, so the older
+ * one is reclaimed as soon as possible even though it arrived last.
+ */
+static void
+test_orphans_merge_by_epoch(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(16u << 20, 4);
+	ls_hot_ctx *a,
+			   *b,
+			   *r,
+			   *d;
+	ls_hot_stats s;
+
+	assert_int_equal(ls_hot_attach(f->hot, 1, &a), LS_OK);
+	assert_int_equal(ls_hot_attach(f->hot, 2, &b), LS_OK);
+	assert_int_equal(ls_hot_attach(f->hot, 3, &r), LS_OK);
+	assert_int_equal(ls_hot_attach(f->hot, 4, &d), LS_OK);
+	for (uint64_t rid = 0; rid < 300; rid++)
+		insert(f, rid, rid);
+
+	/* b retires 300 objects at epoch g1 while r pins g1 */
+	ls_hot_epoch_enter(r);
+	ls_hot_epoch_enter(b);
+	for (uint64_t rid = 0; rid < 150; rid++)
+	{
+		ls_hot_row *row = ls_hot_row_get(f->tbl, rid);
+
+		ls_hot_row_lock(row);
+		ls_hot_row_remove(b, f->tbl, row, false);
+	}
+	uint64_t	g1;
+
+	ls_hot_get_stats(f->hot, &s);
+	g1 = s.epoch;
+	ls_hot_reclaim(f->ctx);		/* everyone inside is at g1: advance */
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.epoch, g1 + 1);
+
+	/* a retires 300 objects at g1 + 1 and hands them off first */
+	ls_hot_epoch_enter(a);
+	for (uint64_t rid = 150; rid < 300; rid++)
+	{
+		ls_hot_row *row = ls_hot_row_get(f->tbl, rid);
+
+		ls_hot_row_lock(row);
+		ls_hot_row_remove(a, f->tbl, row, false);
+	}
+	ls_hot_epoch_exit(a);
+	ls_hot_epoch_exit(b);		/* the older list arrives second */
+	ls_hot_epoch_exit(r);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 600);
+
+	/* d pins g1 + 1: only b's objects (tag g1) may go, and they do */
+	ls_hot_epoch_enter(d);
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 300);
+	ls_hot_epoch_exit(d);
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	ls_hot_detach(a);
+	ls_hot_detach(b);
+	ls_hot_detach(r);
+	ls_hot_detach(d);
+	fixture_free(f);
+}
+
 /* An allocation that finds the tier full reclaims retired memory first. */
 static void
 test_alloc_reclaims_when_full(void **state)
@@ -818,6 +889,7 @@ main(void)
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_epoch_protects_reader),
 		cmocka_unit_test(test_idle_context_hands_off),
+		cmocka_unit_test(test_orphans_merge_by_epoch),
 		cmocka_unit_test(test_alloc_reclaims_when_full),
 		cmocka_unit_test(test_drop_table),
 	};
