@@ -131,6 +131,13 @@ extern LsVacuumState ls_version_vacuum_state(ls_hot_version *v,
 											 GlobalVisState *vistest,
 											 TransactionId *dead_after);
 
+/* SSI rw-conflicts out: collect inside an epoch, report outside. */
+#define LS_SSI_MAX_XIDS 8
+extern int	ls_ssi_collect(ls_hot_row *row, ls_hot_version *visible,
+						   TransactionId *xids, int max);
+extern void ls_ssi_report(Relation rel, Snapshot snapshot,
+						  const TransactionId *xids, int n);
+
 /* Newest version whose xmin did not abort (NULL when none). */
 extern ls_hot_version *ls_row_newest_valid(ls_hot_row *row);
 

@@ -297,6 +297,9 @@ ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
 	Snapshot	snapshot = scan->base.rs_snapshot;
 	Relation	rel = scan->base.rs_rd;
 	bool		backward = ScanDirectionIsBackward(direction);
+	bool		ssi = IsMVCCSnapshot(snapshot) &&
+		CheckForSerializableConflictOutNeeded(rel, snapshot);
+	TransactionId ssi_xids[LS_SSI_MAX_XIDS];
 
 	if (backward && scan->base.rs_parallel != NULL)
 		ereport(ERROR,
@@ -311,11 +314,12 @@ ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
 	for (;;)
 	{
 		int			n = 0;
+		int			nssi = 0;
 		bool		found = false;
 		bool		exhausted = false;
 
 		ls_epoch_enter();
-		while (n < LS_ROWS_PER_EPOCH)
+		while (n < LS_ROWS_PER_EPOCH && nssi == 0)
 		{
 			ls_hot_row *row;
 			ls_hot_version *v;
@@ -329,6 +333,8 @@ ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
 				break;
 			}
 			v = ls_row_visible_version(row, snapshot);
+			if (ssi)
+				nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
 			if (v != NULL)
 			{
 				ls_store_version(v, rel, row->rowid, slot);
@@ -337,6 +343,8 @@ ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
 			}
 		}
 		ls_epoch_exit();
+		if (nssi > 0)
+			ls_ssi_report(rel, snapshot, ssi_xids, nssi);
 
 		if (found)
 		{
@@ -491,10 +499,17 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 	ls_hot_row *row;
 	ls_hot_version *v = NULL;
 	TransactionId xmin = InvalidTransactionId;
+	TransactionId ssi_xids[LS_SSI_MAX_XIDS];
+	int			nssi = 0;
+	bool		ssi;
 
 	*gone = false;
 	if (rowid == LS_ROWID_INVALID || rowid >= ls_hot_table_rowid_limit(tbl))
 		return false;
+
+	/* may throw (doomed transaction): decided before the epoch */
+	ssi = IsMVCCSnapshot(snapshot) &&
+		CheckForSerializableConflictOutNeeded(rel, snapshot);
 
 	ls_epoch_enter();
 	row = ls_hot_row_get(tbl, rowid);
@@ -503,6 +518,8 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 	else
 	{
 		v = ls_row_visible_version(row, snapshot);
+		if (ssi)
+			nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
 		if (v != NULL)
 		{
 			ls_store_version(v, rel, rowid, slot);
@@ -510,6 +527,8 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 		}
 	}
 	ls_epoch_exit();
+	if (nssi > 0)
+		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
 
 	if (v == NULL)
 		return false;

@@ -20,6 +20,7 @@
 #include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/snapmgr.h"
 
@@ -456,4 +457,62 @@ again:
 		goto again;
 	}
 	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Serializable snapshot isolation: rw-conflicts out
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The transactions whose writes this MVCC read of row could not see: the
+ * inserters of versions newer than the visible one and the deleter/updater
+ * of the visible one (heap's HeapCheckForSerializableConflictOut, applied to
+ * a chain).  Collected inside the epoch into xids[max]; ls_ssi_report does
+ * the checks (which may throw) after the epoch was left.
+ */
+int
+ls_ssi_collect(ls_hot_row *row, ls_hot_version *visible, TransactionId *xids,
+			   int max)
+{
+	int			n = 0;
+	int			walked = 0;
+
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && v != visible &&
+		 walked < LS_MAX_CHAIN; v = ls_hot_version_older(v), walked++)
+	{
+		LsVersionInfo info;
+
+		ls_version_info(v, &info);
+		if (ls_xmin_status(v, &info) == LS_XS_ABORTED)
+			continue;
+		if (n < max)
+			xids[n++] = info.xmin;
+	}
+	if (visible != NULL && n < max)
+	{
+		LsVersionInfo info;
+
+		ls_version_info(visible, &info);
+		if (info.xmax != InvalidTransactionId && !ls_xmax_is_lock_only(&info) &&
+			ls_xmax_status(visible, &info) != LS_XS_ABORTED)
+			xids[n++] = info.xmax;
+	}
+	return n;
+}
+
+void
+ls_ssi_report(Relation rel, Snapshot snapshot, const TransactionId *xids, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		TransactionId xid = xids[i];
+
+		if (!TransactionIdIsNormal(xid) || TransactionIdIsCurrentTransactionId(xid) ||
+			TransactionIdPrecedes(xid, TransactionXmin))
+			continue;
+		xid = SubTransGetTopmostTransaction(xid);
+		if (TransactionIdPrecedes(xid, TransactionXmin))
+			continue;
+		CheckForSerializableConflictOut(rel, xid, snapshot);
+	}
 }
