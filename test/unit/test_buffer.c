@@ -516,6 +516,18 @@ test_load_under_shared_parent(void **state)
 	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 0, &c), LS_OK);
 	assert_int_equal(c, fx.model[0]);
 
+	/* under an exclusive parent the load swizzles at once; parent stays held */
+	assert_int_equal(ls_bm_evict_all(fx.bm), 1);
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_EXCLUSIVE, &g1), LS_OK);
+	assert_int_equal(ls_bm_fix(fx.bm, &g1, &fx.pa->swips[0], LS_GUARD_EXCLUSIVE, &child), LS_OK);
+	assert_true(ls_swip_is_swizzled(ls_swip_load(&fx.pa->swips[0])));
+	assert_int_equal(g1.mode, LS_GUARD_EXCLUSIVE);
+	assert_true(atomic_load(&fx.pa->latch.word) & LS_LATCH_EXCLUSIVE);
+	ls_guard_release(&child);
+	ls_guard_release(&g1);
+	ls_bm_get_stats(fx.bm, &s);
+	assert_int_equal(s.reads - s0.reads, 2);
+
 	/* an orphan (loaded, never swizzled) goes back to the free list */
 	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_SHARED, &g1), LS_OK);
 	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_SHARED, &g2), LS_OK);

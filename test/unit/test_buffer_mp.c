@@ -30,6 +30,7 @@ typedef struct mp_shared
 	tu_parr    *pa;
 	uint32_t	n;
 	uint64_t	ops;
+	bool		provider_process;	/* an extra process loops provider rounds */
 	tu_barrier	start;
 	_Atomic uint32_t done;
 	_Atomic uint64_t counters[];	/* published by the owning worker */
@@ -71,12 +72,34 @@ mp_work(int w, mp_shared *s)
 	return 0;
 }
 
+/* The server's shape: a separate process calling provider rounds. */
+static int
+mp_provider_process(mp_shared *s)
+{
+	uint64_t	freed = 0;
+
+	while (atomic_load(&s->done) < WORKERS)
+	{
+		uint64_t	f = ls_bm_provider_round(s->bm);
+
+		freed += f;
+		if (f == 0)
+			usleep(100);
+	}
+	ls_bm_process_detach(s->bm);
+	TU_CHECK(freed > 0);
+	return 0;
+}
+
 static int
 mp_worker(int w, void *arg)
 {
 	mp_shared  *s = arg;
-	bool		provider = (w == 0);
+	bool		provider = (w == 0 && !s->provider_process);
 	int			rc;
+
+	if (w == WORKERS)
+		return mp_provider_process(s);
 
 	if (provider && ls_bm_provider_start_thread(s->bm) != LS_OK)
 		provider = false;
@@ -95,7 +118,7 @@ mp_worker(int w, void *arg)
 }
 
 static void
-run_mp(uint64_t frames, uint32_t n, uint64_t ops, bool direct)
+run_mp(uint64_t frames, uint32_t n, uint64_t ops, bool direct, bool provider_process)
 {
 	char	   *dir = tu_tempdir();
 	char	   *path = tu_path(dir, "data");
@@ -118,9 +141,10 @@ run_mp(uint64_t frames, uint32_t n, uint64_t ops, bool direct)
 	s->pa = pa;
 	s->n = n;
 	s->ops = ops;
+	s->provider_process = provider_process;
 	tu_barrier_init(&s->start, WORKERS);
 
-	assert_int_equal(tu_fork_workers(WORKERS, mp_worker, s), 0);
+	assert_int_equal(tu_fork_workers(WORKERS + (provider_process ? 1 : 0), mp_worker, s), 0);
 
 	for (uint32_t i = 0; i < n; i++)
 	{
@@ -155,7 +179,17 @@ test_mp_random_rw(void **state)
 	(void) state;
 	uint32_t	n = (uint32_t) tu_scaled(1024);
 
-	run_mp(LS_MAX(16, n / 16), n, tu_scaled(20000), true);
+	run_mp(LS_MAX(16, n / 16), n, tu_scaled(20000), true, false);
+}
+
+/* same with the provider in its own process (as a background worker) */
+static void
+test_mp_provider_process(void **state)
+{
+	(void) state;
+	uint32_t	n = (uint32_t) tu_scaled(512);
+
+	run_mp(LS_MAX(16, n / 16), n, tu_scaled(10000), true, true);
 }
 
 /* tiny pool: constant inline eviction, many processes missing together */
@@ -163,7 +197,7 @@ static void
 test_mp_tiny_pool(void **state)
 {
 	(void) state;
-	run_mp(12, (uint32_t) tu_scaled(200), tu_scaled(10000), false);
+	run_mp(12, (uint32_t) tu_scaled(200), tu_scaled(10000), false, false);
 }
 
 int
@@ -171,6 +205,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mp_random_rw),
+		cmocka_unit_test(test_mp_provider_process),
 		cmocka_unit_test(test_mp_tiny_pool),
 	};
 
