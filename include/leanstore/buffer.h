@@ -115,7 +115,8 @@ typedef enum ls_frame_state
 	LS_FRAME_HOT,
 	LS_FRAME_COOL,				/* chosen by the page provider; a touch makes
 								 * it HOT again, else it is evicted */
-	LS_FRAME_LOADING,			/* read in progress */
+	LS_FRAME_LOADING,			/* read in progress, or read and waiting in the
+								 * in-flight table to be swizzled */
 } ls_frame_state;
 
 /* Frame header; the page itself is in a separate, I/O-aligned array. */
@@ -441,7 +442,10 @@ void		ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out);
 /* Count one optimistic restart (data structures call it when they unwind). */
 void		ls_bm_count_restart(ls_bm *bm);
 
-/* Page id and errno of this process's last I/O / checksum failure. */
+/*
+ * Page id and errno of the calling thread's last I/O / checksum / page-id
+ * failure (errno 0 for checksum and page-id mismatches).
+ */
 ls_pid		ls_bm_last_error_pid(void);
 int			ls_bm_last_error_errno(void);
 
