@@ -35,6 +35,7 @@
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/datum.h"
+#include "utils/memutils.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
 
@@ -94,6 +95,108 @@ ls_lock_mode_of(uint32 flags)
 	if (flags & LS_HV_XMAX_EXCL_LOCK)
 		return LockTupleNoKeyExclusive;
 	return LockTupleKeyShare;
+}
+
+/* ------------------------------------------------------------------------
+ * Locks of an enclosing transaction overwritten by a subtransaction
+ *
+ * A row has one xmax.  When a subtransaction updates, deletes or re-locks a
+ * row that an enclosing (sub)transaction of ours has locked, the lock word
+ * is overwritten; if the subtransaction then aborts, its xmax is ignored and
+ * the enclosing lock would be gone (heap keeps both in a MultiXact).  We
+ * remember the overwritten word and put it back when that subtransaction
+ * aborts.  Backend-local; forgotten at top-level end.
+ * ------------------------------------------------------------------------ */
+typedef struct LsLockRestore
+{
+	ls_hot_table *tbl;			/* valid for the whole transaction: storage
+								 * is freed at commit at the earliest */
+	uint64		rowid;
+	TransactionId writer;		/* the subtransaction that overwrote */
+	uint64		restore_word;	/* the enclosing lock */
+	int			nest_level;
+	struct LsLockRestore *next;
+} LsLockRestore;
+
+static LsLockRestore *ls_restores = NULL;
+
+static void
+ls_remember_lock(ls_hot_table *tbl, uint64 rowid, TransactionId writer,
+				 uint64 old_word)
+{
+	LsLockRestore *r;
+
+	if (ls_hv_xid(old_word) == writer)
+		return;					/* our own level's lock: nothing to keep */
+	r = MemoryContextAlloc(TopTransactionContext, sizeof(LsLockRestore));
+	r->tbl = tbl;
+	r->rowid = rowid;
+	r->writer = writer;
+	r->restore_word = old_word;
+	r->nest_level = GetCurrentTransactionNestLevel();
+	r->next = ls_restores;
+	ls_restores = r;
+}
+
+/* Put one remembered lock back (abort callback: must not throw). */
+static void
+ls_restore_lock(LsLockRestore *r)
+{
+	ls_hot_row *row;
+
+	ls_epoch_enter();
+	row = ls_hot_row_get(r->tbl, r->rowid);
+	if (row != NULL)
+	{
+		int			n = 0;
+
+		ls_row_lock(row);
+		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < 1000000;
+			 v = ls_hot_version_older(v), n++)
+		{
+			if (ls_hv_xid(atomic_load(&v->xmax_word)) == r->writer)
+			{
+				atomic_store(&v->xmax_word, r->restore_word);
+				break;
+			}
+		}
+		ls_row_unlock(row);
+	}
+	ls_epoch_exit();
+}
+
+void
+ls_locks_at_subxact_end(bool commit)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	LsLockRestore **link = &ls_restores;
+
+	while (*link != NULL)
+	{
+		LsLockRestore *r = *link;
+
+		if (r->nest_level < level)
+		{
+			link = &r->next;
+			continue;
+		}
+		if (commit)
+		{
+			r->nest_level = level - 1;
+			link = &r->next;
+			continue;
+		}
+		ls_restore_lock(r);
+		*link = r->next;
+		pfree(r);
+	}
+}
+
+void
+ls_locks_at_xact_end(void)
+{
+	/* the memory goes with TopTransactionContext */
+	ls_restores = NULL;
 }
 
 /* hint bits may differ between two reads of the same xmax */
@@ -361,6 +464,8 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 					atomic_store(&chk.target->xmax_word,
 								 ls_hv_word(xid, ls_lock_flags(newmode)));
 				ls_row_unlock(row);
+				if (valid && chk.own_lock)
+					ls_remember_lock(tbl, rowid, xid, chk.xmax_word);
 				if (!valid)
 				{
 					ls_epoch_exit();
@@ -406,6 +511,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 {
 	ls_hot_row *row;
 	ls_hot_version *target = NULL;
+	uint64		old_word = 0;
 	int			n = 0;
 
 	ls_epoch_enter();
@@ -430,6 +536,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		}
 		if (target != NULL)
 		{
+			old_word = atomic_load(&target->xmax_word);
 			atomic_store(&target->cmax, (uint32) cid);
 			atomic_store(&target->next_rowid, next_rowid);
 			atomic_store(&target->xmax_word, xmax_word);
@@ -442,6 +549,8 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	if (target == NULL)
 		elog(ERROR, "leanstore: locked version of row " UINT64_FORMAT " in \"%s\" vanished",
 			 rowid, RelationGetRelationName(rel));
+	/* an enclosing transaction's lock we just replaced */
+	ls_remember_lock(tbl, rowid, ls_hv_xid(xmax_word), old_word);
 }
 
 /* ------------------------------------------------------------------------

@@ -248,6 +248,8 @@ extern TM_Result ls_tuple_update(Relation rel, ItemPointer otid,
 								 Snapshot snapshot, Snapshot crosscheck,
 								 bool wait, TM_FailureData *tmfd,
 								 LockTupleMode *lockmode, bool *update_indexes);
+extern void ls_locks_at_subxact_end(bool commit);
+extern void ls_locks_at_xact_end(void);
 extern TM_Result ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 							   TupleTableSlot *slot, CommandId cid,
 							   LockTupleMode mode, LockWaitPolicy wait_policy,
