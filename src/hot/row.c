@@ -195,12 +195,18 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 	return LS_OK;
 }
 
-/* Retire a row that is already unreachable through the map. */
+/*
+ * Retire a row that is already unreachable through the map (table drop).
+ * Whoever takes the chain out of the header (this or ls_hot_row_remove)
+ * retires the row, so a racing remove can never retire it twice.
+ */
 void
 hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 {
 	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
 
+	if (chain == NULL)
+		return;
 	chain_retire(ctx, tbl, chain);
 	atomic_fetch_sub(&tbl->rows, 1);
 	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, row));
