@@ -162,6 +162,14 @@ ls_hot_table *ls_hot_table_find(ls_hot *hot, ls_hot_key key);
  */
 void		ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 
+/*
+ * Walk the live tables (GC, stats): the next live descriptor at or after
+ * *cursor (start with 0), or NULL at the end; advances *cursor.  Caller
+ * inside an epoch; a table may be dropped concurrently (then skipped later).
+ */
+ls_hot_table *ls_hot_table_next(ls_hot *hot, uint32_t *cursor);
+ls_hot_key	ls_hot_table_get_key(const ls_hot_table *tbl);
+
 /* Rowid counter: reserve n consecutive new rowids, return the first. */
 uint64_t	ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint64_t n);
 /* Next rowid that would be handed out (rowids below it may exist). */

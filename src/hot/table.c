@@ -264,6 +264,35 @@ ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)
 	atomic_store(&tbl->drop_epoch, atomic_load(&hot->global_epoch));
 }
 
+ls_hot_table *
+ls_hot_table_next(ls_hot *hot, uint32_t *cursor)
+{
+	for (uint32_t i = *cursor; i < hot->cfg.max_tables; i++)
+	{
+		ls_hot_table *t = &hot->tables[i];
+
+		if ((atomic_load_explicit(&t->state, memory_order_acquire) & HOT_STATE_MASK) ==
+			HOT_TABLE_LIVE)
+		{
+			*cursor = i + 1;
+			return t;
+		}
+	}
+	*cursor = hot->cfg.max_tables;
+	return NULL;
+}
+
+ls_hot_key
+ls_hot_table_get_key(const ls_hot_table *tbl)
+{
+	ls_hot_key	key;
+
+	key.spc = atomic_load(&tbl->key_spc);
+	key.db = atomic_load(&tbl->key_db);
+	key.rel = atomic_load(&tbl->key_rel);
+	return key;
+}
+
 uint64_t
 ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint64_t n)
 {

@@ -143,6 +143,21 @@ test_tables(void **state)
 	ls_hot_get_stats(f->hot, &s);
 	assert_int_equal(s.tables, 3);
 
+	/* walking the live tables finds each once, with its key */
+	uint32_t	cursor = 0;
+	int			seen = 0;
+	ls_hot_table *w;
+
+	while ((w = ls_hot_table_next(f->hot, &cursor)) != NULL)
+	{
+		ls_hot_key	k = ls_hot_table_get_key(w);
+
+		assert_ptr_equal(ls_hot_table_find(f->hot, k), w);
+		seen++;
+	}
+	assert_int_equal(seen, 3);
+	assert_null(ls_hot_table_next(f->hot, &cursor));
+
 	/* 4 slots: one more fits, then the tier is out of descriptors */
 	ls_hot_key	k4 = {1, 1, 1};
 	ls_hot_key	k5 = {2, 2, 2};
@@ -172,6 +187,9 @@ test_tables(void **state)
 	ls_hot_table_drop(f->ctx, t4);
 	ls_hot_get_stats(f->hot, &s);
 	assert_int_equal(s.tables, 1);
+	cursor = 0;
+	assert_ptr_equal(ls_hot_table_next(f->hot, &cursor), f->tbl);
+	assert_null(ls_hot_table_next(f->hot, &cursor));
 	fixture_free(f);
 }
 
