@@ -83,7 +83,9 @@ typedef struct ls_hot_version
 	struct ls_hot_version *_Atomic older;
 	uint32_t	len;			/* payload bytes */
 	uint16_t	size_class;		/* allocator class (internal) */
-	uint16_t	user_flags;		/* free for the glue (e.g. speculative insert) */
+	_Atomic uint16_t user_flags;	/* free for the glue (e.g. speculative
+									 * insert); may change under the row
+									 * latch while readers read it */
 	uint8_t		data[];			/* payload: the glue's tuple image */
 } ls_hot_version;
 

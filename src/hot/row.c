@@ -39,7 +39,7 @@ ls_hot_version_alloc(ls_hot_ctx *ctx, uint32_t len, ls_hot_version **out)
 	atomic_init(&v->older, NULL);
 	v->len = len;
 	v->size_class = (uint16_t) hot_class_for(sizeof(ls_hot_version) + len + HOT_BLK_HDR);
-	v->user_flags = 0;
+	atomic_init(&v->user_flags, 0);
 	*out = v;
 	return LS_OK;
 }

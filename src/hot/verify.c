@@ -26,6 +26,8 @@ typedef struct verify_state
 	uint64_t	bytes;
 } verify_state;
 
+static bool fail(verify_state *vs, const char *fmt,...) __attribute__((format(printf, 2, 3)));
+
 static bool
 fail(verify_state *vs, const char *fmt,...)
 {
