@@ -334,14 +334,14 @@ run_lookups(engine eng, ls_btree *bt, ls_memtree *mt, int nthreads, uint64_t n, 
 	return run_lookups_for(eng, bt, mt, nthreads, n, zipf, seed, 0);
 }
 
-/* Insert all keys in permuted order; returns ops/s. */
+/* Insert keys [from, to) of the permutation; returns seconds. */
 static double
-insert_bm(ls_btree *t)
+insert_bm(ls_btree *t, uint64_t from, uint64_t to)
 {
 	uint8_t		key[8];
 	double		t0 = now_s();
 
-	for (uint64_t i = 0; i < opt.keys; i++)
+	for (uint64_t i = from; i < to; i++)
 	{
 		uint64_t	k = perm(i, opt.keys);
 		ls_status	st;
@@ -351,16 +351,16 @@ insert_bm(ls_btree *t)
 		if (st != LS_OK)
 			die("ls_btree_insert", st);
 	}
-	return (double) opt.keys / (now_s() - t0);
+	return now_s() - t0;
 }
 
 static double
-insert_mem(ls_memtree *t)
+insert_mem(ls_memtree *t, uint64_t from, uint64_t to)
 {
 	uint8_t		key[8];
 	double		t0 = now_s();
 
-	for (uint64_t i = 0; i < opt.keys; i++)
+	for (uint64_t i = from; i < to; i++)
 	{
 		uint64_t	k = perm(i, opt.keys);
 		ls_status	st;
@@ -370,7 +370,51 @@ insert_mem(ls_memtree *t)
 		if (st != LS_OK)
 			die("ls_memtree_insert", st);
 	}
-	return (double) opt.keys / (now_s() - t0);
+	return now_s() - t0;
+}
+
+/*
+ * The in-memory comparisons run both engines alternately in SLICES slices
+ * and add up each engine's time, so background load (a shared machine)
+ * falls on both about equally; ratios are taken per run (paired).
+ */
+#define SLICES 10
+
+static void
+insert_both(ls_btree *bt, ls_memtree *mt, double *bm_ops, double *mem_ops)
+{
+	double		tb = 0,
+				tm = 0;
+
+	for (uint64_t s = 0; s < SLICES; s++)
+	{
+		uint64_t	from = opt.keys * s / SLICES,
+					to = opt.keys * (s + 1) / SLICES;
+
+		tm += insert_mem(mt, from, to);
+		tb += insert_bm(bt, from, to);
+	}
+	*bm_ops = (double) opt.keys / tb;
+	*mem_ops = (double) opt.keys / tm;
+}
+
+static double run_lookups(engine eng, ls_btree *bt, ls_memtree *mt, int nthreads, uint64_t n, bool zipf,
+						  uint64_t seed);
+
+static void
+lookup_both(ls_btree *bt, ls_memtree *mt, int nthreads, uint64_t seed, double *bm_ops, double *mem_ops)
+{
+	double		tb = 0,
+				tm = 0;
+	uint64_t	n = opt.lookups / SLICES + 1;
+
+	for (uint64_t s = 0; s < SLICES; s++)
+	{
+		tm += (double) n * nthreads / run_lookups(ENGINE_MEM, NULL, mt, nthreads, n, false, seed * SLICES + s);
+		tb += (double) n * nthreads / run_lookups(ENGINE_BM, bt, NULL, nthreads, n, false, seed * SLICES + s);
+	}
+	*bm_ops = (double) n * SLICES * nthreads / tb;
+	*mem_ops = (double) n * SLICES * nthreads / tm;
 }
 
 /* ------------------------------------------------------------------------
@@ -429,7 +473,10 @@ main(int argc, char **argv)
 				lk1_bm = {0},
 				lk1_mem = {0},
 				lk2_bm = {0},
-				lk2_mem = {0};
+				lk2_mem = {0},
+				ins_ratio = {0},
+				lk1_ratio = {0},
+				lk2_ratio = {0};
 	series		oz_ops = {0},
 				oz_reads = {0},
 				oz_hit = {0},
@@ -463,12 +510,14 @@ main(int argc, char **argv)
 			die("ls_btree_create", st);
 		if ((st = ls_memtree_create(&mt)) != LS_OK)
 			die("ls_memtree_create", st);
-		ins_mem.v[ins_mem.n++] = insert_mem(&mt);
-		ins_bm.v[ins_bm.n++] = insert_bm(&bt);
-		lk1_mem.v[lk1_mem.n++] = run_lookups(ENGINE_MEM, NULL, &mt, 1, opt.lookups, false, (uint64_t) r);
-		lk1_bm.v[lk1_bm.n++] = run_lookups(ENGINE_BM, &bt, NULL, 1, opt.lookups, false, (uint64_t) r);
-		lk2_mem.v[lk2_mem.n++] = run_lookups(ENGINE_MEM, NULL, &mt, 2, opt.lookups, false, (uint64_t) r);
-		lk2_bm.v[lk2_bm.n++] = run_lookups(ENGINE_BM, &bt, NULL, 2, opt.lookups, false, (uint64_t) r);
+		insert_both(&bt, &mt, &ins_bm.v[r], &ins_mem.v[r]);
+		lookup_both(&bt, &mt, 1, (uint64_t) r, &lk1_bm.v[r], &lk1_mem.v[r]);
+		lookup_both(&bt, &mt, 2, (uint64_t) r + 50, &lk2_bm.v[r], &lk2_mem.v[r]);
+		ins_bm.n = ins_mem.n = lk1_bm.n = lk1_mem.n = lk2_bm.n = lk2_mem.n = r + 1;
+		ins_ratio.v[r] = ins_bm.v[r] / ins_mem.v[r];
+		lk1_ratio.v[r] = lk1_bm.v[r] / lk1_mem.v[r];
+		lk2_ratio.v[r] = lk2_bm.v[r] / lk2_mem.v[r];
+		ins_ratio.n = lk1_ratio.n = lk2_ratio.n = r + 1;
 		ls_bm_stats s;
 
 		ls_bm_get_stats(p.bm, &s);
@@ -573,6 +622,12 @@ main(int argc, char **argv)
 		row("lookup uniform 1 thread, buffer-managed", &lk1_bm, "ops/s");
 		row("lookup uniform 2 threads, in-memory baseline", &lk2_mem, "ops/s");
 		row("lookup uniform 2 threads, buffer-managed", &lk2_bm, "ops/s");
+		printf("  %-44s %14.3f %-8s %6.1f%%\n", "insert ratio bm/baseline (paired per run)", median(&ins_ratio), "",
+			   spread_pct(&ins_ratio));
+		printf("  %-44s %14.3f %-8s %6.1f%%\n", "lookup ratio 1 thread (paired per run)", median(&lk1_ratio), "",
+			   spread_pct(&lk1_ratio));
+		printf("  %-44s %14.3f %-8s %6.1f%%\n", "lookup ratio 2 threads (paired per run)", median(&lk2_ratio), "",
+			   spread_pct(&lk2_ratio));
 	}
 	if (opt.ooc)
 	{
@@ -610,9 +665,9 @@ main(int argc, char **argv)
 		printf("RESULT insert_inmem_ops=%.0f\n", median(&ins_mem));
 		printf("RESULT lookup_bm_ops=%.0f\n", median(&lk1_bm));
 		printf("RESULT lookup_inmem_ops=%.0f\n", median(&lk1_mem));
-		printf("RESULT lookup_ratio_bm_vs_inmem_2t=%.3f\n", median(&lk2_bm) / median(&lk2_mem));
-		printf("RESULT insert_ratio_bm_vs_inmem=%.3f\n", median(&ins_bm) / median(&ins_mem));
-		printf("RESULT lookup_ratio_bm_vs_inmem=%.3f\n", median(&lk1_bm) / median(&lk1_mem));
+		printf("RESULT lookup_ratio_bm_vs_inmem_2t=%.3f\n", median(&lk2_ratio));
+		printf("RESULT insert_ratio_bm_vs_inmem=%.3f\n", median(&ins_ratio));
+		printf("RESULT lookup_ratio_bm_vs_inmem=%.3f\n", median(&lk1_ratio));
 	}
 	return 0;
 }
