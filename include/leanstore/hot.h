@@ -147,6 +147,8 @@ void		ls_hot_detach(ls_hot_ctx *ctx);
 void		ls_hot_epoch_enter(ls_hot_ctx *ctx);
 void		ls_hot_epoch_exit(ls_hot_ctx *ctx);
 bool		ls_hot_in_epoch(const ls_hot_ctx *ctx);
+/* Leave every nesting level at once (error recovery: transaction abort). */
+void		ls_hot_epoch_exit_all(ls_hot_ctx *ctx);
 
 /* ------------------------------------------------------------------------
  * Tables

@@ -141,6 +141,15 @@ ls_hot_epoch_exit(ls_hot_ctx *ctx)
 		hand_off(ctx);
 }
 
+void
+ls_hot_epoch_exit_all(ls_hot_ctx *ctx)
+{
+	if (ctx->depth == 0)
+		return;
+	ctx->depth = 1;
+	ls_hot_epoch_exit(ctx);
+}
+
 bool
 ls_hot_in_epoch(const ls_hot_ctx *ctx)
 {

@@ -611,6 +611,14 @@ test_epoch_protects_reader(void **state)
 	ls_hot_row_install(f->ctx, f->tbl, row, make_version(f, 2));
 	ls_hot_row_unlock(row);
 
+	/* error recovery leaves all nesting levels at once */
+	ls_hot_epoch_enter(reader);
+	ls_hot_epoch_enter(reader);
+	ls_hot_epoch_exit_all(reader);
+	assert_false(ls_hot_in_epoch(reader));
+	ls_hot_epoch_exit(reader);	/* unbalanced exit is harmless */
+	assert_false(ls_hot_in_epoch(reader));
+
 	ls_hot_epoch_enter(reader);
 	ls_hot_epoch_enter(reader);	/* nested */
 	ls_hot_epoch_exit(reader);
