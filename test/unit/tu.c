@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -87,6 +89,25 @@ tu_rm_rf(const char *dir)
 	rmdir(dir);
 }
 
+static uint64_t
+tu_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec;
+}
+
+/* LEANSTORE_TEST_WORKER_TIMEOUT seconds (default 600). */
+static uint64_t
+tu_worker_timeout_s(void)
+{
+	const char *s = getenv("LEANSTORE_TEST_WORKER_TIMEOUT");
+	uint64_t	t = s ? strtoull(s, NULL, 10) : 0;
+
+	return t ? t : 600;
+}
+
 int
 tu_fork_workers(int n, tu_worker_fn fn, void *arg)
 {
@@ -113,19 +134,50 @@ tu_fork_workers(int n, tu_worker_fn fn, void *arg)
 			_exit(rc == 0 ? 0 : 1);
 		}
 	}
-	for (int i = 0; i < n; i++)
-	{
-		int			status;
+	/* poll, so that a hung worker fails the test instead of hanging it */
+	uint64_t	deadline = tu_now_s() + tu_worker_timeout_s();
+	int			left = 0;
 
-		if (pids[i] <= 0)
-			continue;
-		while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
-			;
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	for (int i = 0; i < n; i++)
+		left += pids[i] > 0;
+	while (left > 0)
+	{
+		for (int i = 0; i < n; i++)
 		{
-			fprintf(stderr, "tu_fork_workers: worker %d failed (status 0x%x)\n", i, status);
-			failed++;
+			int			status;
+			pid_t		r;
+
+			if (pids[i] <= 0)
+				continue;
+			r = waitpid(pids[i], &status, WNOHANG);
+			if (r == 0)
+				continue;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			{
+				fprintf(stderr, "tu_fork_workers: worker %d failed (status 0x%x)\n", i,
+						r < 0 ? -1 : status);
+				failed++;
+			}
+			pids[i] = 0;
+			left--;
 		}
+		if (left > 0 && tu_now_s() > deadline)
+		{
+			for (int i = 0; i < n; i++)
+				if (pids[i] > 0)
+				{
+					fprintf(stderr, "tu_fork_workers: worker %d timed out, killed\n", i);
+					kill(pids[i], SIGKILL);
+					waitpid(pids[i], NULL, 0);
+					pids[i] = 0;
+					failed++;
+					left--;
+				}
+		}
+		if (left > 0)
+			usleep(1000);
 	}
 	free(pids);
 	return failed;

@@ -13,7 +13,10 @@
  *      fork n processes running fn(worker_index, arg); waits for all of them
  *      and returns how many failed (non-zero return, signal or abort).  A
  *      worker must not use cmocka assertions: return non-zero instead (the
- *      TU_CHECK macro prints the failed condition and returns 1).
+ *      TU_CHECK macro prints the failed condition and returns 1).  Workers
+ *      still running after LEANSTORE_TEST_WORKER_TIMEOUT seconds (default
+ *      600) are killed and count as failed, so a hang fails instead of
+ *      blocking the suite.
  *  tu_scaled
  *      shrink a test size by LEANSTORE_TEST_SCALE: unset or "1"/"100" = full
  *      size, "asan" = a quarter, a number N = N percent (at least 1).
