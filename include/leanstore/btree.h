@@ -43,6 +43,9 @@
 
 #include "leanstore/buffer.h"
 
+/* Heads and key compares load big-endian bytes with a byte swap. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "little-endian host expected");
+
 /* ------------------------------------------------------------------------
  * Limits
  * ------------------------------------------------------------------------ */
@@ -122,6 +125,11 @@ ls_node_head(const uint8_t *k, uint32_t len)
 {
 	uint32_t	h = 0;
 
+	if (LS_LIKELY(len >= 4))
+	{
+		__builtin_memcpy(&h, k, 4);
+		return __builtin_bswap32(h);
+	}
 	for (uint32_t i = 0; i < 4; i++)
 		h = (h << 8) | (i < len ? k[i] : 0);
 	return h;
