@@ -249,21 +249,26 @@ cache_refill(ls_hot_ctx *ctx, int cls)
 	hot_cache  *c = &ctx->cache[cls];
 	uint32_t	want = LS_MAX(1u, cache_limit(cls) / 2);
 
+	uint64_t	size = ls_hot_class_size[cls];
+
 	ls_mutex_lock(&hc->lock);
 	uint32_t	got = class_take(hot, cls, c, want);
 
 	ls_mutex_unlock(&hc->lock);
-	if (got > 0)
-		return LS_OK;
+	if (got == 0)
+	{
+		uint32_t	idx = page_get(hot, cls);
 
-	uint32_t	idx = page_get(hot, cls);
-
-	if (idx == HOT_NONE)
-		return LS_NO_SPACE;
-	ls_mutex_lock(&hc->lock);
-	partial_link(hot, hc, idx);
-	class_take(hot, cls, c, want);
-	ls_mutex_unlock(&hc->lock);
+		if (idx == HOT_NONE)
+			return LS_NO_SPACE;
+		ls_mutex_lock(&hc->lock);
+		partial_link(hot, hc, idx);
+		got = class_take(hot, cls, c, want);
+		ls_mutex_unlock(&hc->lock);
+	}
+	/* the blocks moved from the shared pool into our cache */
+	atomic_fetch_sub_explicit(&hot->free_bytes, got * size, memory_order_relaxed);
+	hot_ctx_add(&ctx->cached_bytes, (int64_t) (got * size));
 	return LS_OK;
 }
 
@@ -276,6 +281,12 @@ cache_flush(ls_hot_ctx *ctx, int cls, uint32_t keep)
 
 	if (c->count <= keep)
 		return;
+
+	uint64_t	moved = (uint64_t) (c->count - keep) * ls_hot_class_size[cls];
+
+	/* count the bytes as shared before a page can go back to the pool */
+	hot_ctx_add(&ctx->cached_bytes, -(int64_t) moved);
+	atomic_fetch_add_explicit(&hot->free_bytes, moved, memory_order_relaxed);
 	ls_mutex_lock(&hot->classes[cls].lock);
 	while (c->count > keep)
 	{
@@ -323,7 +334,6 @@ alloc_once(ls_hot_ctx *ctx, int cls, hot_blk **out)
 ls_status
 hot_alloc(ls_hot_ctx *ctx, size_t bytes, void **out)
 {
-	ls_hot	   *hot = ctx->hot;
 	int			cls = hot_class_for(bytes + HOT_BLK_HDR);
 	hot_blk    *b;
 	ls_status	st;
@@ -345,8 +355,8 @@ hot_alloc(ls_hot_ctx *ctx, size_t bytes, void **out)
 
 	uint32_t	size = ls_hot_class_size[cls];
 
-	atomic_fetch_add_explicit(&hot->used_bytes, size, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&hot->free_bytes, size, memory_order_relaxed);
+	hot_ctx_add(&ctx->used_delta, size);
+	hot_ctx_add(&ctx->cached_bytes, -(int64_t) size);
 	b->next = NULL;
 	b->tag = 0;
 	*out = hot_obj_of(b);
@@ -376,8 +386,8 @@ hot_free(ls_hot_ctx *ctx, void *obj)
 	hot_cache  *c = &ctx->cache[cls];
 
 	memset(obj, 0xdb, LS_MIN(size - HOT_BLK_HDR, 64u));
-	atomic_fetch_sub_explicit(&hot->used_bytes, size, memory_order_relaxed);
-	atomic_fetch_add_explicit(&hot->free_bytes, size, memory_order_relaxed);
+	hot_ctx_add(&ctx->used_delta, -(int64_t) size);
+	hot_ctx_add(&ctx->cached_bytes, size);
 	b->next = c->head;
 	c->head = b;
 	c->count++;

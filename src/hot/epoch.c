@@ -38,6 +38,10 @@ ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out)
 	ctx->depth = 0;
 	ctx->retired_since_reclaim = 0;
 	ctx->retired = (hot_retire_list) {0};
+	atomic_store(&ctx->used_delta, 0);
+	atomic_store(&ctx->cached_bytes, 0);
+	atomic_store(&ctx->retired_count_delta, 0);
+	atomic_store(&ctx->retired_bytes_delta, 0);
 	for (int c = 0; c < HOT_NCLASS; c++)
 		ctx->cache[c] = (hot_cache) {0};
 	atomic_store(&ctx->local_epoch, 0);
@@ -101,6 +105,21 @@ hand_off(ls_hot_ctx *ctx)
 	ls_mutex_unlock(&hot->orphan_lock);
 }
 
+/* Move a detaching context's deltas into the tier's base counters. */
+static void
+fold_counters(ls_hot_ctx *ctx)
+{
+	ls_hot	   *hot = ctx->hot;
+
+	atomic_fetch_add(&hot->used_bytes, (uint64_t) atomic_exchange(&ctx->used_delta, 0));
+	atomic_fetch_add(&hot->retired_count,
+					 (uint64_t) atomic_exchange(&ctx->retired_count_delta, 0));
+	atomic_fetch_add(&hot->retired_bytes,
+					 (uint64_t) atomic_exchange(&ctx->retired_bytes_delta, 0));
+	/* the caches are empty after the flush */
+	atomic_fetch_add(&hot->free_bytes, (uint64_t) atomic_exchange(&ctx->cached_bytes, 0));
+}
+
 /*
  * Detach: leave any epoch still held, reclaim what we can, hand the rest of
  * the retire list to the shared orphan list and give cached blocks back.
@@ -113,6 +132,7 @@ ls_hot_detach(ls_hot_ctx *ctx)
 	ls_hot_reclaim(ctx);
 	hand_off(ctx);
 	hot_cache_flush_all(ctx);
+	fold_counters(ctx);
 	atomic_store(&ctx->attached, 0);
 }
 
@@ -209,8 +229,8 @@ hot_retire(ls_hot_ctx *ctx, void *obj)
 	l->count++;
 	l->bytes += size;
 	ctx->retired_since_reclaim++;
-	atomic_fetch_add_explicit(&hot->retired_count, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&hot->retired_bytes, size, memory_order_relaxed);
+	hot_ctx_add(&ctx->retired_count_delta, 1);
+	hot_ctx_add(&ctx->retired_bytes_delta, size);
 }
 
 static void
@@ -219,9 +239,8 @@ free_retired(ls_hot_ctx *ctx, hot_blk *b)
 	ls_hot	   *hot = ctx->hot;
 	void	   *obj = hot_obj_of(b);
 
-	atomic_fetch_sub_explicit(&hot->retired_count, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&hot->retired_bytes, hot_obj_size(hot, obj),
-							  memory_order_relaxed);
+	hot_ctx_add(&ctx->retired_count_delta, -1);
+	hot_ctx_add(&ctx->retired_bytes_delta, -(int64_t) hot_obj_size(hot, obj));
 	hot_free(ctx, obj);
 }
 

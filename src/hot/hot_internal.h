@@ -92,8 +92,29 @@ struct ls_hot_ctx
 	uint32_t	retired_since_reclaim;
 	ls_hot	   *hot;
 	hot_retire_list retired;
+
+	/*
+	 * Byte and count deltas of this context, written only by its owner
+	 * (plain load + store, no read-modify-write) and summed by
+	 * ls_hot_get_stats: allocation, free and retirement touch no shared
+	 * cache line.  Detach folds them into the tier's base counters.
+	 */
+	_Atomic int64_t used_delta;		/* blocks handed out minus freed */
+	_Atomic int64_t cached_bytes;		/* free blocks in cache[] */
+	_Atomic int64_t retired_count_delta;
+	_Atomic int64_t retired_bytes_delta;
+
 	hot_cache	cache[HOT_NCLASS];
 } __attribute__((aligned(LS_CACHELINE)));
+
+/* Owner-only update of a context counter. */
+static inline void
+hot_ctx_add(_Atomic int64_t *counter, int64_t delta)
+{
+	atomic_store_explicit(counter,
+						  atomic_load_explicit(counter, memory_order_relaxed) + delta,
+						  memory_order_relaxed);
+}
 
 /* ------------------------------------------------------------------------
  * Tables and the RID-map
@@ -170,6 +191,11 @@ struct ls_hot
 	hot_retire_list orphans;	/* handed-off retire lists, sorted by tag */
 	_Atomic uint64_t orphan_count;	/* orphans.count, readable without lock */
 
+	/*
+	 * Base counters (modulo 2^64).  used/retired: deltas folded in by
+	 * detached contexts; free: free pages, page free lists and uncarved
+	 * page tails (blocks in process caches are counted by their contexts).
+	 */
 	_Atomic uint64_t used_bytes __attribute__((aligned(LS_CACHELINE)));
 	_Atomic uint64_t free_bytes;
 	_Atomic uint64_t slack_bytes;

@@ -347,6 +347,18 @@ ls_hot_get_stats(ls_hot *hot, ls_hot_stats *out)
 	out->retired_pending = atomic_load(&hot->retired_count);
 	out->retired_bytes = atomic_load(&hot->retired_bytes);
 	out->epoch = atomic_load(&hot->global_epoch);
+	/* plus every context's own deltas (unsigned wrap-around adds them) */
+	for (uint32_t i = 0; i < hot->cfg.max_procs; i++)
+	{
+		ls_hot_ctx *c = &hot->ctxs[i];
+
+		out->used_bytes += (uint64_t) atomic_load_explicit(&c->used_delta, memory_order_relaxed);
+		out->free_bytes += (uint64_t) atomic_load_explicit(&c->cached_bytes, memory_order_relaxed);
+		out->retired_pending +=
+			(uint64_t) atomic_load_explicit(&c->retired_count_delta, memory_order_relaxed);
+		out->retired_bytes +=
+			(uint64_t) atomic_load_explicit(&c->retired_bytes_delta, memory_order_relaxed);
+	}
 	for (uint32_t i = 0; i < hot->cfg.max_tables; i++)
 	{
 		ls_hot_table *t = &hot->tables[i];
