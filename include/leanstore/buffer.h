@@ -412,7 +412,11 @@ uint64_t	ls_bm_provider_round(ls_bm *bm);
 ls_status	ls_bm_provider_start_thread(ls_bm *bm);
 void		ls_bm_provider_stop(ls_bm *bm);
 
-/* Write every dirty page (checkpoint / shutdown). */
+/*
+ * Write every dirty page (checkpoint / shutdown).  Takes each dirty frame's
+ * latch shared (blocking): call it without holding latches.  A page changed
+ * while its copy was being written stays dirty.
+ */
 ls_status	ls_bm_flush_all(ls_bm *bm);
 /*
  * Write back and evict every page that can leave memory now (not latched,
