@@ -36,7 +36,8 @@ $(CORE_OBJS): CFLAGS += $(CORE_WARN)
 # The glue follows PostgreSQL style; PostgreSQL headers are not -Wextra clean.
 $(GLUE_OBJS): CFLAGS += -std=gnu11 -Werror -Wno-declaration-after-statement
 
-$(OBJS): $(wildcard include/leanstore/*.h)
+ALL_HEADERS = $(wildcard include/leanstore/*.h) $(wildcard src/*/*.h)
+$(OBJS): $(ALL_HEADERS)
 
 # ---------------------------------------------------------------------------
 # Core unit tests (cmocka), built outside PGXS into build/<variant>/
@@ -48,10 +49,10 @@ UNIT_HELPERS = $(filter-out $(UNIT_SRCS),$(wildcard test/unit/*.c))
 UNIT_LIBS = -lcmocka -luring -lpthread -lm
 
 define unit_variant
-build/$(1)/core/%.o: src/%.c $(wildcard include/leanstore/*.h)
+build/$(1)/core/%.o: src/%.c $(ALL_HEADERS)
 	@mkdir -p $$(dir $$@)
 	$(UNIT_CC) $(UNIT_BASE_CFLAGS) $(2) -c $$< -o $$@
-build/$(1)/unit/%.o: test/unit/%.c $(wildcard include/leanstore/*.h) $(wildcard test/unit/*.h)
+build/$(1)/unit/%.o: test/unit/%.c $(ALL_HEADERS) $(wildcard test/unit/*.h)
 	@mkdir -p $$(dir $$@)
 	$(UNIT_CC) $(UNIT_BASE_CFLAGS) -Itest/unit $(2) -c $$< -o $$@
 build/$(1)/bin/%: build/$(1)/unit/%.o $(patsubst src/%.c,build/$(1)/core/%.o,$(CORE_SRCS)) $(patsubst test/unit/%.c,build/$(1)/unit/%.o,$(UNIT_HELPERS))
@@ -88,7 +89,7 @@ check-layering:
 # Core benchmark
 # ---------------------------------------------------------------------------
 BENCH_CFLAGS = -std=c11 -D_GNU_SOURCE -O3 -g -march=native -DNDEBUG -Wall -Wextra -Werror -Iinclude -pthread
-build/bench/core/%.o: src/%.c $(wildcard include/leanstore/*.h)
+build/bench/core/%.o: src/%.c $(ALL_HEADERS)
 	@mkdir -p $(dir $@)
 	$(UNIT_CC) $(BENCH_CFLAGS) -c $< -o $@
 build/bench/bench_core: bench/bench_core.c $(patsubst src/%.c,build/bench/core/%.o,$(CORE_SRCS))
