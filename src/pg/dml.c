@@ -590,7 +590,7 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	v->cmin = cid;
 	if (speculative)
 	{
-		v->user_flags |= LS_UF_SPECULATIVE;
+		atomic_fetch_or(&v->user_flags, LS_UF_SPECULATIVE);
 		atomic_store(&v->next_rowid, (uint64) token);
 	}
 
@@ -667,9 +667,10 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 
 		ls_row_lock(row);
 		v = ls_hot_row_newest(row);
-		if (v != NULL && (v->user_flags & LS_UF_SPECULATIVE))
+		if (v != NULL && (atomic_load(&v->user_flags) & LS_UF_SPECULATIVE))
 		{
-			v->user_flags &= ~LS_UF_SPECULATIVE;
+			/* readers load user_flags atomically (ls_version_info) */
+			atomic_fetch_and(&v->user_flags, (uint16) ~LS_UF_SPECULATIVE);
 			atomic_store(&v->next_rowid, LS_ROWID_INVALID);
 			if (!succeeded)
 				atomic_fetch_or(&v->xmin_word, ((uint64) LS_HV_XMIN_ABORTED) << 32);

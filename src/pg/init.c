@@ -44,18 +44,10 @@ int			ls_hot_memory_mb = 1024;
 static int	ls_max_tables = 4096;
 
 /* Shared state: the region address is identical in every backend (fork). */
-/*
- * The registry lists the key of every hot table, so that DROP DATABASE (no
- * per-table hook fires) can free the tables of that database.  Protected by
- * the "leanstore" LWLock; slots with db == InvalidOid are free.
- */
 typedef struct LsShared
 {
 	ls_hot	   *hot;
 	Size		region_size;
-	LWLock	   *lock;
-	int			nslots;
-	ls_hot_key	registry[FLEXIBLE_ARRAY_MEMBER];
 } LsShared;
 
 static LsShared *ls_shared = NULL;
@@ -113,8 +105,7 @@ ls_region_size(void)
 static Size
 ls_shared_size(void)
 {
-	return add_size(offsetof(LsShared, registry),
-					mul_size(sizeof(ls_hot_key), ls_max_tables));
+	return MAXALIGN(sizeof(LsShared));
 }
 
 static void
@@ -135,7 +126,6 @@ ls_shmem_request(void)
 						ls_hot_memory_mb, need / (1024 * 1024) + 1, ls_max_tables)));
 	RequestAddinShmemSpace(add_size(ls_region_size(),
 									add_size(ls_shared_size(), 16384)));
-	RequestNamedLWLockTranche("leanstore", 1);
 }
 
 static void
@@ -153,8 +143,6 @@ ls_shmem_startup(void)
 	if (!found)
 	{
 		memset(ls_shared, 0, ls_shared_size());
-		ls_shared->lock = &(GetNamedLWLockTranche("leanstore"))->lock;
-		ls_shared->nslots = ls_max_tables;
 
 		ls_hot_config cfg = ls_config();
 		ls_status	st;
@@ -201,7 +189,7 @@ ls_release_held(void)
 		ls_held_latch = NULL;
 	}
 	if (ls_my_ctx != NULL && ls_hot_in_epoch(ls_my_ctx))
-		ls_hot_epoch_exit(ls_my_ctx);
+		ls_hot_epoch_exit_all(ls_my_ctx);
 }
 
 static void
@@ -407,47 +395,6 @@ ls_mark_written(void)
  * Storage life cycle
  * ------------------------------------------------------------------------ */
 
-static bool
-ls_key_equal(ls_hot_key a, ls_hot_key b)
-{
-	return a.spc == b.spc && a.db == b.db && a.rel == b.rel;
-}
-
-/*
- * Registry updates never fail: a full registry (more keys than
- * leanstore.max_tables, impossible while the tier enforces the same limit)
- * only costs the DROP DATABASE cleanup of that one table.
- */
-static void
-ls_registry_add(ls_hot_key key)
-{
-	LWLockAcquire(ls_shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < ls_shared->nslots; i++)
-	{
-		if (ls_shared->registry[i].db == InvalidOid)
-		{
-			ls_shared->registry[i] = key;
-			break;
-		}
-	}
-	LWLockRelease(ls_shared->lock);
-}
-
-static void
-ls_registry_remove(ls_hot_key key)
-{
-	LWLockAcquire(ls_shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < ls_shared->nslots; i++)
-	{
-		if (ls_key_equal(ls_shared->registry[i], key))
-		{
-			memset(&ls_shared->registry[i], 0, sizeof(ls_hot_key));
-			break;
-		}
-	}
-	LWLockRelease(ls_shared->lock);
-}
-
 /*
  * DROP DATABASE committed: nobody is connected to it any more, so its
  * tables can go.  Called from the commit callback: must not throw.
@@ -455,20 +402,44 @@ ls_registry_remove(ls_hot_key key)
 static void
 ls_storage_free_database(Oid db)
 {
-	LWLockAcquire(ls_shared->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < ls_shared->nslots; i++)
-	{
-		ls_hot_key	key = ls_shared->registry[i];
-		ls_hot_table *tbl;
+	uint32		cursor = 0;
 
-		if (key.db != db || db == InvalidOid)
-			continue;
-		tbl = ls_hot_table_find(ls_shared->hot, key);
-		if (tbl != NULL)
-			ls_hot_table_drop(ls_my_ctx, tbl);
-		memset(&ls_shared->registry[i], 0, sizeof(ls_hot_key));
+	if (db == InvalidOid)
+		return;
+	for (;;)
+	{
+		ls_hot_key	batch[64];
+		int			n = 0;
+		bool		more = true;
+
+		/* collect inside an epoch, drop outside it */
+		ls_hot_epoch_enter(ls_my_ctx);
+		while (n < lengthof(batch))
+		{
+			ls_hot_table *tbl = ls_hot_table_next(ls_shared->hot, &cursor);
+			ls_hot_key	key;
+
+			if (tbl == NULL)
+			{
+				more = false;
+				break;
+			}
+			key = ls_hot_table_get_key(tbl);
+			if (key.db == db)
+				batch[n++] = key;
+		}
+		ls_hot_epoch_exit(ls_my_ctx);
+
+		for (int i = 0; i < n; i++)
+		{
+			ls_hot_table *tbl = ls_hot_table_find(ls_shared->hot, batch[i]);
+
+			if (tbl != NULL)
+				ls_hot_table_drop(ls_my_ctx, tbl);
+		}
+		if (!more)
+			break;
 	}
-	LWLockRelease(ls_shared->lock);
 }
 
 static void
@@ -504,7 +475,6 @@ ls_storage_create(const RelFileNode *node, ls_hot_table **out)
 						 ls_max_tables)));
 	if (st != LS_OK)
 		ls_report_status(st, NULL, "create storage for");
-	ls_registry_add(key);
 	ls_pending_add(key, false);
 	ls_mark_written();
 }
@@ -531,7 +501,6 @@ ls_storage_free(ls_hot_key key)
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
 		ls_hot_table_drop(ls_my_ctx, tbl);
-	ls_registry_remove(key);
 }
 
 /* Top-level end: free what PostgreSQL also unlinks now, forget the rest. */

@@ -231,6 +231,21 @@ leanstore_verify(PG_FUNCTION_ARGS)
 			ls_problem(&vf, rowid, bad);
 	}
 
+	/* the core's own structural check of the table (RID-map, chains, counts) */
+	{
+		char		buf[512];
+		ls_status	st;
+
+		ls_epoch_enter();
+		st = ls_hot_table_verify(tbl, true, buf, sizeof(buf));
+		ls_epoch_exit();
+		if (st != LS_OK)
+		{
+			buf[sizeof(buf) - 1] = '\0';
+			ls_problem(&vf, 0, buf);
+		}
+	}
+
 	ls_hot_table_get_stats(tbl, &ts);
 	if (ts.rows != rows)
 	{

@@ -163,7 +163,7 @@ ls_version_copy(Relation rel, ls_hot_version *src, uint32 len,
 		v->cmin = info.cmin;
 		atomic_store(&v->cmax, info.cmax);
 		atomic_store(&v->next_rowid, info.next_rowid);
-		v->user_flags = info.user_flags;
+		atomic_store(&v->user_flags, info.user_flags);
 	}
 	return v;
 }

@@ -42,7 +42,8 @@ ls_version_info(ls_hot_version *v, LsVersionInfo *info)
 	info->cmin = v->cmin;
 	info->cmax = atomic_load_explicit(&v->cmax, memory_order_acquire);
 	info->next_rowid = atomic_load_explicit(&v->next_rowid, memory_order_acquire);
-	info->user_flags = v->user_flags;
+	/* changed under the row latch after install (speculative insert end) */
+	info->user_flags = atomic_load_explicit(&v->user_flags, memory_order_acquire);
 }
 
 static void
