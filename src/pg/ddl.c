@@ -501,6 +501,7 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	bool		frozenxid_updated = false;
 	bool		minmulti_updated = false;
 	uint64		dead;
+	BlockNumber relpages;
 
 	/* lost in a restart: nothing to vacuum; a database-wide VACUUM goes on */
 	if (tbl == NULL)
@@ -599,9 +600,10 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	}
 	pfree(ds.rowids);
 
-	vac_update_relstats(rel,
-						(BlockNumber) (RelationGetNumberOfBlocks(rel)),
-						st.live_rows, 0, nindexes > 0 || RelationGetForm(rel)->relhasindex,
+	relpages = ls_heap_equivalent_pages(rel, tbl, st.live_rows + st.recently_dead,
+										NULL, NULL);
+	vac_update_relstats(rel, relpages, st.live_rows, relpages,
+						nindexes > 0 || RelationGetForm(rel)->relhasindex,
 						st.incomplete ? InvalidTransactionId : st.oldest_xid,
 						st.incomplete ? InvalidMultiXactId : OldestMxact,
 						&frozenxid_updated, &minmulti_updated, false);

@@ -17,8 +17,9 @@
  *
  * UPDATE keeps the rowid when no indexed column changes (the new version is
  * pushed onto the same chain; *update_indexes = false) and the relation has
- * no BEFORE/AFTER ROW triggers (they fetch the OLD row by TID around the update,
- * which must then still name the old version).  Otherwise the new version
+ * no BEFORE/AFTER ROW triggers or transition tables (they fetch the OLD row
+ * by TID around the update, which must then still name the old version).
+ * Otherwise the new version
  * goes under a new rowid, the old version's xmax is flagged MOVED and its
  * next_rowid names the new rowid, as heap's t_ctid does.
  */
@@ -280,15 +281,17 @@ restart:
 	if (xs == LS_XS_CURRENT && info.cmin >= cid)
 	{
 		/*
-		 * Created by this very command: an update of ours, or a fresh
-		 * insert.  UPDATE/DELETE got the TID from a scan that saw the older
-		 * version (heap: that version's cmax is ours: TM_SelfModified).  Row
-		 * locks come from ON CONFLICT's index probe, which names the newest
-		 * version (heap: TM_Invisible, "cannot affect row a second time");
-		 * tables with BEFORE/AFTER row triggers never update in place, so
-		 * GetTupleForTrigger does not get here.
+		 * Created by this command or a later one: an update of ours, or a
+		 * fresh insert.  UPDATE/DELETE and scan-driven row locks (a cursor
+		 * FOR UPDATE fetched after a later UPDATE) got the TID from a scan
+		 * that saw the older version (heap: that version's cmax is ours:
+		 * TM_SelfModified, the row is skipped).  A row lock at the very
+		 * command that created the version comes from ON CONFLICT's index
+		 * probe, which names the newest version (heap: TM_Invisible, "cannot
+		 * affect row a second time").  Tables with BEFORE/AFTER row triggers
+		 * never update in place, so GetTupleForTrigger does not get here.
 		 */
-		if (!for_lock && ls_has_older_valid(target))
+		if (!(for_lock && info.cmin == cid) && ls_has_older_valid(target))
 		{
 			tmfd->xmax = info.xmin;
 			tmfd->cmax = info.cmin;
@@ -818,7 +821,8 @@ ls_has_row_triggers(Relation rel)
 	return td != NULL &&
 		(td->trig_insert_after_row || td->trig_update_after_row ||
 		 td->trig_delete_after_row || td->trig_update_before_row ||
-		 td->trig_delete_before_row);
+		 td->trig_delete_before_row ||
+		 td->trig_update_old_table || td->trig_update_new_table);
 }
 
 TM_Result

@@ -196,6 +196,9 @@ typedef LsScanDescData *LsScanDesc;
 
 extern ls_hot_row *ls_scan_next_row(LsScanDesc scan);
 extern uint64 ls_rel_rowid_limit(Relation rel);
+extern BlockNumber ls_heap_equivalent_pages(Relation rel, ls_hot_table *tbl,
+											double rows, int32 *attr_widths,
+											double *per_page);
 
 /* ddl.c */
 extern void ls_vacuum_rel(Relation rel, struct VacuumParams *params,

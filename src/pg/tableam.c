@@ -22,6 +22,9 @@
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/tidbitmap.h"
+#include "optimizer/plancat.h"
+#include "storage/bufpage.h"
+#include <math.h>
 #include "pgstat.h"
 #include "storage/predicate.h"
 #include "storage/smgr.h"
@@ -980,23 +983,103 @@ ls_relation_fetch_toast_slice(Relation toastrel, Oid valueid, int32 attrsize,
 									 slicelength, result);
 }
 
+/*
+ * Heap pages these rows would fill (planner costs are calibrated for heap:
+ * virtual blocks of 291 rows would make every scan look several times
+ * cheaper than on heap and change plans for no good reason).  Sets
+ * *per_page to heap's tuple density estimate for this row width.
+ */
+/* Average heap tuple length of (up to) the first 32 rows; 0 when empty. */
+static Size
+ls_sample_tuple_len(ls_hot_table *tbl)
+{
+	uint64		cursor = 0;
+	uint64		limit = ls_hot_table_rowid_limit(tbl);
+	Size		sum = 0;
+	int			n = 0;
+
+	ls_epoch_enter();
+	while (n < 32)
+	{
+		ls_hot_row *row = ls_hot_scan_next(tbl, &cursor, limit);
+		ls_hot_version *v;
+
+		if (row == NULL)
+			break;
+		v = ls_hot_row_newest(row);
+		if (v == NULL)
+			continue;
+		sum += Min(v->len, LS_HOT_MAX_PAYLOAD) + MINIMAL_TUPLE_OFFSET;
+		n++;
+	}
+	ls_epoch_exit();
+	return n > 0 ? sum / n : 0;
+}
+
+BlockNumber
+ls_heap_equivalent_pages(Relation rel, ls_hot_table *tbl, double rows,
+						 int32 *attr_widths, double *per_page)
+{
+	int32		data = get_rel_data_width(rel, attr_widths);
+	Size		usable = (BLCKSZ - SizeOfPageHeaderData) *
+		RelationGetFillFactor(rel, HEAP_DEFAULT_FILLFACTOR) / 100;
+	Size		sampled = (tbl != NULL && rows > 0) ? ls_sample_tuple_len(tbl) : 0;
+
+	/* what heap would store per row (aligned tuple + line pointer) */
+	int32		stored = (sampled > 0 ? MAXALIGN(sampled) :
+						  MAXALIGN(MAXALIGN(SizeofHeapTupleHeader) + data)) +
+		sizeof(ItemIdData);
+
+	/* heap's own guess for a table never vacuumed (unaligned, as heap does) */
+	int32		guessed = data + MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
+
+	if (per_page)
+		*per_page = Max((double) (usable / Max(guessed, 1)), 1.0);
+	if (rows <= 0)
+		return 0;
+	return (BlockNumber) Min(ceil(rows / Max((double) (usable / stored), 1.0)),
+							 (double) MaxBlockNumber);
+}
+
+/*
+ * Like heap's estimate, with two differences: the row count is exact (the
+ * tier counts rows), and once the table was vacuumed or analyzed every page
+ * counts as all-visible: a table fetch after an index-only scan is a memory
+ * lookup here, not the random read the planner charges for it.  A table
+ * never vacuumed nor analyzed gets heap's "at least 10 pages" assumption.
+ */
 static void
 ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 						  double *tuples, double *allvisfrac)
 {
 	ls_hot_table *tbl = ls_table_for_or_null(rel);
 	ls_hot_table_stats st;
+	BlockNumber curpages;
+	double		density;
+	bool		never_vacuumed = rel->rd_rel->reltuples < 0;
 
 	*allvisfrac = 0;
+	*pages = 0;
+	*tuples = 0;
 	if (tbl == NULL)
-	{
-		*pages = 0;
-		*tuples = 0;
 		return;
-	}
 	ls_hot_table_get_stats(tbl, &st);
-	*pages = ls_blocks_for_limit(ls_hot_table_rowid_limit(tbl));
-	*tuples = (double) st.rows;
+	curpages = ls_heap_equivalent_pages(rel, tbl, (double) st.rows, attr_widths,
+										&density);
+	if (curpages == 0)
+		return;
+	if (never_vacuumed)
+	{
+		if (curpages < 10 && !rel->rd_rel->relhassubclass)
+			curpages = 10;
+		*tuples = rint(density * curpages);
+	}
+	else
+	{
+		*tuples = (double) st.rows;
+		*allvisfrac = 1;
+	}
+	*pages = curpages;
 }
 
 static void
