@@ -261,14 +261,17 @@ ls_scan_prev_row(LsScanDesc scan)
 	uint64		hi = ls_scan_hi(scan);
 	uint64		r;
 
-	if (hi == 0)
+	if (hi == 0 || (scan->started && !scan->at_end && scan->cursor < 2))
+	{
+		/* nothing before: the position becomes "before the first row" */
+		scan->at_end = false;
+		scan->cursor = lo;
 		return NULL;
+	}
 	if (!scan->started || scan->at_end)
 		r = hi - 1;
-	else if (scan->cursor >= 2)
-		r = Min(scan->cursor - 2, hi - 1);
 	else
-		return NULL;
+		r = Min(scan->cursor - 2, hi - 1);
 	scan->at_end = false;
 	for (;;)
 	{

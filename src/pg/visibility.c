@@ -419,9 +419,47 @@ ls_row_newest_valid(ls_hot_row *row)
 }
 
 /*
- * The version of row visible to snapshot, or NULL.  SnapshotAny returns the
- * newest version that was not aborted (the row's current state, which is
- * what callers fetching "any" version by TID after a write or lock need).
+ * SnapshotAny: the newest version that was not aborted (the row's current
+ * state: what callers fetching "any" version by TID after a lock or a delete
+ * need) -- except when the current command itself just updated the row in
+ * place: then the version it replaced.  That is the one fetch by TID that
+ * must name the old version of an in-place update: ExecARUpdateTriggers
+ * capturing OLD TABLE rows for transition tables right after each update
+ * (on partitions and children the capture is not visible in the table's
+ * own trigger descriptor).
+ */
+static ls_hot_version *
+ls_row_any_version(ls_hot_row *row)
+{
+	ls_hot_version *v = ls_row_newest_valid(row);
+	LsVersionInfo info;
+	int			n = 0;
+
+	if (v == NULL)
+		return NULL;
+	ls_version_info(v, &info);
+	if (!TransactionIdIsCurrentTransactionId(info.xmin) ||
+		info.cmin != GetCurrentCommandId(false))
+		return v;
+	for (ls_hot_version *o = ls_hot_version_older(v); o != NULL && n < LS_MAX_CHAIN;
+		 o = ls_hot_version_older(o), n++)
+	{
+		LsVersionInfo oi;
+
+		ls_version_info(o, &oi);
+		if (ls_xmin_status(o, &oi) == LS_XS_ABORTED)
+			continue;
+		/* replaced by this very command: the pre-update image */
+		if (TransactionIdIsCurrentTransactionId(oi.xmax) &&
+			!ls_xmax_is_lock_only(&oi) && oi.cmax == info.cmin)
+			return o;
+		break;
+	}
+	return v;
+}
+
+/*
+ * The version of row visible to snapshot, or NULL.
  */
 ls_hot_version *
 ls_row_visible_version(ls_hot_row *row, Snapshot snapshot)
@@ -433,7 +471,7 @@ ls_row_visible_version(ls_hot_row *row, Snapshot snapshot)
 
 again:
 	if (snapshot->snapshot_type == SNAPSHOT_ANY)
-		return ls_row_newest_valid(row);
+		return ls_row_any_version(row);
 
 	first = ls_hot_row_newest(row);
 	for (v = first; v != NULL && n < LS_MAX_CHAIN;
