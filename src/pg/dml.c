@@ -475,8 +475,14 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 					continue;	/* somebody changed the row: look again */
 				}
 			}
+			/*
+			 * A version we had locked already is the one the caller means
+			 * (ON CONFLICT locked it, then GetTupleForTrigger locks again;
+			 * EvalPlanQual locked it, then the re-run update locks again):
+			 * no traversal, as heap finds its TID current.
+			 */
 			if (newer != NULL && snapshot != NULL && IsMVCCSnapshot(snapshot))
-				*newer = !ls_version_visible(chk.target, snapshot);
+				*newer = !chk.own_lock && !ls_version_visible(chk.target, snapshot);
 			if (slot != NULL)
 				ls_store_version(chk.target, rel, rowid, slot);
 			if (oldtup != NULL)
