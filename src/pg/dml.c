@@ -379,25 +379,25 @@ restart:
 /* Wait for xid per policy; false when the caller must give up (skip). */
 static bool
 ls_wait_for(Relation rel, ItemPointer tid, TransactionId xid, LockTupleMode mode,
-			LsWaitMode policy, bool *have_tuple_lock)
+			LsWaitMode policy, LOCKMODE *tuplock)
 {
 	switch (policy)
 	{
 		case LS_WAIT_BLOCK:
-			if (!*have_tuple_lock)
+			if (*tuplock == NoLock)
 			{
 				LockTuple(rel, tid, ls_tuplock_mode[mode]);
-				*have_tuple_lock = true;
+				*tuplock = ls_tuplock_mode[mode];
 			}
 			XactLockTableWait(xid, rel, tid, XLTW_Lock);
 			return true;
 		case LS_WAIT_SKIP:
 		case LS_WAIT_ERROR:
-			if (!*have_tuple_lock)
+			if (*tuplock == NoLock)
 			{
 				if (!ConditionalLockTuple(rel, tid, ls_tuplock_mode[mode]))
 					goto busy;
-				*have_tuple_lock = true;
+				*tuplock = ls_tuplock_mode[mode];
 			}
 			if (!ConditionalXactLockTableWait(xid))
 				goto busy;
@@ -424,7 +424,7 @@ static TM_Result
 ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		   TransactionId xid, Snapshot rule_snapshot, Snapshot crosscheck,
 		   bool for_lock,
-		   LockTupleMode mode, LsWaitMode policy, bool *have_tuple_lock,
+		   LockTupleMode mode, LsWaitMode policy, LOCKMODE *tuplock,
 		   TM_FailureData *tmfd, TupleTableSlot *slot, HeapTuple *oldtup,
 		   Snapshot snapshot, bool *newer)
 {
@@ -503,7 +503,7 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 			return res;
 		}
 		ls_epoch_exit();
-		if (!ls_wait_for(rel, &tid, chk.wait_xid, mode, policy, have_tuple_lock))
+		if (!ls_wait_for(rel, &tid, chk.wait_xid, mode, policy, tuplock))
 			return policy == LS_WAIT_NONE ? TM_BeingModified : TM_WouldBlock;
 	}
 }
@@ -740,7 +740,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	ls_hot_table *tbl = ls_table_for(rel);
 	uint64		rowid = ls_tid_to_rowid(tid);
 	TransactionId xid = GetCurrentTransactionId();
-	bool		have_tuple_lock = false;
+	LOCKMODE	tuplock = NoLock;	/* heavyweight tuple lock held */
 	HeapTuple	oldtup = NULL;
 	TM_Result	res;
 	uint32		flags = LS_HV_XMAX_KEYS_UPDATED;
@@ -753,7 +753,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
 					 crosscheck, false, LockTupleExclusive,
-					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &have_tuple_lock,
+					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock,
 					 tmfd, NULL, &oldtup, NULL, NULL);
 	if (res == TM_Ok)
 	{
@@ -768,8 +768,8 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	}
 	if (oldtup != NULL)
 		pfree(oldtup);
-	if (have_tuple_lock)
-		UnlockTuple(rel, tid, ls_tuplock_mode[LockTupleExclusive]);
+	if (tuplock != NoLock)
+		UnlockTuple(rel, tid, tuplock);
 	return res;
 }
 
@@ -840,8 +840,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	ls_hot_table *tbl = ls_table_for(rel);
 	uint64		rowid = ls_tid_to_rowid(otid);
 	TransactionId xid = GetCurrentTransactionId();
-	bool		have_tuple_lock = false;
-	LockTupleMode held = LockTupleNoKeyExclusive;
+	LOCKMODE	tuplock = NoLock;	/* heavyweight tuple lock held */
 	HeapTuple	oldtup = NULL;
 	HeapTuple	newtup;
 	HeapTuple	stored;
@@ -866,7 +865,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
 					 crosscheck, false, LockTupleNoKeyExclusive,
-					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &have_tuple_lock,
+					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock,
 					 tmfd, NULL, &oldtup, NULL, NULL);
 	if (res != TM_Ok)
 		goto done;
@@ -885,9 +884,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	{
 		/* upgrade our lock: FOR KEY SHARE lockers must wait for us */
 		*lockmode = LockTupleExclusive;
-		held = LockTupleExclusive;
 		res = ls_acquire(rel, tbl, rowid, cid, xid, NULL, NULL, false,
-						 LockTupleExclusive, LS_WAIT_BLOCK, &have_tuple_lock,
+						 LockTupleExclusive, LS_WAIT_BLOCK, &tuplock,
 						 tmfd, NULL, NULL, NULL, NULL);
 		if (res != TM_Ok)
 			elog(ERROR, "leanstore: could not upgrade own row lock (%d)", (int) res);
@@ -956,8 +954,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 done:
 	if (oldtup != NULL)
 		pfree(oldtup);
-	if (have_tuple_lock)
-		UnlockTuple(rel, otid, ls_tuplock_mode[held]);
+	if (tuplock != NoLock)
+		UnlockTuple(rel, otid, tuplock);
 	return res;
 }
 
@@ -975,7 +973,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	TransactionId xid = GetCurrentTransactionId();
 	bool		follow = (flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0;
 	Snapshot	rule = NULL;
-	bool		have_tuple_lock = false;
+	LOCKMODE	tuplock = NoLock;	/* heavyweight tuple lock held */
 	ItemPointerData locked_tid = *tid;
 	LsWaitMode	policy;
 	TM_Result	res;
@@ -1005,20 +1003,28 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		bool		newer = false;
 
 		res = ls_acquire(rel, tbl, rowid, cid, xid, rule, NULL, true, mode, policy,
-						 &have_tuple_lock, tmfd, slot, NULL, snapshot, &newer);
+						 &tuplock, tmfd, slot, NULL, snapshot, &newer);
 		if (res == TM_Ok && follow && newer)
 			tmfd->traversed = true;
 		if (res == TM_Updated && follow &&
-			!ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
+			ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
+		{
+			if (tuplock != NoLock)
+				UnlockTuple(rel, &locked_tid, tuplock);
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
+		}
+		if (res == TM_Updated && follow)
 		{
 			uint64		next = ls_tid_to_rowid(&tmfd->ctid);
 
 			if (next != rowid && next != LS_ROWID_INVALID && hops++ < 1000000)
 			{
-				if (have_tuple_lock)
+				if (tuplock != NoLock)
 				{
-					UnlockTuple(rel, &locked_tid, ls_tuplock_mode[mode]);
-					have_tuple_lock = false;
+					UnlockTuple(rel, &locked_tid, tuplock);
+					tuplock = NoLock;
 				}
 				rowid = next;
 				ls_rowid_to_tid(rowid, &locked_tid);
@@ -1028,8 +1034,8 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		}
 		break;
 	}
-	if (have_tuple_lock)
-		UnlockTuple(rel, &locked_tid, ls_tuplock_mode[mode]);
+	if (tuplock != NoLock)
+		UnlockTuple(rel, &locked_tid, tuplock);
 	if (res == TM_Ok)
 	{
 		*tid = locked_tid;
