@@ -108,7 +108,11 @@ clean-build:
 # temporary instance: pass --temp-instance/--temp-config in EXTRA_REGRESS_OPTS.
 # ---------------------------------------------------------------------------
 .PHONY: installcheck-isolation
+# A step that blocks where it should not is cancelled after
+# PGISOLATIONTIMEOUT seconds (isolationtester's default is 300), so a
+# failing spec shows up as a diff instead of stalling the whole run.
 installcheck-isolation:
+	PGISOLATIONTIMEOUT=$${PGISOLATIONTIMEOUT:-30} \
 	$(top_builddir)/src/test/isolation/pg_isolation_regress \
 		--inputdir=test/isolation --outputdir=output_iso --bindir='$(bindir)' \
 		--dbname=isolation_regression --schedule=test/isolation/schedule \
