@@ -279,21 +279,31 @@ ls_gc_freeze(ls_hot_row *row, TransactionId freeze_limit, LsGcStats *st)
 		if (!(info.xmin_flags & LS_HV_XMIN_FROZEN))
 			ls_gc_note_xid(st, info.xmin);
 
-		if (info.xmax != InvalidTransactionId)
+		if (info.xmax_raw != 0)
 		{
-			LsXidStatus ms = ls_xmax_status(v, &info);
-			bool		clear = (ms == LS_XS_ABORTED) ||
-				(ms == LS_XS_COMMITTED && ls_xmax_is_lock_only(&info));
+			/*
+			 * Settle the xmax word: finished lockers and aborted writers
+			 * go, a multixact nobody runs in any more becomes its plain
+			 * updater (so no multixact older than the relminmxid we report
+			 * stays behind).  CAS: a writer may be replacing the word.
+			 */
+			uint64		settled = ls_xmax_settle(info.xmax_raw);
 
-			if (clear)
+			if (settled != info.xmax_raw)
 			{
-				uint64		expected = ls_hv_word(info.xmax, info.xmax_flags);
+				uint64		expected = info.xmax_raw;
 
-				if (!atomic_compare_exchange_strong(&v->xmax_word, &expected, 0))
-					ls_gc_note_xid(st, ls_hv_xid(expected));
+				if (atomic_compare_exchange_strong(&v->xmax_word, &expected, settled))
+					info.xmax_raw = settled;
+				else
+					info.xmax_raw = expected;
 			}
-			else
-				ls_gc_note_xid(st, info.xmax);
+			if (ls_hv_xid(info.xmax_raw) != InvalidTransactionId &&
+				!(ls_hv_flags(info.xmax_raw) & LS_HV_XMAX_IS_MULTI))
+				ls_gc_note_xid(st, ls_hv_xid(info.xmax_raw));
+			else if ((ls_hv_flags(info.xmax_raw) & LS_HV_XMAX_IS_MULTI) &&
+					 !(ls_hv_flags(info.xmax_raw) & LS_HV_XMAX_LOCK_ONLY))
+				ls_gc_note_xid(st, info.xmax);	/* its updater */
 		}
 	}
 }
@@ -735,7 +745,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			LsVersionInfo *info = &infos[i];
 			ls_hot_version *v;
 			uint32		xmin_flags = info->xmin_flags;
-			uint64		xmax_word = ls_hv_word(info->xmax, info->xmax_flags);
+			uint64		xmax_word = ls_xmax_settle(info->xmax_raw);
 
 			if (HeapTupleHasExternal(t) || t->t_len > TOAST_TUPLE_THRESHOLD)
 				stored = heap_toast_insert_or_update(NewTable, t, NULL, 0);
@@ -746,11 +756,6 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			if ((xmin_flags & LS_HV_XMIN_COMMITTED) && TransactionIdIsNormal(info->xmin) &&
 				TransactionIdPrecedes(info->xmin, *xid_cutoff))
 				xmin_flags |= LS_HV_XMIN_FROZEN;
-			if (info->xmax != InvalidTransactionId &&
-				((info->xmax_flags & LS_HV_XMAX_ABORTED) ||
-				 (ls_xmax_is_lock_only(info) && !TransactionIdIsCurrentTransactionId(info->xmax) &&
-				  !TransactionIdIsInProgress(info->xmax))))
-				xmax_word = 0;
 			atomic_store(&v->xmin_word, ls_hv_word(info->xmin, xmin_flags));
 			atomic_store(&v->xmax_word, xmax_word);
 			v->cmin = info->cmin;

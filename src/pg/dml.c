@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/heaptoast.h"
+#include "access/multixact.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "commands/trigger.h"
@@ -34,7 +35,9 @@
 #include "nodes/bitmapset.h"
 #include "pgstat.h"
 #include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "storage/predicate.h"
+#include "storage/procarray.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/relcache.h"
@@ -54,11 +57,12 @@ typedef enum LsWaitMode
 typedef struct LsRowCheck
 {
 	ls_hot_version *newest;
-	ls_hot_version *target;		/* the current version (TM_Ok) */
-	uint64		xmax_word;		/* target's xmax word as examined */
-	TransactionId wait_xid;		/* TM_BeingModified: whom to wait for */
-	bool		own_lock;		/* target's xmax is our own lock */
-	LockTupleMode held_mode;	/* ... of this strength */
+	ls_hot_version *target;		/* the current version */
+	uint64		xmin_word;		/* target's words as examined */
+	uint64		xmax_word;
+	uint64		next_rowid;		/* target's forward link */
+	TransactionId forced_xid;	/* updater to judge running (see below) */
+	bool		keyshare_moved; /* TM_Updated that KEY SHARE may follow */
 } LsRowCheck;
 
 /* heavyweight lock mode per tuple lock mode (as heap uses them) */
@@ -69,135 +73,301 @@ static const LOCKMODE ls_tuplock_mode[] = {
 	AccessExclusiveLock,		/* LockTupleExclusive */
 };
 
-static uint32
-ls_lock_flags(LockTupleMode mode)
+/* ------------------------------------------------------------------------
+ * xmax words: one locker/updater (plain xid) or a MultiXactId
+ *
+ * A plain word carries heap's infomask lock bits: LOCK_ONLY plus KEYSHR
+ * (KEY SHARE), KEYSHR|EXCL (SHARE, heap's SHR_LOCK), EXCL (NO KEY UPDATE),
+ * EXCL|KEYS_UPDATED (UPDATE); an update has no LOCK_ONLY and KEYS_UPDATED
+ * when it deleted the row or changed a key column.  A multixact word has
+ * IS_MULTI and the bits of its strongest member (heap's
+ * GetMultiXactIdHintBits); LOCK_ONLY when no member updates.
+ * ------------------------------------------------------------------------ */
+
+static MultiXactStatus
+ls_mx_status(LockTupleMode mode, bool is_update)
 {
+	if (is_update)
+		return mode == LockTupleExclusive ? MultiXactStatusUpdate : MultiXactStatusNoKeyUpdate;
 	switch (mode)
 	{
 		case LockTupleKeyShare:
-			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_KEYSHR_LOCK;
+			return MultiXactStatusForKeyShare;
 		case LockTupleShare:
-			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_KEYSHR_LOCK | LS_HV_XMAX_EXCL_LOCK;
+			return MultiXactStatusForShare;
 		case LockTupleNoKeyExclusive:
-			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_EXCL_LOCK;
+			return MultiXactStatusForNoKeyUpdate;
 		case LockTupleExclusive:
-			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_EXCL_LOCK | LS_HV_XMAX_KEYS_UPDATED;
+			break;
 	}
-	return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_EXCL_LOCK | LS_HV_XMAX_KEYS_UPDATED;
+	return MultiXactStatusForUpdate;
 }
 
 static LockTupleMode
-ls_lock_mode_of(uint32 flags)
+ls_mode_of_status(MultiXactStatus st)
 {
+	switch (st)
+	{
+		case MultiXactStatusForKeyShare:
+			return LockTupleKeyShare;
+		case MultiXactStatusForShare:
+			return LockTupleShare;
+		case MultiXactStatusForNoKeyUpdate:
+		case MultiXactStatusNoKeyUpdate:
+			return LockTupleNoKeyExclusive;
+		case MultiXactStatusForUpdate:
+		case MultiXactStatusUpdate:
+			break;
+	}
+	return LockTupleExclusive;
+}
+
+static uint32
+ls_flags_for_status(MultiXactStatus st)
+{
+	switch (st)
+	{
+		case MultiXactStatusForKeyShare:
+			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_KEYSHR_LOCK;
+		case MultiXactStatusForShare:
+			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_KEYSHR_LOCK | LS_HV_XMAX_EXCL_LOCK;
+		case MultiXactStatusForNoKeyUpdate:
+			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_EXCL_LOCK;
+		case MultiXactStatusForUpdate:
+			return LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_EXCL_LOCK | LS_HV_XMAX_KEYS_UPDATED;
+		case MultiXactStatusNoKeyUpdate:
+			return 0;
+		case MultiXactStatusUpdate:
+			break;
+	}
+	return LS_HV_XMAX_KEYS_UPDATED;
+}
+
+/* The member status a plain (non-multixact) xmax word stands for. */
+static MultiXactStatus
+ls_status_of_flags(uint32 flags)
+{
+	if (!(flags & LS_HV_XMAX_LOCK_ONLY))
+		return (flags & LS_HV_XMAX_KEYS_UPDATED) ? MultiXactStatusUpdate : MultiXactStatusNoKeyUpdate;
 	if (flags & LS_HV_XMAX_KEYS_UPDATED)
-		return LockTupleExclusive;
+		return MultiXactStatusForUpdate;
 	if ((flags & LS_HV_XMAX_EXCL_LOCK) && (flags & LS_HV_XMAX_KEYSHR_LOCK))
-		return LockTupleShare;
+		return MultiXactStatusForShare;
 	if (flags & LS_HV_XMAX_EXCL_LOCK)
-		return LockTupleNoKeyExclusive;
-	return LockTupleKeyShare;
+		return MultiXactStatusForNoKeyUpdate;
+	return MultiXactStatusForKeyShare;
 }
 
-/* ------------------------------------------------------------------------
- * Locks of an enclosing transaction overwritten by a subtransaction
- *
- * A row has one xmax.  When a subtransaction updates, deletes or re-locks a
- * row that an enclosing (sub)transaction of ours has locked, the lock word
- * is overwritten; if the subtransaction then aborts, its xmax is ignored and
- * the enclosing lock would be gone (heap keeps both in a MultiXact).  We
- * remember the overwritten word and put it back when that subtransaction
- * aborts.  Backend-local; forgotten at top-level end.
- * ------------------------------------------------------------------------ */
-typedef struct LsLockRestore
+/* Flag bits of a multixact word (heap's GetMultiXactIdHintBits). */
+static uint32
+ls_flags_for_members(const MultiXactMember *m, int n)
 {
-	ls_hot_table *tbl;			/* valid for the whole transaction: storage
-								 * is freed at commit at the earliest */
-	uint64		rowid;
-	TransactionId writer;		/* the subtransaction that overwrote */
-	uint64		restore_word;	/* the enclosing lock */
-	int			nest_level;
-	struct LsLockRestore *next;
-} LsLockRestore;
+	LockTupleMode strongest = LockTupleKeyShare;
+	bool		has_update = false;
+	uint32		flags = LS_HV_XMAX_IS_MULTI;
 
-static LsLockRestore *ls_restores = NULL;
-
-static void
-ls_remember_lock(ls_hot_table *tbl, uint64 rowid, TransactionId writer,
-				 uint64 old_word)
-{
-	LsLockRestore *r;
-
-	if (ls_hv_xid(old_word) == writer)
-		return;					/* our own level's lock: nothing to keep */
-	r = MemoryContextAlloc(TopTransactionContext, sizeof(LsLockRestore));
-	r->tbl = tbl;
-	r->rowid = rowid;
-	r->writer = writer;
-	r->restore_word = old_word;
-	r->nest_level = GetCurrentTransactionNestLevel();
-	r->next = ls_restores;
-	ls_restores = r;
-}
-
-/* Put one remembered lock back (abort callback: must not throw). */
-static void
-ls_restore_lock(LsLockRestore *r)
-{
-	ls_hot_row *row;
-
-	ls_epoch_enter();
-	row = ls_hot_row_get(r->tbl, r->rowid);
-	if (row != NULL)
+	for (int i = 0; i < n; i++)
 	{
-		int			n = 0;
-
-		ls_row_lock(row);
-		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < 1000000;
-			 v = ls_hot_version_older(v), n++)
-		{
-			if (ls_hv_xid(atomic_load(&v->xmax_word)) == r->writer)
-			{
-				atomic_store(&v->xmax_word, r->restore_word);
-				break;
-			}
-		}
-		ls_row_unlock(row);
+		strongest = Max(strongest, ls_mode_of_status(m[i].status));
+		if (ISUPDATE_from_mxstatus(m[i].status))
+			has_update = true;
 	}
-	ls_epoch_exit();
+	switch (strongest)
+	{
+		case LockTupleKeyShare:
+			flags |= LS_HV_XMAX_KEYSHR_LOCK;
+			break;
+		case LockTupleShare:
+			flags |= LS_HV_XMAX_KEYSHR_LOCK | LS_HV_XMAX_EXCL_LOCK;
+			break;
+		case LockTupleNoKeyExclusive:
+			flags |= LS_HV_XMAX_EXCL_LOCK;
+			break;
+		case LockTupleExclusive:
+			flags |= LS_HV_XMAX_EXCL_LOCK | LS_HV_XMAX_KEYS_UPDATED;
+			break;
+	}
+	if (!has_update)
+		flags |= LS_HV_XMAX_LOCK_ONLY;
+	return flags;
 }
 
-void
-ls_locks_at_subxact_end(bool commit)
+/* Members of an xmax word (palloc'd array in *out; 0 when none). */
+static int
+ls_xmax_members(uint64 word, MultiXactMember **out)
 {
-	int			level = GetCurrentTransactionNestLevel();
-	LsLockRestore **link = &ls_restores;
+	TransactionId xid = ls_hv_xid(word);
+	uint32		flags = ls_hv_flags(word);
 
-	while (*link != NULL)
+	*out = NULL;
+	if (xid == InvalidTransactionId || (flags & LS_HV_XMAX_ABORTED))
+		return 0;
+	if (flags & LS_HV_XMAX_IS_MULTI)
 	{
-		LsLockRestore *r = *link;
+		int			n = GetMultiXactIdMembers(xid, out, false,
+											  (flags & LS_HV_XMAX_LOCK_ONLY) != 0);
 
-		if (r->nest_level < level)
+		return Max(n, 0);
+	}
+	*out = palloc(sizeof(MultiXactMember));
+	(*out)[0].xid = xid;
+	(*out)[0].status = ls_status_of_flags(flags);
+	return 1;
+}
+
+/*
+ * The xmax word after this transaction's xid adds status to word (heap's
+ * compute_new_xmax_infomask): lockers still running and a running or
+ * committed updater stay, a lock of the same xid is folded in (the
+ * stronger one, or the update replaces it).  The MOVED flag stays with a
+ * remaining updater.  May create a multixact: never called under a latch
+ * or inside an epoch.
+ */
+static uint64
+ls_xmax_merge(uint64 word, TransactionId xid, MultiXactStatus status,
+			  uint32 extra_flags)
+{
+	MultiXactMember *m;
+	MultiXactMember *keep;
+	int			n = ls_xmax_members(word, &m);
+	int			k = 0;
+	bool		is_update = ISUPDATE_from_mxstatus(status);
+	bool		kept_update = false;
+	uint64		result;
+
+	keep = palloc(sizeof(MultiXactMember) * (n + 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		upd = ISUPDATE_from_mxstatus(m[i].status);
+
+		if (TransactionIdEquals(m[i].xid, xid) && (!upd || is_update))
 		{
-			link = &r->next;
+			if (!upd && !is_update &&
+				ls_mode_of_status(m[i].status) > ls_mode_of_status(status))
+				status = m[i].status;
 			continue;
 		}
-		if (commit)
+		if (TransactionIdIsInProgress(m[i].xid) ||
+			(upd && TransactionIdDidCommit(m[i].xid)))
 		{
-			r->nest_level = level - 1;
-			link = &r->next;
-			continue;
+			keep[k++] = m[i];
+			if (upd)
+				kept_update = true;
 		}
-		ls_restore_lock(r);
-		*link = r->next;
-		pfree(r);
 	}
+	if (kept_update && (ls_hv_flags(word) & LS_HV_XMAX_MOVED))
+		extra_flags |= LS_HV_XMAX_MOVED;
+	keep[k].xid = xid;
+	keep[k].status = status;
+	k++;
+	if (k == 1)
+		result = ls_hv_word(xid, ls_flags_for_status(status) | extra_flags);
+	else
+	{
+		MultiXactId multi;
+
+		MultiXactIdSetOldestMember();
+		multi = MultiXactIdCreateFromMembers(k, keep);
+		result = ls_hv_word(multi, ls_flags_for_members(keep, k) | extra_flags);
+	}
+	if (m != NULL)
+		pfree(m);
+	pfree(keep);
+	return result;
 }
 
-void
-ls_locks_at_xact_end(void)
+/*
+ * Which members of word stop this transaction from taking mode: the ones
+ * of other transactions that are still running (forced: an updater judged
+ * running, see ls_check_row) and whose mode conflicts (heap's
+ * DoesMultiXactIdConflict).  Returns their number, xids in *xids
+ * (palloc'd).  *own_mode: the strongest mode this transaction already holds
+ * (-1: none).  *live_updater: a running updater of another transaction
+ * that does not conflict (a KEY SHARE request meeting a non-key update).
+ */
+static int
+ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
+				  TransactionId **xids, int *own_mode,
+				  TransactionId *live_updater)
 {
-	/* the memory goes with TopTransactionContext */
-	ls_restores = NULL;
+	MultiXactMember *m;
+	int			n = ls_xmax_members(word, &m);
+	int			c = 0;
+
+	*xids = palloc(sizeof(TransactionId) * (n + 1));
+	*own_mode = -1;
+	*live_updater = InvalidTransactionId;
+	for (int i = 0; i < n; i++)
+	{
+		bool		live;
+
+		if (TransactionIdIsCurrentTransactionId(m[i].xid))
+		{
+			*own_mode = Max(*own_mode, (int) ls_mode_of_status(m[i].status));
+			continue;
+		}
+		live = TransactionIdEquals(m[i].xid, forced) ||
+			TransactionIdIsInProgress(m[i].xid);
+		if (!live)
+			continue;
+		if (!DoLockModesConflict(ls_tuplock_mode[ls_mode_of_status(m[i].status)],
+								 ls_tuplock_mode[mode]))
+		{
+			if (ISUPDATE_from_mxstatus(m[i].status))
+				*live_updater = m[i].xid;
+			continue;
+		}
+		(*xids)[c++] = m[i].xid;
+	}
+	if (m != NULL)
+		pfree(m);
+	return c;
+}
+
+/*
+ * VACUUM/CLUSTER: word without what no longer matters: finished lockers
+ * and aborted updaters go; a multixact nobody runs in any more becomes its
+ * committed updater as a plain word (or nothing).
+ */
+uint64
+ls_xmax_settle(uint64 word)
+{
+	TransactionId xid = ls_hv_xid(word);
+	uint32		flags = ls_hv_flags(word);
+
+	if (xid == InvalidTransactionId || (flags & LS_HV_XMAX_ABORTED))
+		return 0;
+	if (flags & LS_HV_XMAX_IS_MULTI)
+	{
+		MultiXactMember *m;
+		int			n;
+		uint64		result = 0;
+
+		if (MultiXactIdIsRunning(xid, (flags & LS_HV_XMAX_LOCK_ONLY) != 0))
+			return word;
+		if (flags & LS_HV_XMAX_LOCK_ONLY)
+			return 0;
+		n = GetMultiXactIdMembers(xid, &m, false, false);
+		for (int i = 0; i < n; i++)
+		{
+			if (ISUPDATE_from_mxstatus(m[i].status) &&
+				TransactionIdDidCommit(m[i].xid))
+				result = ls_hv_word(m[i].xid,
+									ls_flags_for_status(m[i].status) |
+									(flags & LS_HV_XMAX_MOVED) |
+									LS_HV_XMAX_COMMITTED);
+		}
+		if (n > 0)
+			pfree(m);
+		return result;
+	}
+	if (flags & LS_HV_XMAX_COMMITTED)
+		return (flags & LS_HV_XMAX_LOCK_ONLY) ? 0 : word;
+	if (TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid))
+		return word;
+	if (!TransactionIdDidCommit(xid))
+		return 0;
+	return (flags & LS_HV_XMAX_LOCK_ONLY) ? 0 : word | ((uint64) LS_HV_XMAX_COMMITTED << 32);
 }
 
 /* hint bits may differ between two reads of the same xmax */
@@ -225,18 +395,68 @@ ls_has_older_valid(ls_hot_version *v)
 }
 
 /*
- * Examine row for a write by this transaction at command cid, like heap's
- * HeapTupleSatisfiesUpdate on the version the caller refers to.  Caller
- * inside an epoch, no latch held.
+ * The version of target's chain that snapshot sees, when every update from
+ * it up to target left the key alone (a KEY SHARE lock goes through such
+ * updates, as heap's does); else NULL.
+ */
+static ls_hot_version *
+ls_nonkey_visible(ls_hot_version *target, Snapshot snapshot)
+{
+	int			n = 0;
+
+	if (snapshot == NULL || !IsMVCCSnapshot(snapshot))
+		return NULL;
+	for (ls_hot_version *o = ls_hot_version_older(target); o != NULL && n < 1000000;
+		 o = ls_hot_version_older(o), n++)
+	{
+		LsVersionInfo info;
+
+		ls_version_info(o, &info);
+		if (ls_xmin_status(o, &info) == LS_XS_ABORTED)
+			continue;
+		if (info.xmax_flags & LS_HV_XMAX_KEYS_UPDATED)
+			return NULL;
+		if (ls_version_visible(o, snapshot))
+			return o;
+	}
+	return NULL;
+}
+
+/* Does word hold a lock or update of this transaction? */
+static bool
+ls_xmax_has_own(uint64 word)
+{
+	MultiXactMember *m;
+	int			n = ls_xmax_members(word, &m);
+	bool		own = false;
+
+	for (int i = 0; i < n && !own; i++)
+		own = TransactionIdIsCurrentTransactionId(m[i].xid);
+	if (m != NULL)
+		pfree(m);
+	return own;
+}
+
+/*
+ * Examine row for a write or lock by this transaction at command cid, like
+ * heap's HeapTupleSatisfiesUpdate on the version the caller refers to.
+ * Caller inside an epoch, no latch held.  TM_Ok means: no committed or own
+ * update on the current version; lockers and a running updater are judged
+ * by the caller (ls_xmax_conflicts).
+ *
+ * prior_xmax: following a KEY SHARE lock through a running updater: that
+ * updater's newest version is the target although its inserter runs.
  *
  * rule_snapshot (optional): the caller can only have seen versions visible
  * to this snapshot; a current version inserted by an in-place update that
  * the snapshot does not see means "updated since" (TM_Updated), unless we
- * already hold a lock on it (EvalPlanQual locked it for us).
+ * already hold a lock on it (EvalPlanQual locked it for us) or a KEY SHARE
+ * lock goes through non-key updates.
  */
 static TM_Result
 ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
 			 Snapshot rule_snapshot, Snapshot crosscheck, bool for_lock,
+			 LockTupleMode mode, TransactionId prior_xmax,
 			 LsRowCheck *chk, TM_FailureData *tmfd)
 {
 	ls_hot_version *v;
@@ -244,6 +464,7 @@ ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
 	LsVersionInfo info;
 	LsXidStatus xs = LS_XS_ABORTED;
 	TransactionId skipped_xid = InvalidTransactionId;
+	bool		keyshare;
 	int			n = 0;
 	int			restarts = 0;
 
@@ -270,6 +491,12 @@ restart:
 			target = v;
 			break;
 		}
+		if (xs == LS_XS_IN_PROGRESS && TransactionIdIsValid(prior_xmax) &&
+			TransactionIdEquals(info.xmin, prior_xmax))
+		{
+			target = v;
+			break;
+		}
 		/* aborted: skip; in progress elsewhere: the older one carries its xmax */
 		skipped_xid = (xs == LS_XS_IN_PROGRESS) ? info.xmin : InvalidTransactionId;
 	}
@@ -277,6 +504,11 @@ restart:
 		return TM_Invisible;
 	/* reported with every result: heap's callers read the tuple on failure too */
 	chk->target = target;
+	chk->xmin_word = atomic_load(&target->xmin_word);
+	chk->xmax_word = info.xmax_raw;
+	chk->next_rowid = info.next_rowid;
+	keyshare = for_lock && mode == LockTupleKeyShare &&
+		!(info.xmax_flags & LS_HV_XMAX_KEYS_UPDATED);
 
 	if (xs == LS_XS_CURRENT && info.cmin >= cid)
 	{
@@ -300,68 +532,66 @@ restart:
 		return TM_Invisible;
 	}
 
-	/*
-	 * The version above target was inserted by a transaction we saw running;
-	 * target's xmax is that same transaction.  Judge it as running too, even
-	 * if it finished since: otherwise a commit between the two looks would
-	 * make an in-place update look like a delete.  Waiting on it returns at
-	 * once and the next look sees a consistent chain.
-	 */
-	if (TransactionIdIsValid(skipped_xid) && info.xmax == skipped_xid)
+	if (!ls_xmax_is_lock_only(&info) && info.xmax != InvalidTransactionId)
 	{
-		chk->wait_xid = info.xmax;
 		tmfd->xmax = info.xmax;
-		return TM_BeingModified;
+
+		/*
+		 * The version above target was inserted by a transaction we saw
+		 * running; target's updater is that same transaction.  Judge it as
+		 * running too, even if it finished since: otherwise a commit
+		 * between the two looks would make an in-place update look like a
+		 * delete.  Waiting on it returns at once and the next look sees a
+		 * consistent chain.
+		 */
+		if (TransactionIdIsValid(skipped_xid) && info.xmax == skipped_xid)
+			chk->forced_xid = info.xmax;
+		else
+		{
+			switch (ls_xmax_status(target, &info))
+			{
+				case LS_XS_ABORTED:
+				case LS_XS_IN_PROGRESS:
+					break;
+				case LS_XS_CURRENT:
+					if (info.cmax >= cid)
+					{
+						tmfd->cmax = info.cmax;
+						return TM_SelfModified;
+					}
+					return TM_Invisible;
+				case LS_XS_COMMITTED:
+					if (info.xmax_flags & LS_HV_XMAX_MOVED)
+					{
+						if (info.next_rowid == LS_ROWID_INVALID)
+							ItemPointerSetMovedPartitions(&tmfd->ctid);
+						else
+						{
+							ls_rowid_to_tid(info.next_rowid, &tmfd->ctid);
+							chk->keyshare_moved = keyshare;
+						}
+						return TM_Updated;
+					}
+
+					/*
+					 * A delete, or an in-place update that installed its
+					 * version and committed after we read the newest
+					 * pointer: look again.
+					 */
+					if (ls_hot_row_newest(row) != chk->newest && restarts++ < 1000)
+						goto restart;
+					return TM_Deleted;
+			}
+		}
 	}
 
-	switch (ls_xmax_status(target, &info))
-	{
-		case LS_XS_ABORTED:
-			break;
-		case LS_XS_CURRENT:
-			if (ls_xmax_is_lock_only(&info))
-			{
-				chk->own_lock = true;
-				chk->held_mode = ls_lock_mode_of(info.xmax_flags);
-				break;
-			}
-			tmfd->xmax = info.xmax;
-			if (info.cmax >= cid)
-			{
-				tmfd->cmax = info.cmax;
-				return TM_SelfModified;
-			}
-			return TM_Invisible;
-		case LS_XS_IN_PROGRESS:
-			chk->wait_xid = info.xmax;
-			tmfd->xmax = info.xmax;
-			return TM_BeingModified;
-		case LS_XS_COMMITTED:
-			if (ls_xmax_is_lock_only(&info))
-				break;			/* the locker is gone */
-			tmfd->xmax = info.xmax;
-			if (info.xmax_flags & LS_HV_XMAX_MOVED)
-			{
-				if (info.next_rowid == LS_ROWID_INVALID)
-					ItemPointerSetMovedPartitions(&tmfd->ctid);
-				else
-					ls_rowid_to_tid(info.next_rowid, &tmfd->ctid);
-				return TM_Updated;
-			}
-
-			/*
-			 * A delete, or an in-place update that installed its version
-			 * and committed after we read the newest pointer: look again.
-			 */
-			if (ls_hot_row_newest(row) != chk->newest && restarts++ < 1000)
-				goto restart;
-			return TM_Deleted;
-	}
-
-	if (rule_snapshot != NULL && xs == LS_XS_COMMITTED && !chk->own_lock &&
+	if (rule_snapshot != NULL && xs == LS_XS_COMMITTED &&
 		!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
+		XidInMVCCSnapshot(info.xmin, rule_snapshot) &&
 		ls_has_older_valid(target) &&
-		XidInMVCCSnapshot(info.xmin, rule_snapshot))
+		!(for_lock && mode == LockTupleKeyShare &&
+		  ls_nonkey_visible(target, rule_snapshot) != NULL) &&
+		!ls_xmax_has_own(chk->xmax_word))
 	{
 		tmfd->xmax = info.xmin;
 		return TM_Updated;
@@ -371,40 +601,37 @@ restart:
 		tmfd->xmax = info.xmin;
 		return TM_Updated;
 	}
-
-	chk->xmax_word = ls_hv_word(info.xmax, info.xmax_flags);
 	return TM_Ok;
 }
 
-/* Wait for xid per policy; false when the caller must give up (skip). */
+/*
+ * Wait per policy for the transactions in xids (heap: the tuple lock for
+ * our place in the queue, then XactLockTableWait / MultiXactIdWait); false
+ * when the caller must give up (SKIP LOCKED).  NOWAIT raises the error.
+ */
 static bool
-ls_wait_for(Relation rel, ItemPointer tid, TransactionId xid, LockTupleMode mode,
-			LsWaitMode policy, LOCKMODE *tuplock)
+ls_wait_xids(Relation rel, ItemPointer tid, const TransactionId *xids, int n,
+			 LockTupleMode mode, LsWaitMode policy, LOCKMODE *tuplock,
+			 bool skip_tuplock, XLTW_Oper oper)
 {
-	switch (policy)
+	if (policy == LS_WAIT_NONE)
+		return false;
+	if (*tuplock == NoLock && !skip_tuplock)
 	{
-		case LS_WAIT_BLOCK:
-			if (*tuplock == NoLock)
-			{
-				LockTuple(rel, tid, ls_tuplock_mode[mode]);
-				*tuplock = ls_tuplock_mode[mode];
-			}
-			XactLockTableWait(xid, rel, tid, XLTW_Lock);
-			return true;
-		case LS_WAIT_SKIP:
-		case LS_WAIT_ERROR:
-			if (*tuplock == NoLock)
-			{
-				if (!ConditionalLockTuple(rel, tid, ls_tuplock_mode[mode]))
-					goto busy;
-				*tuplock = ls_tuplock_mode[mode];
-			}
-			if (!ConditionalXactLockTableWait(xid))
-				goto busy;
-			return true;
-		case LS_WAIT_NONE:
-			return false;
+		if (policy == LS_WAIT_BLOCK)
+			LockTuple(rel, tid, ls_tuplock_mode[mode]);
+		else if (!ConditionalLockTuple(rel, tid, ls_tuplock_mode[mode]))
+			goto busy;
+		*tuplock = ls_tuplock_mode[mode];
 	}
+	for (int i = 0; i < n; i++)
+	{
+		if (policy == LS_WAIT_BLOCK)
+			XactLockTableWait(xids[i], rel, tid, oper);
+		else if (!ConditionalXactLockTableWait(xids[i]))
+			goto busy;
+	}
+	return true;
 busy:
 	if (policy == LS_WAIT_ERROR)
 		ereport(ERROR,
@@ -415,27 +642,65 @@ busy:
 }
 
 /*
- * Lock the current version of rowid for this transaction in mode.  On
- * TM_Ok the version is ours (xmax = our lock or a stronger own lock); it is
- * stored in slot and/or copied to *oldtup when asked.  *newer is set when
- * the locked version is not visible to snapshot (EvalPlanQual must run).
+ * Inside an epoch: row of rowid when it still looks as chk saw it (same
+ * newest version, target still in the chain with the same words), else
+ * NULL.  The caller left the epoch in between, so the pointers are only
+ * trusted after this check.
+ */
+static ls_hot_row *
+ls_recheck(ls_hot_table *tbl, uint64 rowid, const LsRowCheck *chk)
+{
+	ls_hot_row *row = ls_hot_row_get(tbl, rowid);
+	int			n = 0;
+
+	if (row == NULL || ls_hot_row_newest(row) != chk->newest)
+		return NULL;
+	for (ls_hot_version *v = chk->newest; v != NULL && n < 1000000;
+		 v = ls_hot_version_older(v), n++)
+	{
+		if (v == chk->target)
+			return (ls_xmax_same(atomic_load(&v->xmax_word), chk->xmax_word) &&
+					atomic_load(&v->xmin_word) == chk->xmin_word) ? row : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Lock the current version of rowid for this transaction in mode (heap's
+ * heap_lock_tuple; writers lock before they write).  On TM_Ok this
+ * transaction holds a lock at least that strong on the version (alone or
+ * in a multixact with compatible lockers); it is stored in slot and/or
+ * copied to *oldtup when asked.  *newer is set when the locked version is
+ * not visible to snapshot (EvalPlanQual must run).  *follow_xid (KEY SHARE
+ * only): a running non-key updater whose new version must be locked too
+ * (heap's follow_updates), at *follow_rowid.
  */
 static TM_Result
 ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		   TransactionId xid, Snapshot rule_snapshot, Snapshot crosscheck,
-		   bool for_lock,
+		   bool for_lock, TransactionId prior_xmax,
 		   LockTupleMode mode, LsWaitMode policy, LOCKMODE *tuplock,
-		   TM_FailureData *tmfd, TupleTableSlot *slot, HeapTuple *oldtup,
-		   Snapshot snapshot, bool *newer)
+		   XLTW_Oper oper, TM_FailureData *tmfd, TupleTableSlot *slot,
+		   HeapTuple *oldtup, Snapshot snapshot, bool *newer,
+		   LsRowCheck *out, TransactionId *follow_xid, uint64 *follow_rowid)
 {
 	ItemPointerData tid;
 
 	ls_rowid_to_tid(rowid, &tid);
+	if (follow_xid != NULL)
+		*follow_xid = InvalidTransactionId;
 	for (;;)
 	{
 		ls_hot_row *row;
 		LsRowCheck chk;
 		TM_Result	res;
+		TransactionId *xids;
+		TransactionId live_updater;
+		int			own_mode;
+		int			nconf;
+		bool		store;
+		uint64		newword = 0;
+		ls_hot_version *shown;
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
@@ -449,53 +714,10 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 			return TM_Deleted;
 		}
 		res = ls_check_row(row, rowid, cid, rule_snapshot, crosscheck, for_lock,
-						   &chk, tmfd);
-		if (res == TM_Ok)
-		{
-			bool		take = !(chk.own_lock && chk.held_mode >= mode);
-
-			if (take)
-			{
-				LockTupleMode newmode = chk.own_lock ? Max(chk.held_mode, mode) : mode;
-				bool		valid;
-
-				ls_row_lock(row);
-				valid = !ls_hot_row_is_removed(row) &&
-					ls_hot_row_newest(row) == chk.newest &&
-					ls_xmax_same(atomic_load(&chk.target->xmax_word), chk.xmax_word);
-				if (valid)
-					atomic_store(&chk.target->xmax_word,
-								 ls_hv_word(xid, ls_lock_flags(newmode)));
-				ls_row_unlock(row);
-				if (valid && chk.own_lock)
-					ls_remember_lock(tbl, rowid, xid, chk.xmax_word);
-				if (!valid)
-				{
-					ls_epoch_exit();
-					continue;	/* somebody changed the row: look again */
-				}
-			}
-			/*
-			 * A version we had locked already is the one the caller means
-			 * (ON CONFLICT locked it, then GetTupleForTrigger locks again;
-			 * EvalPlanQual locked it, then the re-run update locks again):
-			 * no traversal, as heap finds its TID current.
-			 */
-			if (newer != NULL && snapshot != NULL && IsMVCCSnapshot(snapshot))
-				*newer = !chk.own_lock && !ls_version_visible(chk.target, snapshot);
-			if (slot != NULL)
-				ls_store_version(chk.target, rel, rowid, slot);
-			if (oldtup != NULL)
-			{
-				Size		size = ls_heaptuple_size(chk.target);
-
-				*oldtup = ls_version_to_heaptuple(chk.target, rel, rowid,
-												  palloc(size), size);
-			}
-			ls_epoch_exit();
-			return TM_Ok;
-		}
-		if (res != TM_BeingModified)
+						   mode, prior_xmax, &chk, tmfd);
+		if (out != NULL)
+			*out = chk;
+		if (res != TM_Ok)
 		{
 			if (slot != NULL && chk.target != NULL)
 				ls_store_version(chk.target, rel, rowid, slot);
@@ -503,63 +725,180 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 			return res;
 		}
 		ls_epoch_exit();
-		if (!ls_wait_for(rel, &tid, chk.wait_xid, mode, policy, tuplock))
-			return policy == LS_WAIT_NONE ? TM_BeingModified : TM_WouldBlock;
+
+		/* outside the epoch: judge the lockers, wait, build the new word */
+		nconf = ls_xmax_conflicts(chk.xmax_word, mode, chk.forced_xid, &xids,
+								  &own_mode, &live_updater);
+		if (nconf > 0)
+		{
+			bool		waited;
+
+			if (policy == LS_WAIT_NONE)
+			{
+				if (!TransactionIdIsValid(tmfd->xmax))
+					tmfd->xmax = xids[0];
+				pfree(xids);
+				return TM_BeingModified;
+			}
+			waited = ls_wait_xids(rel, &tid, xids, nconf, mode, policy, tuplock,
+								  own_mode >= 0, oper);
+			pfree(xids);
+			if (!waited)
+				return TM_WouldBlock;
+			continue;
+		}
+		pfree(xids);
+		store = own_mode < (int) mode;
+		if (store)
+			newword = ls_xmax_merge(chk.xmax_word, xid, ls_mx_status(mode, false), 0);
+
+		ls_epoch_enter();
+		row = ls_recheck(tbl, rowid, &chk);
+		if (row != NULL && store)
+		{
+			bool		valid;
+
+			ls_row_lock(row);
+			valid = !ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == chk.newest &&
+				ls_xmax_same(atomic_load(&chk.target->xmax_word), chk.xmax_word);
+			if (valid)
+				atomic_store(&chk.target->xmax_word, newword);
+			ls_row_unlock(row);
+			if (!valid)
+				row = NULL;
+		}
+		if (row == NULL)
+		{
+			ls_epoch_exit();
+			continue;			/* somebody changed the row: look again */
+		}
+
+		/*
+		 * A version we had locked already is the one the caller means (ON
+		 * CONFLICT locked it, then GetTupleForTrigger locks again;
+		 * EvalPlanQual locked it, then the re-run update locks again): no
+		 * traversal, as heap finds its TID current.  A KEY SHARE lock goes
+		 * through non-key updates: the caller gets the version it saw.
+		 */
+		shown = chk.target;
+		if (newer != NULL && snapshot != NULL && IsMVCCSnapshot(snapshot))
+		{
+			*newer = own_mode < 0 && !ls_version_visible(chk.target, snapshot);
+			if (*newer && mode == LockTupleKeyShare)
+			{
+				ls_hot_version *vis = ls_nonkey_visible(chk.target, snapshot);
+
+				if (vis != NULL)
+				{
+					shown = vis;
+					*newer = false;
+				}
+			}
+		}
+		else if (rule_snapshot != NULL && mode == LockTupleKeyShare &&
+				 !ls_version_visible(chk.target, rule_snapshot))
+		{
+			ls_hot_version *vis = ls_nonkey_visible(chk.target, rule_snapshot);
+
+			if (vis != NULL)
+				shown = vis;
+		}
+		if (slot != NULL)
+			ls_store_version(shown, rel, rowid, slot);
+		if (oldtup != NULL)
+		{
+			Size		size = ls_heaptuple_size(chk.target);
+
+			*oldtup = ls_version_to_heaptuple(chk.target, rel, rowid,
+											  palloc(size), size);
+		}
+		ls_epoch_exit();
+		if (follow_xid != NULL && TransactionIdIsValid(live_updater) &&
+			mode == LockTupleKeyShare)
+		{
+			*follow_xid = live_updater;
+			*follow_rowid = (ls_hv_flags(chk.xmax_word) & LS_HV_XMAX_MOVED) ?
+				chk.next_rowid : rowid;
+		}
+		return TM_Ok;
 	}
 }
 
 /*
- * Under the latch of rowid's row: turn our lock on target into the final
- * xmax (update/delete) and optionally install a new version.  Our lock
- * guarantees nobody else changed target.
+ * Turn our lock on the current version of rowid into the final xmax of an
+ * update or delete (status), keeping compatible lockers (a multixact), and
+ * optionally install a new version, under the row latch.  Our lock
+ * guarantees no other writer changed the version; KEY SHARE lockers may
+ * join meanwhile: then build the word again.
  */
 static void
 ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
-				ls_hot_version *target_hint, uint64 xmax_word, CommandId cid,
-				uint64 next_rowid, ls_hot_version *install)
+				TransactionId xid, MultiXactStatus status, uint32 extra_flags,
+				CommandId cid, uint64 next_rowid, ls_hot_version *install)
 {
-	ls_hot_row *row;
-	ls_hot_version *target = NULL;
-	uint64		old_word = 0;
-	int			n = 0;
-
-	ls_epoch_enter();
-	row = ls_hot_row_get(tbl, rowid);
-	if (row != NULL)
+	for (int tries = 0;; tries++)
 	{
-		ls_row_lock(row);
-		/* the current version is the newest not-aborted one */
-		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < 1000000;
-			 v = ls_hot_version_older(v), n++)
-		{
-			LsVersionInfo info;
+		ls_hot_row *row;
+		LsRowCheck chk;
+		ls_hot_version *target = NULL;
+		uint64		newword;
+		bool		done = false;
+		int			n = 0;
 
-			ls_version_info(v, &info);
-			if (ls_hv_xid(atomic_load(&v->xmax_word)) != InvalidTransactionId &&
-				TransactionIdIsCurrentTransactionId(info.xmax) &&
-				ls_xmax_is_lock_only(&info))
+		memset(&chk, 0, sizeof(chk));
+		ls_epoch_enter();
+		row = ls_hot_row_get(tbl, rowid);
+		if (row != NULL)
+		{
+			chk.newest = ls_hot_row_newest(row);
+			/* the current version is the newest one not aborted */
+			for (ls_hot_version *v = chk.newest; v != NULL && n < 1000000;
+				 v = ls_hot_version_older(v), n++)
 			{
-				target = v;
-				break;
+				LsVersionInfo info;
+
+				ls_version_info(v, &info);
+				if (ls_xmin_status(v, &info) != LS_XS_ABORTED)
+				{
+					target = v;
+					break;
+				}
 			}
 		}
 		if (target != NULL)
 		{
-			old_word = atomic_load(&target->xmax_word);
-			atomic_store(&target->cmax, (uint32) cid);
-			atomic_store(&target->next_rowid, next_rowid);
-			atomic_store(&target->xmax_word, xmax_word);
-			if (install != NULL)
-				ls_hot_row_install(ls_ctx(), tbl, row, install);
+			chk.target = target;
+			chk.xmin_word = atomic_load(&target->xmin_word);
+			chk.xmax_word = atomic_load(&target->xmax_word);
 		}
-		ls_row_unlock(row);
+		ls_epoch_exit();
+		if (target == NULL || tries > 1000)
+			elog(ERROR, "leanstore: locked version of row " UINT64_FORMAT " in \"%s\" vanished",
+				 rowid, RelationGetRelationName(rel));
+
+		newword = ls_xmax_merge(chk.xmax_word, xid, status, extra_flags);
+
+		ls_epoch_enter();
+		row = ls_recheck(tbl, rowid, &chk);
+		if (row != NULL)
+		{
+			ls_row_lock(row);
+			if (!ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == chk.newest &&
+				ls_xmax_same(atomic_load(&target->xmax_word), chk.xmax_word))
+			{
+				atomic_store(&target->cmax, (uint32) cid);
+				atomic_store(&target->next_rowid, next_rowid);
+				atomic_store(&target->xmax_word, newword);
+				if (install != NULL)
+					ls_hot_row_install(ls_ctx(), tbl, row, install);
+				done = true;
+			}
+			ls_row_unlock(row);
+		}
+		ls_epoch_exit();
+		if (done)
+			return;
 	}
-	ls_epoch_exit();
-	if (target == NULL)
-		elog(ERROR, "leanstore: locked version of row " UINT64_FORMAT " in \"%s\" vanished",
-			 rowid, RelationGetRelationName(rel));
-	/* an enclosing transaction's lock we just replaced */
-	ls_remember_lock(tbl, rowid, ls_hv_xid(xmax_word), old_word);
 }
 
 /* ------------------------------------------------------------------------
@@ -743,7 +1082,6 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	LOCKMODE	tuplock = NoLock;	/* heavyweight tuple lock held */
 	HeapTuple	oldtup = NULL;
 	TM_Result	res;
-	uint32		flags = LS_HV_XMAX_KEYS_UPDATED;
 
 	if (rowid == LS_ROWID_INVALID)
 		elog(ERROR, "leanstore: invalid TID in DELETE");
@@ -752,14 +1090,13 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
-					 crosscheck, false, LockTupleExclusive,
-					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock,
-					 tmfd, NULL, &oldtup, NULL, NULL);
+					 crosscheck, false, InvalidTransactionId, LockTupleExclusive,
+					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock, XLTW_Delete,
+					 tmfd, NULL, &oldtup, NULL, NULL, NULL, NULL, NULL);
 	if (res == TM_Ok)
 	{
-		if (changingPart)
-			flags |= LS_HV_XMAX_MOVED;
-		ls_finish_write(rel, tbl, rowid, NULL, ls_hv_word(xid, flags), cid,
+		ls_finish_write(rel, tbl, rowid, xid, MultiXactStatusUpdate,
+						changingPart ? LS_HV_XMAX_MOVED : 0, cid,
 						LS_ROWID_INVALID, NULL);
 		if (HeapTupleHasExternal(oldtup))
 			heap_toast_delete(rel, oldtup, false);
@@ -862,34 +1199,73 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	*lockmode = LockTupleNoKeyExclusive;
 	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
 
-	res = ls_acquire(rel, tbl, rowid, cid, xid,
-					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
-					 crosscheck, false, LockTupleNoKeyExclusive,
-					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock,
-					 tmfd, NULL, &oldtup, NULL, NULL);
-	if (res != TM_Ok)
-		goto done;
-
 	newtup = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
 	newtup->t_tableOid = RelationGetRelid(rel);
-
 	hot_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
 	key_attrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
 	interesting = bms_union(hot_attrs, key_attrs);
+
+	/*
+	 * Heap decides the lock strength (key update or not) from the version
+	 * the caller names before it waits: compare with the row's newest
+	 * version now, and again with the version we locked below.
+	 */
+	{
+		HeapTuple	peek = NULL;
+		ls_hot_row *prow;
+
+		ls_epoch_enter();
+		prow = ls_hot_row_get(tbl, rowid);
+		if (prow != NULL)
+		{
+			ls_hot_version *pv = ls_row_newest_valid(prow);
+
+			if (pv != NULL)
+			{
+				Size		size = ls_heaptuple_size(pv);
+
+				peek = ls_version_to_heaptuple(pv, rel, rowid, palloc(size), size);
+			}
+		}
+		ls_epoch_exit();
+		if (peek != NULL)
+		{
+			modified = ls_modified_attrs(rel, key_attrs, peek, newtup);
+			if (bms_overlap(modified, key_attrs))
+				*lockmode = LockTupleExclusive;
+			bms_free(modified);
+			pfree(peek);
+		}
+	}
+
+	res = ls_acquire(rel, tbl, rowid, cid, xid,
+					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
+					 crosscheck, false, InvalidTransactionId, *lockmode,
+					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock, XLTW_Update,
+					 tmfd, NULL, &oldtup, NULL, NULL, NULL, NULL, NULL);
+	if (res != TM_Ok)
+	{
+		if (shouldFree)
+			heap_freetuple(newtup);
+		goto done;
+	}
+
 	modified = ls_modified_attrs(rel, interesting, oldtup, newtup);
 	key_changed = bms_overlap(modified, key_attrs);
 	in_place = !bms_overlap(modified, hot_attrs) && !ls_has_row_triggers(rel);
 
-	if (key_changed)
+	if (key_changed && *lockmode != LockTupleExclusive)
 	{
 		/* upgrade our lock: FOR KEY SHARE lockers must wait for us */
 		*lockmode = LockTupleExclusive;
 		res = ls_acquire(rel, tbl, rowid, cid, xid, NULL, NULL, false,
-						 LockTupleExclusive, LS_WAIT_BLOCK, &tuplock,
-						 tmfd, NULL, NULL, NULL, NULL);
+						 InvalidTransactionId, LockTupleExclusive,
+						 LS_WAIT_BLOCK, &tuplock, XLTW_Update,
+						 tmfd, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 		if (res != TM_Ok)
 			elog(ERROR, "leanstore: could not upgrade own row lock (%d)", (int) res);
 	}
+	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
 
 	stored = ls_toast_if_needed(rel, newtup, oldtup, 0);
 	v = ls_version_from_heaptuple(rel, stored);
@@ -899,8 +1275,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	if (in_place)
 	{
 		newrowid = rowid;
-		ls_finish_write(rel, tbl, rowid, NULL,
-						ls_hv_word(xid, key_changed ? LS_HV_XMAX_KEYS_UPDATED : 0),
+		ls_finish_write(rel, tbl, rowid, xid,
+						ls_mx_status(*lockmode, true), 0,
 						cid, LS_ROWID_INVALID, v);
 	}
 	else
@@ -917,9 +1293,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			ls_hot_version_free(ls_ctx(), v);
 			ls_report_status(st, rel, "update a row of");
 		}
-		ls_finish_write(rel, tbl, rowid, NULL,
-						ls_hv_word(xid, LS_HV_XMAX_MOVED |
-								   (key_changed ? LS_HV_XMAX_KEYS_UPDATED : 0)),
+		ls_finish_write(rel, tbl, rowid, xid,
+						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
 						cid, newrowid, NULL);
 	}
 
@@ -978,6 +1353,8 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	LsWaitMode	policy;
 	TM_Result	res;
 	int			hops = 0;
+	TransactionId follow_xid = InvalidTransactionId;
+	uint64		follow_rowid = LS_ROWID_INVALID;
 
 	if (rowid == LS_ROWID_INVALID)
 		elog(ERROR, "leanstore: invalid TID in row lock");
@@ -1001,11 +1378,57 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	for (;;)
 	{
 		bool		newer = false;
+		LsRowCheck chk;
 
-		res = ls_acquire(rel, tbl, rowid, cid, xid, rule, NULL, true, mode, policy,
-						 &tuplock, tmfd, slot, NULL, snapshot, &newer);
+		res = ls_acquire(rel, tbl, rowid, cid, xid, rule, NULL, true,
+						 InvalidTransactionId, mode, policy, &tuplock, XLTW_Lock,
+						 tmfd, slot, NULL, snapshot, &newer, &chk,
+						 &follow_xid, &follow_rowid);
 		if (res == TM_Ok && follow && newer)
 			tmfd->traversed = true;
+		if (res == TM_Updated && chk.keyshare_moved)
+		{
+			/*
+			 * KEY SHARE meets a committed update that moved the row without
+			 * touching the key: heap locks the old version (TM_Ok, the
+			 * caller gets the version it named) and the newer ones; the
+			 * newest is what counts here.
+			 */
+			uint64		next = chk.next_rowid;
+			int			khops = 0;
+
+			if (tuplock != NoLock)
+			{
+				UnlockTuple(rel, &locked_tid, tuplock);
+				tuplock = NoLock;
+			}
+			for (;;)
+			{
+				TM_FailureData ktmfd;
+				LsRowCheck kchk;
+				ItemPointerData ktid;
+
+				ls_rowid_to_tid(next, &ktid);
+				res = ls_acquire(rel, tbl, next, cid, xid, NULL, NULL, true,
+								 InvalidTransactionId, mode, policy, &tuplock,
+								 XLTW_LockUpdated, &ktmfd, NULL, NULL, NULL,
+								 NULL, &kchk, &follow_xid, &follow_rowid);
+				if (tuplock != NoLock)
+				{
+					UnlockTuple(rel, &ktid, tuplock);
+					tuplock = NoLock;
+				}
+				if (res == TM_Updated && kchk.keyshare_moved && khops++ < 1000000)
+				{
+					next = kchk.next_rowid;
+					continue;
+				}
+				if (res != TM_Ok && res != TM_WouldBlock)
+					*tmfd = ktmfd;
+				break;
+			}
+			break;
+		}
 		if (res == TM_Updated && follow &&
 			ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
 		{
@@ -1033,6 +1456,40 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			}
 		}
 		break;
+	}
+
+	/*
+	 * KEY SHARE through a running non-key update: lock that updater's new
+	 * version too (heap's follow_updates), so our lock holds whichever way
+	 * the updater ends.
+	 */
+	for (int fhops = 0; res == TM_Ok && TransactionIdIsValid(follow_xid) &&
+		 fhops < 1000; fhops++)
+	{
+		TM_FailureData ftmfd;
+		LsRowCheck fchk;
+		ItemPointerData ftid;
+		LOCKMODE	ftuplock = NoLock;
+		TransactionId prior = follow_xid;
+		uint64		frowid = follow_rowid;
+		TM_Result	fres;
+
+		if (frowid == LS_ROWID_INVALID)
+			break;
+		ls_rowid_to_tid(frowid, &ftid);
+		fres = ls_acquire(rel, tbl, frowid, cid, xid, NULL, NULL, true, prior,
+						  mode, policy, &ftuplock, XLTW_LockUpdated, &ftmfd,
+						  NULL, NULL, NULL, NULL, &fchk, &follow_xid,
+						  &follow_rowid);
+		if (ftuplock != NoLock)
+			UnlockTuple(rel, &ftid, ftuplock);
+		if (fres == TM_WouldBlock)
+		{
+			res = fres;
+			break;
+		}
+		if (fres != TM_Ok || (follow_xid == prior && follow_rowid == frowid))
+			break;
 	}
 	if (tuplock != NoLock)
 		UnlockTuple(rel, &locked_tid, tuplock);

@@ -573,19 +573,16 @@ ls_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 			ls_release_held();
 			ls_pending_at_xact_end(true);
-			ls_locks_at_xact_end();
 			ls_xact_wrote = false;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			ls_release_held();
 			ls_pending_at_xact_end(false);
-			ls_locks_at_xact_end();
 			ls_xact_wrote = false;
 			break;
 		case XACT_EVENT_PREPARE:
 			ls_pending_at_xact_end(true);
-			ls_locks_at_xact_end();
 			ls_xact_wrote = false;
 			break;
 		default:
@@ -601,11 +598,9 @@ ls_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	{
 		case SUBXACT_EVENT_ABORT_SUB:
 			ls_release_held();
-			ls_locks_at_subxact_end(false);
 			ls_pending_at_subxact_end(false);
 			break;
 		case SUBXACT_EVENT_COMMIT_SUB:
-			ls_locks_at_subxact_end(true);
 			ls_pending_at_subxact_end(true);
 			break;
 		default:

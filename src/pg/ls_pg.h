@@ -89,8 +89,13 @@ typedef struct LsVersionInfo
 {
 	TransactionId xmin;
 	uint32		xmin_flags;
-	TransactionId xmax;
+	TransactionId xmax;			/* the updater/deleter or the single locker;
+								 * for a multixact with an update member, that
+								 * member's xid; for a lock-only multixact,
+								 * the multixact id */
 	uint32		xmax_flags;
+	uint64		xmax_raw;		/* xmax_word as loaded (CAS expectations) */
+	MultiXactId xmax_multi;		/* the multixact when LS_HV_XMAX_IS_MULTI */
 	CommandId	cmin;
 	CommandId	cmax;
 	uint64		next_rowid;
@@ -109,6 +114,7 @@ typedef enum LsXidStatus
 
 extern LsXidStatus ls_xmin_status(ls_hot_version *v, LsVersionInfo *info);
 extern LsXidStatus ls_xmax_status(ls_hot_version *v, LsVersionInfo *info);
+extern TransactionId ls_multi_update_xid(MultiXactId multi);
 
 extern bool ls_xmin_committed(ls_hot_version *v, const LsVersionInfo *info);
 extern bool ls_xmin_aborted(ls_hot_version *v, const LsVersionInfo *info);
@@ -251,8 +257,7 @@ extern TM_Result ls_tuple_update(Relation rel, ItemPointer otid,
 								 Snapshot snapshot, Snapshot crosscheck,
 								 bool wait, TM_FailureData *tmfd,
 								 LockTupleMode *lockmode, bool *update_indexes);
-extern void ls_locks_at_subxact_end(bool commit);
-extern void ls_locks_at_xact_end(void);
+extern uint64 ls_xmax_settle(uint64 word);
 extern TM_Result ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 							   TupleTableSlot *slot, CommandId cid,
 							   LockTupleMode mode, LockWaitPolicy wait_policy,

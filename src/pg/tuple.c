@@ -58,11 +58,14 @@ ls_version_to_heaptuple(ls_hot_version *v, Relation rel, uint64 rowid,
 		hdr->t_infomask |= HEAP_XMIN_COMMITTED;
 	else if (info.xmin_flags & LS_HV_XMIN_ABORTED)
 		hdr->t_infomask |= HEAP_XMIN_INVALID;
-	HeapTupleHeaderSetXmax(hdr, info.xmax);
-	if (info.xmax == InvalidTransactionId || (info.xmax_flags & LS_HV_XMAX_ABORTED))
+	HeapTupleHeaderSetXmax(hdr, ls_hv_xid(info.xmax_raw));
+	if (ls_hv_xid(info.xmax_raw) == InvalidTransactionId ||
+		(info.xmax_flags & LS_HV_XMAX_ABORTED))
 		hdr->t_infomask |= HEAP_XMAX_INVALID;
 	else
 	{
+		if (info.xmax_flags & LS_HV_XMAX_IS_MULTI)
+			hdr->t_infomask |= HEAP_XMAX_IS_MULTI;
 		if (info.xmax_flags & LS_HV_XMAX_COMMITTED)
 			hdr->t_infomask |= HEAP_XMAX_COMMITTED;
 		if (info.xmax_flags & LS_HV_XMAX_LOCK_ONLY)
@@ -159,7 +162,7 @@ ls_version_copy(Relation rel, ls_hot_version *src, uint32 len,
 
 		ls_version_info(src, &info);
 		atomic_store(&v->xmin_word, ls_hv_word(info.xmin, info.xmin_flags));
-		atomic_store(&v->xmax_word, ls_hv_word(info.xmax, info.xmax_flags));
+		atomic_store(&v->xmax_word, info.xmax_raw);
 		v->cmin = info.cmin;
 		atomic_store(&v->cmax, info.cmax);
 		atomic_store(&v->next_rowid, info.next_rowid);

@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "access/multixact.h"
 #include "access/subtrans.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -39,6 +40,14 @@ ls_version_info(ls_hot_version *v, LsVersionInfo *info)
 	info->xmin_flags = ls_hv_flags(xmin_word);
 	info->xmax = ls_hv_xid(xmax_word);
 	info->xmax_flags = ls_hv_flags(xmax_word);
+	info->xmax_raw = xmax_word;
+	info->xmax_multi = InvalidMultiXactId;
+	if ((info->xmax_flags & LS_HV_XMAX_IS_MULTI) && info->xmax != InvalidTransactionId)
+	{
+		info->xmax_multi = info->xmax;
+		if (!(info->xmax_flags & LS_HV_XMAX_LOCK_ONLY))
+			info->xmax = ls_multi_update_xid(info->xmax_multi);
+	}
 	info->cmin = v->cmin;
 	info->cmax = atomic_load_explicit(&v->cmax, memory_order_acquire);
 	info->next_rowid = atomic_load_explicit(&v->next_rowid, memory_order_acquire);
@@ -54,16 +63,48 @@ ls_hint_xmin(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 	info->xmin_flags |= flag;
 }
 
-/* Only when xmax_word still holds the xid we looked at. */
+/*
+ * The update member of a multixact (InvalidTransactionId when there is
+ * none).  A read-only lookup (SLRU with a backend-local cache), like a clog
+ * lookup.
+ */
+TransactionId
+ls_multi_update_xid(MultiXactId multi)
+{
+	MultiXactMember *members;
+	int			n = GetMultiXactIdMembers(multi, &members, false, false);
+	TransactionId xid = InvalidTransactionId;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (ISUPDATE_from_mxstatus(members[i].status))
+		{
+			xid = members[i].xid;
+			break;
+		}
+	}
+	if (n > 0)
+		pfree(members);
+	return xid;
+}
+
+/*
+ * Only when xmax_word still holds the word we looked at.  Multixact words
+ * get no hints (their lockers are judged member by member, as heap does).
+ */
 static void
 ls_hint_xmax(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
-	uint64		expected = ls_hv_word(info->xmax, info->xmax_flags);
+	uint64		expected = info->xmax_raw;
 
-	(void) atomic_compare_exchange_strong_explicit(&v->xmax_word, &expected,
-												   ls_hv_word(info->xmax, info->xmax_flags | flag),
-												   memory_order_acq_rel,
-												   memory_order_relaxed);
+	if (!(info->xmax_flags & LS_HV_XMAX_IS_MULTI))
+	{
+		if (atomic_compare_exchange_strong_explicit(&v->xmax_word, &expected,
+													expected | ((uint64) flag << 32),
+													memory_order_acq_rel,
+													memory_order_relaxed))
+			info->xmax_raw = expected | ((uint64) flag << 32);
+	}
 	info->xmax_flags |= flag;
 }
 
@@ -79,6 +120,11 @@ ls_xmax_invalid(const LsVersionInfo *info)
 	return info->xmax == InvalidTransactionId ||
 		(info->xmax_flags & LS_HV_XMAX_ABORTED) != 0;
 }
+
+/*
+ * A lock-only xmax whose holders are all gone, or an update whose updater
+ * aborted (lockers may remain: the lock code judges them by members).
+ */
 
 /* Where the inserting transaction of v stands (resolving through clog). */
 LsXidStatus
@@ -107,6 +153,9 @@ ls_xmax_status(ls_hot_version *v, LsVersionInfo *info)
 {
 	if (info->xmax == InvalidTransactionId || (info->xmax_flags & LS_HV_XMAX_ABORTED))
 		return LS_XS_ABORTED;
+	if ((info->xmax_flags & LS_HV_XMAX_IS_MULTI) && ls_xmax_is_lock_only(info))
+		return MultiXactIdIsRunning(info->xmax_multi, true) ?
+			LS_XS_IN_PROGRESS : LS_XS_ABORTED;
 	if (info->xmax_flags & LS_HV_XMAX_COMMITTED)
 		return LS_XS_COMMITTED;
 	if (TransactionIdIsCurrentTransactionId(info->xmax))
@@ -288,15 +337,15 @@ ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
 		}
 	}
 
-	if (ls_xmax_invalid(info))
+	if (ls_xmax_invalid(info) || ls_xmax_is_lock_only(info))
 		return true;
 	if (info->xmax_flags & LS_HV_XMAX_COMMITTED)
-		return ls_xmax_is_lock_only(info);
+		return false;
 	if (TransactionIdIsCurrentTransactionId(info->xmax))
-		return ls_xmax_is_lock_only(info);
+		return false;
 	if (TransactionIdIsInProgress(info->xmax))
 	{
-		if (dirty != NULL && !ls_xmax_is_lock_only(info))
+		if (dirty != NULL)
 			dirty->xmax = info->xmax;
 		return true;
 	}
@@ -305,8 +354,6 @@ ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
 		ls_hint_xmax(v, info, LS_HV_XMAX_ABORTED);
 		return true;
 	}
-	if (ls_xmax_is_lock_only(info))
-		return true;
 	ls_hint_xmax(v, info, LS_HV_XMAX_COMMITTED);
 	return false;
 }
