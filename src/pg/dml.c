@@ -1355,6 +1355,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	int			hops = 0;
 	TransactionId follow_xid = InvalidTransactionId;
 	uint64		follow_rowid = LS_ROWID_INVALID;
+	int			restarts = 0;
 
 	if (rowid == LS_ROWID_INVALID)
 		elog(ERROR, "leanstore: invalid TID in row lock");
@@ -1375,6 +1376,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		rule = snapshot;
 	tmfd->traversed = false;
 
+again:
 	for (;;)
 	{
 		bool		newer = false;
@@ -1486,6 +1488,35 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		if (fres == TM_WouldBlock)
 		{
 			res = fres;
+			break;
+		}
+
+		/*
+		 * The updater deleted or re-keyed its new version and committed
+		 * while we waited: heap's lock fails the same way (TM_Deleted,
+		 * TM_Updated: EvalPlanQual goes on from there).  An updater that
+		 * aborted leaves our lock on the old version: done.
+		 */
+		if (fres == TM_Updated || fres == TM_Deleted)
+		{
+			res = fres;
+			*tmfd = ftmfd;
+			if (res == TM_Updated && follow &&
+				!ItemPointerIndicatesMovedPartitions(&tmfd->ctid) &&
+				ls_tid_to_rowid(&tmfd->ctid) != LS_ROWID_INVALID &&
+				restarts++ < 1000)
+			{
+				if (tuplock != NoLock)
+				{
+					UnlockTuple(rel, &locked_tid, tuplock);
+					tuplock = NoLock;
+				}
+				rowid = ls_tid_to_rowid(&tmfd->ctid);
+				ls_rowid_to_tid(rowid, &locked_tid);
+				tmfd->traversed = true;
+				follow_xid = InvalidTransactionId;
+				goto again;
+			}
 			break;
 		}
 		if (fres != TM_Ok || (follow_xid == prior && follow_rowid == frowid))
