@@ -484,6 +484,35 @@ ls_row_any_version(ls_hot_row *row)
 
 	if (v == NULL)
 		return NULL;
+
+	/*
+	 * A version another transaction is still inserting by an in-place
+	 * update is nobody's "row by TID" yet: heap's TID names the version the
+	 * caller's scan saw (ExecModifyTable fetches the old row by TID with
+	 * SnapshotAny to build the new one).  Its older version is the current
+	 * one.
+	 */
+	for (;;)
+	{
+		ls_hot_version *o;
+
+		ls_version_info(v, &info);
+		if (ls_xmin_status(v, &info) != LS_XS_IN_PROGRESS)
+			break;
+		for (o = ls_hot_version_older(v); o != NULL && n < LS_MAX_CHAIN;
+			 o = ls_hot_version_older(o), n++)
+		{
+			LsVersionInfo oi;
+
+			ls_version_info(o, &oi);
+			if (!ls_xmin_aborted(o, &oi))
+				break;
+		}
+		if (o == NULL)
+			break;				/* a fresh insert: heap shows it too */
+		v = o;
+	}
+	n = 0;
 	ls_version_info(v, &info);
 	if (!TransactionIdIsCurrentTransactionId(info.xmin) ||
 		info.cmin != GetCurrentCommandId(false))
