@@ -53,6 +53,18 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "little-endian host ex
 #define LS_BTREE_MAX_VALUE	(LS_PAGE_SIZE / 4)	/* bytes; larger: LS_TOO_LARGE */
 #define LS_DT_BTREE			1		/* buffer pool data structure type */
 
+/*
+ * Argument check shared by both trees: LS_INVALID for an empty key,
+ * LS_TOO_LARGE beyond the limits (vlen 0 for operations without a value).
+ */
+static inline ls_status
+ls_btree_check_kv(uint32_t klen, uint32_t vlen)
+{
+	if (LS_UNLIKELY(klen == 0 || klen > LS_BTREE_MAX_KEY || vlen > LS_BTREE_MAX_VALUE))
+		return klen == 0 ? LS_INVALID : LS_TOO_LARGE;
+	return LS_OK;
+}
+
 /* ------------------------------------------------------------------------
  * 1. Node layout
  *
@@ -229,6 +241,20 @@ ls_status	ls_node_merge(const uint8_t *left, uint8_t *right, uint8_t *tmp);
  * within fences, heap accounting.  LS_CORRUPT with a message in msg.
  */
 ls_status	ls_node_check(const uint8_t *n, char *msg, size_t msglen);
+/*
+ * ls_node_check plus the node's place in a tree: its level is `level` and
+ * its fences are exactly (lower, upper], the separators its parent has for
+ * it.  Both trees' verify walks use it.
+ */
+ls_status	ls_node_check_in_tree(const uint8_t *n, uint16_t level, const uint8_t *lower, uint32_t llen,
+								  const uint8_t *upper, uint32_t ulen, char *msg, size_t msglen);
+/*
+ * Upper bound of child pos of an inner node into buf (>= LS_BTREE_MAX_KEY
+ * bytes): separator pos, or the node's upper fence for the upper child
+ * (pos == count; length 0 = +infinity).  Child pos covers
+ * (upper bound of child pos - 1 or the node's lower fence, this].
+ */
+uint32_t	ls_node_child_upper(const uint8_t *n, uint16_t pos, uint8_t *buf);
 
 /*
  * Three-way compare of two byte strings in memcmp order (shorter first).
@@ -266,6 +292,14 @@ ls_key_cmp(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
  * ------------------------------------------------------------------------ */
 typedef bool (*ls_btree_scan_fn) (void *arg, const uint8_t *key, uint32_t klen,
 								  const uint8_t *val, uint32_t vlen);
+
+/*
+ * Call fn on the slots [from, to) of node n (full keys rebuilt), ascending,
+ * or descending from to - 1 down to from.  Returns false when fn stopped.
+ * The node must not change meanwhile (latched, or private).
+ */
+bool		ls_node_scan(const uint8_t *n, uint16_t from, uint16_t to, bool asc,
+						 ls_btree_scan_fn fn, void *arg);
 
 /* ------------------------------------------------------------------------
  * 2. In-memory baseline tree (raw pointers, malloc'ed nodes)

@@ -11,13 +11,16 @@
  *
  * Latch rules:
  *  - Descent: optimistic coupling through ls_bm_fix; the target node is
- *    latched in the mode the operation needs (blocking, with only optimistic
- *    guards above it, re-validated by ls_bm_fix after the latch is taken).
- *  - Split: parent and node are upgraded to exclusive (non-blocking) in that
- *    order; a parent without room is split first (one level up, same key),
- *    then the whole operation restarts.
- *  - Merge: parent upgraded to exclusive, then both siblings latched
- *    exclusively (blocking, top-down, left before right).
+ *    upgraded to the mode the operation needs without blocking, or, when
+ *    that is refused, latched blocking with only optimistic guards above
+ *    it (re-validated by ls_bm_fix after the latch is taken).
+ *  - Split: new pages are allocated first, then parent and node are
+ *    upgraded to exclusive (non-blocking) in that order; a parent without
+ *    room is split first (one level up, same key), then the whole
+ *    operation restarts.
+ *  - Merge: both siblings are fixed optimistically under the optimistic
+ *    parent, then parent, left, right are upgraded to exclusive
+ *    (non-blocking, top-down); a refused upgrade skips or retries the merge.
  *  - The meta latch protects the root swip and the height.
  */
 #include <stdio.h>
@@ -165,16 +168,6 @@ descend(ls_btree *t, const bt_target *tg, uint16_t level, ls_guard_mode mode,
 		swip = child_swip(n, target_pos(n, tg));
 		p = c;
 	}
-}
-
-static ls_status
-check_kv(uint32_t klen, uint32_t vlen)
-{
-	if (klen == 0)
-		return LS_INVALID;
-	if (klen > LS_BTREE_MAX_KEY || vlen > LS_BTREE_MAX_VALUE)
-		return LS_TOO_LARGE;
-	return LS_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -473,7 +466,7 @@ split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool 
 	bool		parent_full = false,
 				split = false;
 
-	if (ls_node_header(n)->count < 2 || ls_node_plan_split(n, append_hint, &plan) != LS_OK)
+	if (ls_node_plan_split(n, append_hint, &plan) != LS_OK)
 		st = LS_OK;				/* too few entries to split: caller retries */
 	else if (is_root)
 	{
@@ -741,11 +734,13 @@ lookup_once(ls_btree *t, const uint8_t *key, uint32_t klen, void *out, uint32_t 
 ls_status
 ls_btree_lookup(ls_btree *t, const uint8_t *key, uint32_t klen, void *out, uint32_t cap, uint32_t *vlen)
 {
-	if (klen == 0 || klen > LS_BTREE_MAX_KEY)
-		return klen ? LS_TOO_LARGE : LS_INVALID;
+	ls_status	st = ls_btree_check_kv(klen, 0);
+
+	if (st != LS_OK)
+		return st;
 	for (;;)
 	{
-		ls_status	st = lookup_once(t, key, klen, out, cap, vlen);
+		st = lookup_once(t, key, klen, out, cap, vlen);
 
 		if (LS_LIKELY(st != LS_RESTART))
 			return st;
@@ -767,7 +762,7 @@ note_rightmost(ls_btree *t, const ls_guard *leaf, const uint8_t *n)
 ls_status
 ls_btree_insert(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
-	ls_status	st = check_kv(klen, vlen);
+	ls_status	st = ls_btree_check_kv(klen, vlen);
 
 	if (st != LS_OK)
 		return st;
@@ -864,7 +859,7 @@ try_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint
 ls_status
 ls_btree_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
-	ls_status	st = check_kv(klen, vlen);
+	ls_status	st = ls_btree_check_kv(klen, vlen);
 
 	if (st != LS_OK)
 		return st;
@@ -876,7 +871,7 @@ ls_btree_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val,
 ls_status
 ls_btree_update(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
-	ls_status	st = check_kv(klen, vlen);
+	ls_status	st = ls_btree_check_kv(klen, vlen);
 
 	if (st != LS_OK)
 		return st;
@@ -915,13 +910,15 @@ ls_btree_update(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val,
 ls_status
 ls_btree_remove(ls_btree *t, const uint8_t *key, uint32_t klen)
 {
+	ls_status	st = ls_btree_check_kv(klen, 0);
 
-	if (klen == 0 || klen > LS_BTREE_MAX_KEY)
-		return klen ? LS_TOO_LARGE : LS_INVALID;
+	if (st != LS_OK)
+		return st;
 	for (;;)
 	{
 		ls_guard	c;
-		ls_status	st = leaf_exclusive(t, key, klen, &c);
+
+		st = leaf_exclusive(t, key, klen, &c);
 
 		if (st == LS_OK)
 		{
@@ -957,7 +954,6 @@ static ls_status
 scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_fn fn, void *arg)
 {
 	uint8_t		from[LS_BTREE_MAX_KEY];
-	uint8_t		key[LS_BTREE_MAX_KEY];
 	bt_target	tg = {asc ? BT_MIN : BT_MAX, from, 0};
 
 	if (start)
@@ -982,20 +978,10 @@ scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_f
 		if (st != LS_OK)
 			return st;
 		uint8_t    *n = node_of(t->bm, &c);
-		uint16_t	count = ls_node_header(n)->count;
-		bool		go_on = true;
+		bool		go_on;
 
 		if (asc)
-		{
-			for (uint16_t pos = target_pos(n, &tg); go_on && pos < count; pos++)
-			{
-				uint32_t	klen = ls_node_key(n, pos, key);
-				uint32_t	vlen;
-				const uint8_t *v = ls_node_value(n, pos, &vlen);
-
-				go_on = fn(arg, key, klen, v, vlen);
-			}
-		}
+			go_on = ls_node_scan(n, target_pos(n, &tg), ls_node_header(n)->count, true, fn, arg);
 		else
 		{
 			/* Slots below the upper bound of `from` are <= from. */
@@ -1003,14 +989,7 @@ scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_f
 
 			if (ub.dir == BT_KEY)
 				ub.dir = BT_AFTER;
-			for (uint16_t pos = target_pos(n, &ub); go_on && pos > 0; pos--)
-			{
-				uint32_t	klen = ls_node_key(n, (uint16_t) (pos - 1), key);
-				uint32_t	vlen;
-				const uint8_t *v = ls_node_value(n, (uint16_t) (pos - 1), &vlen);
-
-				go_on = fn(arg, key, klen, v, vlen);
-			}
+			go_on = ls_node_scan(n, 0, target_pos(n, &ub), false, fn, arg);
 		}
 		uint32_t	flen;
 		const uint8_t *f = asc ? ls_node_upper_fence(n, &flen) : ls_node_lower_fence(n, &flen);
@@ -1092,20 +1071,9 @@ verify_node(bt_verify *v, uint16_t level, const uint8_t *lo, uint32_t llen,
 		snprintf(v->msg, v->msglen, "cannot reach node at level %u: %s", level, ls_status_str(st));
 		return st;
 	}
-	st = ls_node_check(n, v->msg, v->msglen);
+	st = ls_node_check_in_tree(n, level, lo, llen, hi, hlen, v->msg, v->msglen);
 	if (st != LS_OK)
 		return st;
-	uint32_t	nl,
-				nu;
-	const uint8_t *nlf = ls_node_lower_fence(n, &nl);
-	const uint8_t *nuf = ls_node_upper_fence(n, &nu);
-
-	if (ls_node_header(n)->level != level ||
-		ls_key_cmp(nlf, nl, lo, llen) != 0 || ls_key_cmp(nuf, nu, hi, hlen) != 0)
-	{
-		snprintf(v->msg, v->msglen, "level-%u node: fences or level differ from the parent's", level);
-		return LS_CORRUPT;
-	}
 	if (level == 0)
 	{
 		v->info.leaves++;
@@ -1122,15 +1090,8 @@ verify_node(bt_verify *v, uint16_t level, const uint8_t *lo, uint32_t llen,
 		memcpy(prev, lo, llen);
 	for (uint16_t i = 0; i <= ls_node_header(n)->count; i++)
 	{
-		uint32_t	curlen = 0;
+		uint32_t	curlen = ls_node_child_upper(n, i, cur);
 
-		if (i < ls_node_header(n)->count)
-			curlen = ls_node_key(n, i, cur);
-		else if (hlen)
-		{
-			curlen = hlen;
-			memcpy(cur, hi, hlen);
-		}
 		st = verify_node(v, (uint16_t) (level - 1), prev, prevlen, cur, curlen);
 		if (st != LS_OK)
 			return st;

@@ -77,16 +77,6 @@ ls_memtree_destroy(ls_memtree *t)
 	t->root = NULL;
 }
 
-static ls_status
-check_kv(uint32_t klen, uint32_t vlen)
-{
-	if (klen == 0)
-		return LS_INVALID;
-	if (klen > LS_BTREE_MAX_KEY || vlen > LS_BTREE_MAX_VALUE)
-		return LS_TOO_LARGE;
-	return LS_OK;
-}
-
 /* Descend to the leaf for key, recording the path. */
 static void
 mt_descend(const ls_memtree *t, const uint8_t *key, uint32_t klen, mt_path *p)
@@ -152,7 +142,7 @@ mt_split(ls_memtree *t, mt_path *p, int d, bool append_hint)
 ls_status
 ls_memtree_insert(ls_memtree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
-	ls_status	st = check_kv(klen, vlen);
+	ls_status	st = ls_btree_check_kv(klen, vlen);
 	mt_path		p;
 
 	if (st != LS_OK)
@@ -206,7 +196,7 @@ ls_memtree_lookup(const ls_memtree *t, const uint8_t *key, uint32_t klen, void *
 ls_status
 ls_memtree_update(ls_memtree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
-	ls_status	st = check_kv(klen, vlen);
+	ls_status	st = ls_btree_check_kv(klen, vlen);
 	mt_path		p;
 
 	if (st != LS_OK)
@@ -275,9 +265,10 @@ ls_memtree_remove(ls_memtree *t, const uint8_t *key, uint32_t klen)
 {
 	mt_path		p;
 	bool		exact;
+	ls_status	st = ls_btree_check_kv(klen, 0);
 
-	if (klen == 0 || klen > LS_BTREE_MAX_KEY)
-		return klen ? LS_TOO_LARGE : LS_INVALID;
+	if (st != LS_OK)
+		return st;
 	mt_descend(t, key, klen, &p);
 	uint8_t    *leaf = p.node[p.depth];
 	uint16_t	pos = ls_node_lower_bound(leaf, key, klen, &exact);
@@ -293,7 +284,6 @@ ls_memtree_remove(ls_memtree *t, const uint8_t *key, uint32_t klen)
 ls_status
 ls_memtree_scan(const ls_memtree *t, const uint8_t *start, uint32_t slen, ls_btree_scan_fn fn, void *arg)
 {
-	uint8_t		key[LS_BTREE_MAX_KEY];
 	uint8_t		from[LS_BTREE_MAX_KEY];
 	uint32_t	fromlen = 0;
 	bool		after = false;	/* from is an exclusive bound */
@@ -321,15 +311,8 @@ ls_memtree_scan(const ls_memtree *t, const uint8_t *start, uint32_t slen, ls_btr
 				break;
 			n = mt_child(n, pos);
 		}
-		for (; pos < ls_node_header(n)->count; pos++)
-		{
-			uint32_t	klen = ls_node_key(n, pos, key);
-			uint32_t	vlen;
-			const uint8_t *v = ls_node_value(n, pos, &vlen);
-
-			if (!fn(arg, key, klen, v, vlen))
-				return LS_OK;
-		}
+		if (!ls_node_scan(n, pos, ls_node_header(n)->count, true, fn, arg))
+			return LS_OK;
 		uint32_t	ulen;
 		const uint8_t *u = ls_node_upper_fence(n, &ulen);
 
@@ -346,24 +329,10 @@ static ls_status
 mt_verify_node(uint8_t *n, uint16_t level, const uint8_t *lower, uint32_t llen,
 			   const uint8_t *upper, uint32_t ulen, uint64_t *entries, char *msg, size_t msglen)
 {
-	ls_status	st = ls_node_check(n, msg, msglen);
-	uint32_t	nl,
-				nu;
-	const uint8_t *nlf = ls_node_lower_fence(n, &nl);
-	const uint8_t *nuf = ls_node_upper_fence(n, &nu);
+	ls_status	st = ls_node_check_in_tree(n, level, lower, llen, upper, ulen, msg, msglen);
 
 	if (st != LS_OK)
 		return st;
-	if (ls_node_header(n)->level != level)
-	{
-		snprintf(msg, msglen, "node level %u, expected %u", ls_node_header(n)->level, level);
-		return LS_CORRUPT;
-	}
-	if (ls_key_cmp(nlf, nl, lower, llen) != 0 || ls_key_cmp(nuf, nu, upper, ulen) != 0)
-	{
-		snprintf(msg, msglen, "node fences differ from parent separators");
-		return LS_CORRUPT;
-	}
 	if (level == 0)
 	{
 		*entries += ls_node_header(n)->count;
@@ -377,16 +346,8 @@ mt_verify_node(uint8_t *n, uint16_t level, const uint8_t *lower, uint32_t llen,
 		memcpy(prev, lower, llen);
 	for (uint16_t i = 0; i <= ls_node_header(n)->count; i++)
 	{
-		uint32_t	curlen;
+		uint32_t	curlen = ls_node_child_upper(n, i, cur);
 
-		if (i < ls_node_header(n)->count)
-			curlen = ls_node_key(n, i, cur);
-		else
-		{
-			curlen = ulen;
-			if (ulen)
-				memcpy(cur, upper, ulen);
-		}
 		st = mt_verify_node(mt_child(n, i), (uint16_t) (level - 1), prev, prevlen, cur, curlen,
 							entries, msg, msglen);
 		if (st != LS_OK)

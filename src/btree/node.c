@@ -83,6 +83,28 @@ slot_suffix(const uint8_t *n, const ls_node_slot *s, uint32_t *len)
 	return bounded(n, (uint32_t) s->off + s->vlen, s->klen, len);
 }
 
+/* Length of the common prefix of two byte strings. */
+static inline uint32_t
+common_prefix(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
+{
+	uint32_t	p = 0;
+
+	while (p < alen && p < blen && a[p] == b[p])
+		p++;
+	return p;
+}
+
+/*
+ * Prefix shared by every key of a node with these fences: keys lie in
+ * (lower, upper], so they share the fences' common prefix; nothing when
+ * either fence is infinite.
+ */
+static inline uint32_t
+fence_prefix(const uint8_t *lower, uint32_t llen, const uint8_t *upper, uint32_t ulen)
+{
+	return llen && ulen ? common_prefix(lower, llen, upper, ulen) : 0;
+}
+
 /* Length of the prefix every key in the node shares (bounded). */
 static inline uint32_t
 prefix_of(const uint8_t *n, const uint8_t **prefix)
@@ -116,13 +138,7 @@ ls_node_init(uint8_t *n, uint16_t level, const uint8_t *lower, uint16_t lower_le
 		h->upper_len = upper_len;
 		memcpy(n + h->upper_off, upper, upper_len);
 	}
-	/* Keys lie in (lower, upper], so they share the fences' common prefix. */
-	uint16_t	p = 0;
-
-	if (lower_len && upper_len)
-		while (p < lower_len && p < upper_len && lower[p] == upper[p])
-			p++;
-	h->prefix_len = p;
+	h->prefix_len = (uint16_t) fence_prefix(lower, lower_len, upper, upper_len);
 }
 
 /*
@@ -306,12 +322,15 @@ ls_node_update_hints(uint8_t *n)
 		h->hints[j] = slots[(j + 1) * dist].head;
 }
 
-/* Append an entry (suffix already stripped) as the last slot; space checked. */
-static void
-push_entry(uint8_t *n, const uint8_t *suffix, uint32_t sklen, const void *val, uint32_t vlen)
+/*
+ * Write an entry (value, then key suffix) into fresh heap space and point
+ * slot s at it; space checked by the caller.  suffix must not lie in this
+ * node's heap (a compaction may have moved it).
+ */
+static inline void
+place_entry(uint8_t *n, ls_node_slot *s, const uint8_t *suffix, uint32_t sklen,
+			const void *val, uint32_t vlen)
 {
-	ls_node_hdr *h = ls_node_header(n);
-	ls_node_slot *s = &ls_node_slots(n)[h->count];
 	uint16_t	off = heap_alloc(n, sklen + vlen);
 
 	memcpy(n + off, val, vlen);
@@ -319,8 +338,18 @@ push_entry(uint8_t *n, const uint8_t *suffix, uint32_t sklen, const void *val, u
 	s->off = off;
 	s->klen = (uint16_t) sklen;
 	s->vlen = (uint16_t) vlen;
-	s->pad = 0;
 	s->head = ls_node_head(suffix, sklen);
+}
+
+/* Append an entry (suffix already stripped) as the last slot; space checked. */
+static void
+push_entry(uint8_t *n, const uint8_t *suffix, uint32_t sklen, const void *val, uint32_t vlen)
+{
+	ls_node_hdr *h = ls_node_header(n);
+	ls_node_slot *s = &ls_node_slots(n)[h->count];
+
+	s->pad = 0;
+	place_entry(n, s, suffix, sklen, val, vlen);
 	h->count++;
 }
 
@@ -424,16 +453,8 @@ ls_node_set_value(uint8_t *n, uint16_t pos, const void *val, uint32_t vlen)
 	s->vlen = 0;
 	if (need > ls_node_free_space(n))
 		ls_node_compact(n);
-	s = &ls_node_slots(n)[pos];
-	uint16_t	off = heap_alloc(n, sklen + vlen);
-
-	memcpy(n + off, val, vlen);
-	memcpy(n + off + vlen, suffix, sklen);
-	s->off = off;
-	s->klen = (uint16_t) sklen;
-	s->vlen = (uint16_t) vlen;
-	/* A compaction above saw the slot without its key: restore head, hints. */
-	s->head = ls_node_head(suffix, sklen);
+	/* A compaction above saw the slot without its key: this restores its head. */
+	place_entry(n, s, suffix, sklen, val, vlen);
 	ls_node_update_hints(n);
 	return LS_OK;
 }
@@ -499,10 +520,8 @@ ls_node_plan_split(const uint8_t *n, bool append_hint, ls_node_split_plan *plan)
 	}
 	/* Leaf: shortest prefix of the next key that is still > a. */
 	uint32_t	blen = ls_node_key(n, (uint16_t) (pos + 1), b);
-	uint32_t	c = 0;
+	uint32_t	c = common_prefix(a, alen, b, blen);
 
-	while (c < alen && c < blen && a[c] == b[c])
-		c++;
 	if (c + 1 < blen)
 	{
 		memcpy(plan->sep, b, c + 1);
@@ -622,6 +641,38 @@ ls_node_merge(const uint8_t *left, uint8_t *right, uint8_t *tmp)
 	return LS_OK;
 }
 
+bool
+ls_node_scan(const uint8_t *n, uint16_t from, uint16_t to, bool asc, ls_btree_scan_fn fn, void *arg)
+{
+	uint8_t		key[LS_BTREE_MAX_KEY];
+
+	for (uint16_t i = 0; i < to - from; i++)
+	{
+		uint16_t	pos = asc ? (uint16_t) (from + i) : (uint16_t) (to - 1 - i);
+		uint32_t	klen = ls_node_key(n, pos, key);
+		uint32_t	vlen;
+		const uint8_t *v = ls_node_value(n, pos, &vlen);
+
+		if (!fn(arg, key, klen, v, vlen))
+			return false;
+	}
+	return true;
+}
+
+uint32_t
+ls_node_child_upper(const uint8_t *n, uint16_t pos, uint8_t *buf)
+{
+	uint32_t	len;
+	const uint8_t *f;
+
+	if (pos < ls_node_count(n))
+		return ls_node_key(n, pos, buf);
+	f = ls_node_upper_fence(n, &len);
+	len = LS_MIN(len, LS_BTREE_MAX_KEY);
+	memcpy(buf, f, len);
+	return len;
+}
+
 #define CHECK(cond, ...) \
 	do { if (!(cond)) { snprintf(msg, msglen, __VA_ARGS__); return LS_CORRUPT; } } while (0)
 
@@ -640,11 +691,8 @@ ls_node_check(const uint8_t *n, char *msg, size_t msglen)
 		  "heap start %u overlaps %u slots", h->data_off, h->count);
 	CHECK(llen == h->lower_len && ulen == h->upper_len, "fence out of bounds");
 	CHECK(!llen || !ulen || ls_key_cmp(lf, llen, uf, ulen) < 0, "lower fence >= upper fence");
-	uint32_t	p = 0;
+	uint32_t	p = fence_prefix(lf, llen, uf, ulen);
 
-	if (llen && ulen)
-		while (p < llen && p < ulen && lf[p] == uf[p])
-			p++;
 	CHECK(h->prefix_len == p, "prefix length %u, fences share %u", h->prefix_len, p);
 
 	uint32_t	used = alloc_size(n, llen) + alloc_size(n, ulen);
@@ -678,5 +726,23 @@ ls_node_check(const uint8_t *n, char *msg, size_t msglen)
 		for (uint32_t j = 0; j < LS_NODE_HINTS; j++)
 			CHECK(h->hints[j] == slots[(j + 1) * dist].head, "hint %u stale", j);
 	}
+	return LS_OK;
+}
+
+ls_status
+ls_node_check_in_tree(const uint8_t *n, uint16_t level, const uint8_t *lower, uint32_t llen,
+					  const uint8_t *upper, uint32_t ulen, char *msg, size_t msglen)
+{
+	ls_status	st = ls_node_check(n, msg, msglen);
+	uint32_t	nl,
+				nu;
+	const uint8_t *nlf = ls_node_lower_fence(n, &nl);
+	const uint8_t *nuf = ls_node_upper_fence(n, &nu);
+
+	if (st != LS_OK)
+		return st;
+	CHECK(ls_node_cheader(n)->level == level, "node level %u, expected %u", ls_node_cheader(n)->level, level);
+	CHECK(ls_key_cmp(nlf, nl, lower, llen) == 0 && ls_key_cmp(nuf, nu, upper, ulen) == 0,
+		  "level-%u node: fences differ from the parent's separators", level);
 	return LS_OK;
 }
