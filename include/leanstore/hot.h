@@ -285,6 +285,15 @@ void		ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid);
 ls_hot_row *ls_hot_scan_next(ls_hot_table *tbl, uint64_t *cursor, uint64_t end);
 /* Same, for DEAD slots (VACUUM). */
 bool		ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_t *rowid);
+/*
+ * Batch form of ls_hot_scan_next: up to max live rows of [*cursor, end) in
+ * rowid order into rows[], returning how many.  Fewer than max only when
+ * the range is exhausted (then *cursor >= end); otherwise *cursor = the
+ * last returned rowid + 1.  One walk from the root per RID-map leaf instead
+ * of one per row.  Caller inside an epoch.
+ */
+uint32_t	ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
+							  ls_hot_row **rows, uint32_t max);
 
 /* ------------------------------------------------------------------------
  * Tier statistics

@@ -262,6 +262,67 @@ ls_hot_scan_next(ls_hot_table *tbl, uint64_t *cursor, uint64_t end)
 	return (ls_hot_row *) v;
 }
 
+/*
+ * Up to max live rows from [*cursor, end) in rowid order.  Walks down from
+ * the root once per leaf (not once per row) and reads the leaf's slots in
+ * a row.  Fewer than max rows only when the range is exhausted; then
+ * *cursor >= end, else *cursor = the last returned rowid + 1.
+ */
+uint32_t
+ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
+				  ls_hot_row **rows, uint32_t max)
+{
+	uint64_t	r = *cursor;
+	uint32_t	n = 0;
+
+	if (max == 0)
+		return 0;
+	end = LS_MIN(end, LS_HOT_MAX_ROWID);
+	while (r < end)
+	{
+		hot_map_node *node = atomic_load_explicit(&tbl->root, memory_order_acquire);
+		uint32_t	level;
+
+		if (node == NULL)
+			break;
+		for (level = 0; level < HOT_MAP_LEVELS - 1; level++)
+		{
+			node = (hot_map_node *) atomic_load_explicit(&node->slot[level_index(r, level)],
+														 memory_order_acquire);
+			if (node == NULL)
+				break;
+		}
+		if (node == NULL)
+		{
+			r = next_subtree(r, level);
+			continue;
+		}
+		if (atomic_load(&node->live) > 0)
+		{
+			uint64_t	base = r & ~(uint64_t) (HOT_MAP_FANOUT - 1);
+			uint64_t	stop = LS_MIN(end - base, (uint64_t) HOT_MAP_FANOUT);
+
+			for (uint64_t i = r - base; i < stop; i++)
+			{
+				uintptr_t	v = atomic_load_explicit(&node->slot[i], memory_order_acquire);
+
+				if (v > HOT_SLOT_DEAD)
+				{
+					rows[n++] = (ls_hot_row *) v;
+					if (n == max)
+					{
+						*cursor = base + i + 1;
+						return n;
+					}
+				}
+			}
+		}
+		r = next_subtree(r, HOT_MAP_LEVELS - 2);	/* the leaf's whole range */
+	}
+	*cursor = LS_MAX(*cursor, end);
+	return n;
+}
+
 bool
 ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_t *rowid)
 {

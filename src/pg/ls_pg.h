@@ -13,6 +13,7 @@
 #include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "executor/tuptable.h"
 #include "storage/itemptr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -124,6 +125,47 @@ extern bool ls_xmax_committed_update(ls_hot_version *v, LsVersionInfo *info);
 extern bool ls_version_visible(ls_hot_version *v, Snapshot snapshot);
 extern ls_hot_version *ls_row_visible_version(ls_hot_row *row, Snapshot snapshot);
 
+/*
+ * MVCC fast path for a settled version: inserter frozen, or hinted
+ * committed and older than every xid the snapshot considers running (below
+ * snapshot->xmin, where XidInMVCCSnapshot answers "not running" at once),
+ * and no deleter (no xmax, an aborted one, or only lockers).  true means
+ * visible to snapshot (an MVCC snapshot); false means "apply the full
+ * rules", not "invisible".  Reads each word once, no clog, no hints.
+ */
+static inline bool
+ls_visible_mvcc_settled(ls_hot_version *v, Snapshot snapshot)
+{
+	uint64		xmin_word = atomic_load_explicit(&v->xmin_word, memory_order_acquire);
+	uint64		xmax_word;
+	uint32		xmin_flags = ls_hv_flags(xmin_word);
+
+	if (!(xmin_flags & LS_HV_XMIN_FROZEN))
+	{
+		if (!(xmin_flags & LS_HV_XMIN_COMMITTED) ||
+			!TransactionIdPrecedes(ls_hv_xid(xmin_word), snapshot->xmin))
+			return false;
+	}
+	xmax_word = atomic_load_explicit(&v->xmax_word, memory_order_acquire);
+	return ls_hv_xid(xmax_word) == InvalidTransactionId ||
+		(ls_hv_flags(xmax_word) & (LS_HV_XMAX_ABORTED | LS_HV_XMAX_LOCK_ONLY)) != 0;
+}
+
+/*
+ * ls_row_visible_version with the settled case of the newest version
+ * decided inline (scans call this once per row).
+ */
+static inline ls_hot_version *
+ls_row_visible_version_fast(ls_hot_row *row, Snapshot snapshot)
+{
+	ls_hot_version *v = ls_hot_row_newest(row);
+
+	if (snapshot->snapshot_type == SNAPSHOT_MVCC && v != NULL &&
+		ls_visible_mvcc_settled(v, snapshot))
+		return v;
+	return ls_row_visible_version(row, snapshot);
+}
+
 typedef enum LsVacuumState
 {
 	LS_V_DEAD,					/* no snapshot can ever see it */
@@ -155,6 +197,40 @@ extern HeapTuple ls_version_to_heaptuple(ls_hot_version *v, Relation rel,
 extern Size ls_heaptuple_size(ls_hot_version *v);
 extern void ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 							 TupleTableSlot *slot);
+extern HeapTuple ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid,
+									 char *buf);
+extern void ls_report_bad_version(Relation rel) pg_attribute_noreturn();
+
+/*
+ * Bytes ls_version_copy_out needs for v (MAXALIGNed), or 0 when v's payload
+ * length is impossible (corruption: the caller reports it with
+ * ls_report_bad_version after leaving the epoch).  Never throws.
+ */
+static inline Size
+ls_version_tuple_size(ls_hot_version *v)
+{
+	uint32		len = v->len;
+
+	if (len > LS_HOT_MAX_PAYLOAD || len < SizeofMinimalTupleHeader)
+		return 0;
+	return MAXALIGN(HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + len);
+}
+
+/*
+ * Store a tuple that lives in a scan's or fetch's own buffer (built by
+ * ls_version_copy_out) into slot without copying it: the slot does not own
+ * it, and the buffer is only overwritten once the same scan stores its next
+ * tuple into this slot (or ends), like heap's tuples in a pinned page.
+ * Slots of another kind get their own copy.
+ */
+static inline void
+ls_store_borrowed(HeapTuple tup, TupleTableSlot *slot)
+{
+	if (TTS_IS_HEAPTUPLE(slot))
+		ExecStoreHeapTuple(tup, slot, false);
+	else
+		ExecForceStoreHeapTuple(tup, slot, false);
+}
 extern ls_hot_version *ls_version_from_heaptuple(Relation rel, HeapTuple tup);
 extern ls_hot_version *ls_version_copy(Relation rel, ls_hot_version *src,
 									   uint32 len, const void *payload);
@@ -172,6 +248,11 @@ typedef struct LsParallelScanDescData
 typedef LsParallelScanDescData *LsParallelScanDesc;
 
 #define LS_PARALLEL_CHUNK	4096
+
+/* Rows a scan copies per epoch (and at most per batch). */
+#define LS_BATCH_ROWS		256
+/* Initial size of a scan's batch buffer (grown for wide rows). */
+#define LS_BATCH_BYTES		(64 * 1024)
 
 typedef struct LsScanDescData
 {
@@ -193,9 +274,21 @@ typedef struct LsScanDescData
 	/* sample scan */
 	BlockNumber sample_next_block;
 	OffsetNumber sample_offset;
-	/* reusable buffer for the slot's tuple */
-	char	   *tupbuf;
-	Size		tupbufsize;
+	/*
+	 * Batch of visible rows copied inside one epoch (sequential, TID range
+	 * and bitmap scans), handed out one by one without copying again: the
+	 * slot borrows btups[bnext - 1] until the next call.
+	 */
+	MemoryContext mcxt;			/* the scan's context (buffer lives there) */
+	char	   *bbuf;
+	Size		bbufsize;
+	int			bn;				/* rows in the batch */
+	int			bnext;			/* next one to hand out */
+	bool		bexhausted;		/* forward: nothing after this batch */
+	uint64		last_rowid;		/* last row handed out (LS_ROWID_INVALID: none) */
+	HeapTuple	btups[LS_BATCH_ROWS];
+	/* bitmap: candidates rowids[ncand_next .. nrows) not yet looked at */
+	int			ncand_next;
 } LsScanDescData;
 
 typedef LsScanDescData *LsScanDesc;

@@ -36,7 +36,11 @@
 PG_FUNCTION_INFO_V1(leanstore_tableam_handler);
 
 /* Rows looked at per epoch before it is left and re-entered. */
-#define LS_ROWS_PER_EPOCH	256
+#define LS_ROWS_PER_EPOCH	LS_BATCH_ROWS
+/* Rows taken from the RID-map per ls_hot_scan_batch call. */
+#define LS_MAP_BATCH		64
+/* SSI xids a batch may collect before it stops (reported after the epoch). */
+#define LS_SSI_BATCH_XIDS	(4 * LS_SSI_MAX_XIDS)
 
 uint64
 ls_rel_rowid_limit(Relation rel)
@@ -94,6 +98,11 @@ ls_scan_reset(LsScanDesc scan)
 	scan->cur_block = InvalidBlockNumber;
 	scan->nrows = 0;
 	scan->nextrow = 0;
+	scan->ncand_next = 0;
+	scan->bn = 0;
+	scan->bnext = 0;
+	scan->bexhausted = false;
+	scan->last_rowid = LS_ROWID_INVALID;
 	scan->sample_next_block = 0;
 	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
@@ -106,6 +115,7 @@ ls_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	LsScanDesc	scan = palloc0(sizeof(LsScanDescData));
 
 	RelationIncrementReferenceCount(rel);
+	scan->mcxt = CurrentMemoryContext;
 	scan->base.rs_rd = rel;
 	scan->base.rs_snapshot = snapshot;
 	scan->base.rs_nkeys = nkeys;
@@ -148,6 +158,8 @@ ls_scan_end(TableScanDesc sscan)
 		UnregisterSnapshot(sscan->rs_snapshot);
 	if (sscan->rs_key)
 		pfree(sscan->rs_key);
+	if (scan->bbuf)
+		pfree(scan->bbuf);
 	pfree(scan);
 }
 
@@ -294,28 +306,185 @@ ls_scan_prev_row(LsScanDesc scan)
 }
 
 /*
- * The next visible tuple in the given direction; false at the end of the
- * range.  Epochs last at most LS_ROWS_PER_EPOCH rows.
+ * Forward, for a batch: up to max live rows in range into rows[] (0 at the
+ * end).  Caller inside an epoch.
  */
-static bool
-ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
+static int
+ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max)
+{
+	for (;;)
+	{
+		uint64		hi = Min(scan->chunk_end, scan->tr_max == LS_ROWID_INVALID ?
+							 scan->chunk_end : scan->tr_max + 1);
+		uint32		n = 0;
+
+		if (scan->cursor < scan->tr_min)
+			scan->cursor = scan->tr_min;
+		if (scan->cursor < hi)
+			n = ls_hot_scan_batch(scan->tbl, &scan->cursor, hi, rows, (uint32) max);
+		if (n > 0)
+			return (int) n;
+		scan->cursor = hi;
+		if (scan->base.rs_parallel == NULL || !ls_scan_claim_chunk(scan))
+			return 0;
+	}
+}
+
+/* Make sure the batch buffer holds at least size bytes (outside epochs). */
+static void
+ls_batch_reserve(LsScanDesc scan, Size size)
+{
+	Size		want = Max(size, (Size) LS_BATCH_BYTES);
+
+	if (scan->bbufsize >= want)
+		return;
+	if (scan->bbuf)
+		pfree(scan->bbuf);
+	scan->bbuf = NULL;
+	scan->bbufsize = 0;
+	scan->bbuf = MemoryContextAlloc(scan->mcxt, want);
+	scan->bbufsize = want;
+}
+
+/*
+ * Copy v into the batch at *used; false when it does not fit (*need = the
+ * bytes it needs, 0 for a corrupt version).  Inside the epoch: never throws.
+ */
+static inline bool
+ls_batch_add(LsScanDesc scan, ls_hot_version *v, Oid relid, uint64 rowid,
+			 Size *used, Size *need)
+{
+	Size		size = ls_version_tuple_size(v);
+
+	*need = size;
+	if (size == 0 || *used + size > scan->bbufsize)
+		return false;
+	scan->btups[scan->bn++] = ls_version_copy_out(v, relid, rowid,
+												  scan->bbuf + *used);
+	*used += size;
+	return true;
+}
+
+/*
+ * Remember the last row handed out from the batch (scan->last_rowid) before
+ * the batch is dropped or refilled.
+ */
+static inline void
+ls_batch_forget(LsScanDesc scan)
+{
+	if (scan->bnext > 0)
+		scan->last_rowid = ls_tid_to_rowid(&scan->btups[scan->bnext - 1]->t_self);
+	scan->bn = 0;
+	scan->bnext = 0;
+}
+
+/* Hand out the next row of the batch; false when it is used up. */
+static inline bool
+ls_batch_next(LsScanDesc scan, TupleTableSlot *slot)
+{
+	HeapTuple	tup;
+
+	if (scan->bnext >= scan->bn)
+		return false;
+	tup = scan->btups[scan->bnext++];
+	ls_store_borrowed(tup, slot);
+	return true;
+}
+
+/*
+ * Forward: fill the batch with the next visible rows, in one epoch: at most
+ * LS_ROWS_PER_EPOCH rows looked at, stopping early when the buffer is full
+ * or rw-conflicts were collected (reported here, after the epoch, before
+ * any of the rows is returned).  Sets *exhausted when the range ran out.
+ */
+static void
+ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 {
 	Snapshot	snapshot = scan->base.rs_snapshot;
 	Relation	rel = scan->base.rs_rd;
-	bool		backward = ScanDirectionIsBackward(direction);
-	bool		ssi = IsMVCCSnapshot(snapshot) &&
-		CheckForSerializableConflictOutNeeded(rel, snapshot);
+	Oid			relid = RelationGetRelid(rel);
+	TransactionId ssi_xids[LS_SSI_BATCH_XIDS];
+	ls_hot_row *rows[LS_MAP_BATCH];
+	int			nssi = 0;
+	int			looked = 0;
+	Size		used = 0;
+	Size		need = 0;
+	bool		stop = false;
+
+	ls_batch_reserve(scan, 0);
+	ls_batch_forget(scan);
+	*exhausted = false;
+
+	ls_epoch_enter();
+	while (!stop && looked < LS_ROWS_PER_EPOCH)
+	{
+		int			n = ls_scan_next_rows(scan, rows,
+										  Min(LS_MAP_BATCH, LS_ROWS_PER_EPOCH - looked));
+
+		scan->started = true;
+		if (n == 0)
+		{
+			*exhausted = true;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+		{
+			ls_hot_row *row = rows[i];
+			ls_hot_version *v = ls_row_visible_version_fast(row, snapshot);
+
+			if (v != NULL && !ls_batch_add(scan, v, relid, row->rowid, &used, &need))
+			{
+				/* look at this row again in the next batch */
+				scan->cursor = row->rowid;
+				stop = true;
+				break;
+			}
+			looked++;
+			if (ssi)
+			{
+				nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
+				if (nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
+				{
+					scan->cursor = row->rowid + 1;
+					stop = true;
+					break;
+				}
+			}
+		}
+	}
+	ls_epoch_exit();
+	if (nssi > 0)
+		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
+	if (stop && scan->bn == 0 && need > 0)
+		ls_batch_reserve(scan, need);	/* a row wider than the buffer */
+	else if (stop && scan->bn == 0 && nssi == 0)
+		ls_report_bad_version(rel);
+}
+
+/* Backward: the previous visible row, one per epoch (scrollable cursors). */
+static bool
+ls_scan_step_backward(LsScanDesc scan, TupleTableSlot *slot, bool ssi)
+{
+	Snapshot	snapshot = scan->base.rs_snapshot;
+	Relation	rel = scan->base.rs_rd;
+	Oid			relid = RelationGetRelid(rel);
 	TransactionId ssi_xids[LS_SSI_MAX_XIDS];
 
-	if (backward && scan->base.rs_parallel != NULL)
+	if (scan->base.rs_parallel != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("backward parallel scans are not supported")));
-	if (!backward && scan->at_end)
-	{
-		ExecClearTuple(slot);
-		return false;
-	}
+
+	/*
+	 * The position is the last row handed out, wherever forward batching
+	 * left the cursor; rows batched ahead of it are given back.
+	 */
+	ExecClearTuple(slot);
+	ls_batch_forget(scan);
+	if (scan->started && !scan->at_end)
+		scan->cursor = scan->last_rowid == LS_ROWID_INVALID ?
+			scan->tr_min : scan->last_rowid + 1;
+	scan->bexhausted = false;
 
 	for (;;)
 	{
@@ -323,14 +492,17 @@ ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
 		int			nssi = 0;
 		bool		found = false;
 		bool		exhausted = false;
+		bool		bad = false;
+		Size		need = 0;
 
+		ls_batch_reserve(scan, 0);
 		ls_epoch_enter();
 		while (n < LS_ROWS_PER_EPOCH && nssi == 0)
 		{
 			ls_hot_row *row;
 			ls_hot_version *v;
 
-			row = backward ? ls_scan_prev_row(scan) : ls_scan_next_row(scan);
+			row = ls_scan_prev_row(scan);
 			scan->started = true;
 			n++;
 			if (row == NULL)
@@ -338,22 +510,35 @@ ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
 				exhausted = true;
 				break;
 			}
-			v = ls_row_visible_version(row, snapshot);
+			v = ls_row_visible_version_fast(row, snapshot);
 			if (ssi)
 				nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
 			if (v != NULL)
 			{
-				ls_store_version(v, rel, row->rowid, slot);
-				found = true;
+				Size		used = 0;
+
+				if (ls_batch_add(scan, v, relid, row->rowid, &used, &need))
+					found = true;
+				else
+				{
+					/* look at this row again, with a larger buffer */
+					scan->cursor = row->rowid + 2;
+					bad = (need == 0);
+				}
 				break;
 			}
 		}
 		ls_epoch_exit();
+		if (bad)
+			ls_report_bad_version(rel);
 		if (nssi > 0)
 			ls_ssi_report(rel, snapshot, ssi_xids, nssi);
 
 		if (found)
 		{
+			ls_batch_next(scan, slot);
+			/* the slot borrows it; nothing more is batched */
+			ls_batch_forget(scan);
 			if (scan->base.rs_nkeys > 0 && !ls_scan_keys_match(&scan->base, slot))
 				continue;
 			pgstat_count_heap_getnext(rel);
@@ -361,12 +546,59 @@ ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
 		}
 		if (exhausted)
 		{
-			if (!backward)
-				scan->at_end = true;
+			/* before the first row */
+			scan->last_rowid = LS_ROWID_INVALID;
 			ExecClearTuple(slot);
 			return false;
 		}
+		if (need > 0)
+			ls_batch_reserve(scan, need);
 		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * The next visible tuple in the given direction; false at the end of the
+ * range.  Forward scans copy up to LS_ROWS_PER_EPOCH rows per epoch into
+ * the scan's batch and hand them out from there.
+ */
+static bool
+ls_scan_step(LsScanDesc scan, ScanDirection direction, TupleTableSlot *slot)
+{
+	Snapshot	snapshot = scan->base.rs_snapshot;
+	Relation	rel = scan->base.rs_rd;
+
+	if (ScanDirectionIsBackward(direction))
+		return ls_scan_step_backward(scan, slot,
+									 IsMVCCSnapshot(snapshot) &&
+									 CheckForSerializableConflictOutNeeded(rel, snapshot));
+
+	if (scan->at_end)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	for (;;)
+	{
+		while (ls_batch_next(scan, slot))
+		{
+			if (scan->base.rs_nkeys > 0 && !ls_scan_keys_match(&scan->base, slot))
+				continue;
+			pgstat_count_heap_getnext(rel);
+			return true;
+		}
+		/* the slot may borrow the last row of the batch: clear it first */
+		ExecClearTuple(slot);
+		if (scan->bexhausted)
+		{
+			scan->at_end = true;
+			return false;
+		}
+		CHECK_FOR_INTERRUPTS();
+		/* may throw (doomed transaction): decided before the epoch */
+		ls_scan_fill_forward(scan, IsMVCCSnapshot(snapshot) &&
+							 CheckForSerializableConflictOutNeeded(rel, snapshot),
+							 &scan->bexhausted);
 	}
 }
 
@@ -464,11 +696,30 @@ ls_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan)
  * Index fetches and fetches by TID
  * ------------------------------------------------------------------------ */
 
+/*
+ * An index fetch copies the visible version into its own buffer and lets
+ * the slot borrow it (no palloc/pfree per fetch).  Only the slot that
+ * borrowed the buffer first gets it again: its tuple is replaced by the
+ * new fetch anyway.  Fetches into other slots get a palloc'd copy, so no
+ * slot ever sees its tuple overwritten under it.
+ */
 typedef struct LsIndexFetchData
 {
 	IndexFetchTableData base;
 	ls_hot_table *tbl;
+	char	   *buf;
+	Size		bufsize;
+	TupleTableSlot *buf_slot;	/* the slot that borrows buf */
+	MemoryContext mcxt;			/* where buf lives */
 } LsIndexFetchData;
+
+/* Destination of a fetch: a reusable buffer, or NULL for a palloc'd copy. */
+typedef struct LsFetchBuf
+{
+	char	  **buf;
+	Size	   *bufsize;
+	MemoryContext mcxt;
+} LsFetchBuf;
 
 static IndexFetchTableData *
 ls_index_fetch_begin(Relation rel)
@@ -476,6 +727,7 @@ ls_index_fetch_begin(Relation rel)
 	LsIndexFetchData *f = palloc0(sizeof(LsIndexFetchData));
 
 	f->base.rel = rel;
+	f->mcxt = CurrentMemoryContext;
 	f->tbl = ls_table_for(rel);
 	return &f->base;
 }
@@ -489,25 +741,34 @@ ls_index_fetch_reset(IndexFetchTableData *scan)
 static void
 ls_index_fetch_end(IndexFetchTableData *scan)
 {
+	LsIndexFetchData *f = (LsIndexFetchData *) scan;
+
+	if (f->buf)
+		pfree(f->buf);
 	pfree(scan);
 }
 
 /*
  * Look up tid and store the version visible to snapshot.  *gone is set when
  * the rowid holds nothing any snapshot could see (never reused, so an index
- * entry pointing there is dead for good).
+ * entry pointing there is dead for good).  With fb, the tuple is copied
+ * into *fb->buf (grown when too small) and the slot borrows it; without,
+ * the slot gets its own copy.
  */
 static bool
 ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
-				 Snapshot snapshot, TupleTableSlot *slot, bool *gone)
+				 Snapshot snapshot, TupleTableSlot *slot, bool *gone,
+				 LsFetchBuf *fb)
 {
 	uint64		rowid = ls_tid_to_rowid(tid);
 	ls_hot_row *row;
-	ls_hot_version *v = NULL;
+	ls_hot_version *v;
+	HeapTuple	tup = NULL;
 	TransactionId xmin = InvalidTransactionId;
 	TransactionId ssi_xids[LS_SSI_MAX_XIDS];
-	int			nssi = 0;
+	int			nssi;
 	bool		ssi;
+	Size		need;
 
 	*gone = false;
 	if (rowid == LS_ROWID_INVALID || rowid >= ls_hot_table_rowid_limit(tbl))
@@ -517,27 +778,60 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 	ssi = IsMVCCSnapshot(snapshot) &&
 		CheckForSerializableConflictOutNeeded(rel, snapshot);
 
-	ls_epoch_enter();
-	row = ls_hot_row_get(tbl, rowid);
-	if (row == NULL)
-		*gone = true;
-	else
+	if (fb != NULL && *fb->buf == NULL)
 	{
-		v = ls_row_visible_version(row, snapshot);
-		if (ssi)
-			nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
-		if (v != NULL)
-		{
-			ls_store_version(v, rel, rowid, slot);
-			xmin = ls_hv_xid(atomic_load(&v->xmin_word));
-		}
+		*fb->buf = MemoryContextAlloc(fb->mcxt, 1024);
+		*fb->bufsize = 1024;
 	}
-	ls_epoch_exit();
+	for (;;)
+	{
+		v = NULL;
+		nssi = 0;
+		need = 0;
+		ls_epoch_enter();
+		row = ls_hot_row_get(tbl, rowid);
+		if (row == NULL)
+			*gone = true;
+		else
+		{
+			v = ls_row_visible_version_fast(row, snapshot);
+			if (ssi)
+				nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
+			if (v != NULL)
+			{
+				xmin = ls_hv_xid(atomic_load_explicit(&v->xmin_word,
+													  memory_order_relaxed));
+				if (fb == NULL)
+					ls_store_version(v, rel, rowid, slot);
+				else
+				{
+					need = ls_version_tuple_size(v);
+					if (need > 0 && need <= *fb->bufsize)
+						tup = ls_version_copy_out(v, RelationGetRelid(rel), rowid,
+												  *fb->buf);
+				}
+			}
+		}
+		ls_epoch_exit();
+		if (fb == NULL || v == NULL || tup != NULL)
+			break;
+		/* too large for the buffer (or corrupt): grow it and look again */
+		if (need == 0)
+			ls_report_bad_version(rel);
+		ExecClearTuple(slot);
+		pfree(*fb->buf);
+		*fb->buf = NULL;
+		*fb->bufsize = 0;
+		*fb->buf = MemoryContextAlloc(fb->mcxt, need);
+		*fb->bufsize = need;
+	}
 	if (nssi > 0)
 		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
 
 	if (v == NULL)
 		return false;
+	if (tup != NULL)
+		ls_store_borrowed(tup, slot);
 	if (IsMVCCSnapshot(snapshot))
 		PredicateLockTID(rel, &slot->tts_tid, snapshot, xmin);
 	return true;
@@ -549,12 +843,16 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 					 bool *call_again, bool *all_dead)
 {
 	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt};
 	bool		gone;
 	bool		found;
 
 	/* one visible version per rowid: never a second call for this tid */
 	*call_again = false;
-	found = ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, slot, &gone);
+	if (f->buf_slot == NULL)
+		f->buf_slot = slot;
+	found = ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, slot, &gone,
+							 f->buf_slot == slot ? &fb : NULL);
 	if (all_dead)
 		*all_dead = gone;
 	return found;
@@ -566,7 +864,8 @@ ls_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 {
 	bool		gone;
 
-	return ls_fetch_visible(rel, ls_table_for(rel), tid, snapshot, slot, &gone);
+	return ls_fetch_visible(rel, ls_table_for(rel), tid, snapshot, slot, &gone,
+							NULL);
 }
 
 static bool
@@ -698,36 +997,83 @@ ls_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
  * Bitmap scans
  * ------------------------------------------------------------------------ */
 
-/* Collect the visible rows among the given rowids of the current block. */
+/*
+ * Copy the visible rows among the candidates rowids[ncand_next .. nrows)
+ * of the current block into the batch, in one epoch (heap's page-at-a-time
+ * bitmap scan): up to LS_BATCH_ROWS rows, fewer when the buffer is full or
+ * rw-conflicts were collected (reported after the epoch).  Visible rows are
+ * predicate-locked, as heap does for a page's visible tuples.
+ */
 static void
-ls_collect_visible(LsScanDesc scan, const uint64 *cand, int ncand)
+ls_bitmap_fill(LsScanDesc scan)
 {
 	Snapshot	snapshot = scan->base.rs_snapshot;
+	Relation	rel = scan->base.rs_rd;
+	Oid			relid = RelationGetRelid(rel);
+	TransactionId ssi_xids[LS_SSI_BATCH_XIDS];
+	int			nssi = 0;
+	Size		used = 0;
+	Size		need = 0;
+	bool		bad = false;
+	bool		ssi;
 
-	scan->nrows = 0;
-	scan->nextrow = 0;
+	/* may throw (doomed transaction): decided before the epoch */
+	ssi = IsMVCCSnapshot(snapshot) &&
+		CheckForSerializableConflictOutNeeded(rel, snapshot);
+	ls_batch_reserve(scan, 0);
+	scan->bn = 0;
+	scan->bnext = 0;
+
 	ls_epoch_enter();
-	for (int i = 0; i < ncand; i++)
+	while (scan->ncand_next < scan->nrows && scan->bn < LS_BATCH_ROWS)
 	{
-		ls_hot_row *row = ls_hot_row_get(scan->tbl, cand[i]);
+		uint64		rowid = scan->rowids[scan->ncand_next];
+		ls_hot_row *row = ls_hot_row_get(scan->tbl, rowid);
 
-		if (row != NULL && ls_row_visible_version(row, snapshot) != NULL)
-			scan->rowids[scan->nrows++] = cand[i];
+		if (row != NULL)
+		{
+			ls_hot_version *v = ls_row_visible_version_fast(row, snapshot);
+
+			if (v != NULL && !ls_batch_add(scan, v, relid, rowid, &used, &need))
+			{
+				/* this candidate again in the next batch */
+				bad = (need == 0);
+				break;
+			}
+			if (ssi)
+				nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
+		}
+		scan->ncand_next++;
+		if (nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
+			break;
 	}
 	ls_epoch_exit();
+	if (bad)
+		ls_report_bad_version(rel);
+	if (nssi > 0)
+		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
+	if (scan->bn == 0 && need > 0)
+		ls_batch_reserve(scan, need);	/* a row wider than the buffer */
+	if (IsMVCCSnapshot(snapshot))
+	{
+		for (int i = 0; i < scan->bn; i++)
+			PredicateLockTID(rel, &scan->btups[i]->t_self, snapshot,
+							 HeapTupleHeaderGetRawXmin(scan->btups[i]->t_data));
+	}
 }
 
 static bool
 ls_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 {
 	LsScanDesc	scan = (LsScanDesc) sscan;
-	uint64		cand[LS_ROWS_PER_BLOCK];
 	int			ncand = 0;
 	uint64		base = (uint64) tbmres->blockno * LS_ROWS_PER_BLOCK;
 	uint64		limit = ls_hot_table_rowid_limit(scan->tbl);
 
 	scan->nrows = 0;
-	scan->nextrow = 0;
+	scan->ncand_next = 0;
+	scan->bn = 0;
+	scan->bnext = 0;
 	scan->cur_block = tbmres->blockno;
 	if (base >= limit)
 		return false;
@@ -739,16 +1085,17 @@ ls_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 			OffsetNumber off = tbmres->offsets[i];
 
 			if (off >= 1 && off <= LS_ROWS_PER_BLOCK && base + off - 1 < limit)
-				cand[ncand++] = base + off - 1;
+				scan->rowids[ncand++] = base + off - 1;
 		}
 	}
 	else
 	{
 		for (int i = 0; i < LS_ROWS_PER_BLOCK && base + i < limit; i++)
-			cand[ncand++] = base + i;
+			scan->rowids[ncand++] = base + i;
 	}
-	ls_collect_visible(scan, cand, ncand);
-	return scan->nrows > 0;
+	scan->nrows = ncand;
+	ls_bitmap_fill(scan);
+	return scan->bn > 0 || scan->ncand_next < scan->nrows;
 }
 
 static bool
@@ -756,23 +1103,21 @@ ls_scan_bitmap_next_tuple(TableScanDesc sscan, TBMIterateResult *tbmres,
 						  TupleTableSlot *slot)
 {
 	LsScanDesc	scan = (LsScanDesc) sscan;
-	Relation	rel = sscan->rs_rd;
 
-	while (scan->nextrow < scan->nrows)
+	for (;;)
 	{
-		uint64		rowid = scan->rowids[scan->nextrow++];
-		bool		gone;
-		ItemPointerData tid;
-
-		ls_rowid_to_tid(rowid, &tid);
-		if (ls_fetch_visible(rel, scan->tbl, &tid, sscan->rs_snapshot, slot, &gone))
+		if (ls_batch_next(scan, slot))
 		{
-			pgstat_count_heap_fetch(rel);
+			pgstat_count_heap_fetch(sscan->rs_rd);
 			return true;
 		}
+		/* the slot may borrow the last row of the batch: clear it first */
+		ExecClearTuple(slot);
+		if (scan->ncand_next >= scan->nrows)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		ls_bitmap_fill(scan);
 	}
-	ExecClearTuple(slot);
-	return false;
 }
 
 /* ------------------------------------------------------------------------
@@ -919,7 +1264,7 @@ ls_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 			continue;
 		ls_rowid_to_tid(base + off - 1, &tid);
 		if (ls_fetch_visible(sscan->rs_rd, scan->tbl, &tid, sscan->rs_snapshot,
-							 slot, &gone))
+							 slot, &gone, NULL))
 		{
 			pgstat_count_heap_getnext(sscan->rs_rd);
 			return true;

@@ -14,6 +14,89 @@
 
 #include "ls_pg.h"
 
+/*
+ * Rebuild a HeapTuple from v into buf: the HeapTupleData header, then the
+ * tuple header and data (MAXALIGNed when buf is).  Reads the version's words
+ * once and never resolves multixacts (the raw xmax word is what the tuple
+ * header shows), so it does no catalog or SLRU access and never throws:
+ * callers run it inside an epoch, e.g. to copy a batch of rows into a
+ * scan's buffer.  The caller checked v->len (ls_version_tuple_size).
+ */
+HeapTuple
+ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
+{
+	HeapTuple	tup = (HeapTuple) buf;
+	HeapTupleHeader hdr = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
+	uint32		len = v->len;
+	uint64		xmin_word = atomic_load_explicit(&v->xmin_word, memory_order_acquire);
+	uint64		xmax_word = atomic_load_explicit(&v->xmax_word, memory_order_acquire);
+	uint32		xmin_flags = ls_hv_flags(xmin_word);
+	uint32		xmax_flags = ls_hv_flags(xmax_word);
+	uint16		infomask;
+	uint16		infomask2;
+
+	memcpy((char *) hdr + MINIMAL_TUPLE_OFFSET, v->data, len);
+
+	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
+	tup->t_tableOid = relid;
+	ls_rowid_to_tid(rowid, &tup->t_self);
+	tup->t_data = hdr;
+
+	infomask = hdr->t_infomask & ~HEAP_XACT_MASK;
+	infomask2 = hdr->t_infomask2 & ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
+	HeapTupleHeaderSetXmin(hdr, ls_hv_xid(xmin_word));
+	if (xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN))
+		infomask |= HEAP_XMIN_COMMITTED;
+	else if (xmin_flags & LS_HV_XMIN_ABORTED)
+		infomask |= HEAP_XMIN_INVALID;
+	HeapTupleHeaderSetXmax(hdr, ls_hv_xid(xmax_word));
+	if (ls_hv_xid(xmax_word) == InvalidTransactionId ||
+		(xmax_flags & LS_HV_XMAX_ABORTED))
+		infomask |= HEAP_XMAX_INVALID;
+	else
+	{
+		if (xmax_flags & LS_HV_XMAX_IS_MULTI)
+			infomask |= HEAP_XMAX_IS_MULTI;
+		if (xmax_flags & LS_HV_XMAX_COMMITTED)
+			infomask |= HEAP_XMAX_COMMITTED;
+		if (xmax_flags & LS_HV_XMAX_LOCK_ONLY)
+			infomask |= HEAP_XMAX_LOCK_ONLY;
+		if (xmax_flags & LS_HV_XMAX_KEYSHR_LOCK)
+			infomask |= HEAP_XMAX_KEYSHR_LOCK;
+		if (xmax_flags & LS_HV_XMAX_EXCL_LOCK)
+			infomask |= HEAP_XMAX_EXCL_LOCK;
+		if (xmax_flags & LS_HV_XMAX_KEYS_UPDATED)
+			infomask2 |= HEAP_KEYS_UPDATED;
+	}
+	hdr->t_infomask = infomask;
+	hdr->t_infomask2 = infomask2;
+	/* t_infomask must be final before HeapTupleHeaderSetCmin looks at it */
+	HeapTupleHeaderSetCmin(hdr, v->cmin);
+	if (xmax_flags & LS_HV_XMAX_MOVED)
+	{
+		uint64		next = atomic_load_explicit(&v->next_rowid, memory_order_acquire);
+		uint16		uflags = atomic_load_explicit(&v->user_flags, memory_order_acquire);
+
+		if (next != LS_ROWID_INVALID && !(uflags & LS_UF_SPECULATIVE))
+			ls_rowid_to_tid(next, &hdr->t_ctid);
+		else
+			hdr->t_ctid = tup->t_self;
+	}
+	else
+		hdr->t_ctid = tup->t_self;
+	return tup;
+}
+
+/* Report the impossible payload length of a version (outside any epoch). */
+void
+ls_report_bad_version(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("leanstore version in table \"%s\" has an invalid payload length",
+					RelationGetRelationName(rel))));
+}
+
 Size
 ls_heaptuple_size(ls_hot_version *v)
 {
@@ -34,56 +117,9 @@ HeapTuple
 ls_version_to_heaptuple(ls_hot_version *v, Relation rel, uint64 rowid,
 						char *buf, Size bufsize)
 {
-	HeapTuple	tup = (HeapTuple) buf;
-	HeapTupleHeader hdr;
-	LsVersionInfo info;
-	uint32		len = v->len;
-
-	if (HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + (Size) len > bufsize)
+	if (HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + (Size) v->len > bufsize)
 		elog(ERROR, "leanstore tuple buffer too small");
-
-	ls_version_info(v, &info);
-	hdr = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
-	memcpy((char *) hdr + MINIMAL_TUPLE_OFFSET, v->data, len);
-
-	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
-	tup->t_tableOid = RelationGetRelid(rel);
-	ls_rowid_to_tid(rowid, &tup->t_self);
-	tup->t_data = hdr;
-
-	hdr->t_infomask &= ~HEAP_XACT_MASK;
-	hdr->t_infomask2 &= ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
-	HeapTupleHeaderSetXmin(hdr, info.xmin);
-	if (info.xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN))
-		hdr->t_infomask |= HEAP_XMIN_COMMITTED;
-	else if (info.xmin_flags & LS_HV_XMIN_ABORTED)
-		hdr->t_infomask |= HEAP_XMIN_INVALID;
-	HeapTupleHeaderSetXmax(hdr, ls_hv_xid(info.xmax_raw));
-	if (ls_hv_xid(info.xmax_raw) == InvalidTransactionId ||
-		(info.xmax_flags & LS_HV_XMAX_ABORTED))
-		hdr->t_infomask |= HEAP_XMAX_INVALID;
-	else
-	{
-		if (info.xmax_flags & LS_HV_XMAX_IS_MULTI)
-			hdr->t_infomask |= HEAP_XMAX_IS_MULTI;
-		if (info.xmax_flags & LS_HV_XMAX_COMMITTED)
-			hdr->t_infomask |= HEAP_XMAX_COMMITTED;
-		if (info.xmax_flags & LS_HV_XMAX_LOCK_ONLY)
-			hdr->t_infomask |= HEAP_XMAX_LOCK_ONLY;
-		if (info.xmax_flags & LS_HV_XMAX_KEYSHR_LOCK)
-			hdr->t_infomask |= HEAP_XMAX_KEYSHR_LOCK;
-		if (info.xmax_flags & LS_HV_XMAX_EXCL_LOCK)
-			hdr->t_infomask |= HEAP_XMAX_EXCL_LOCK;
-		if (info.xmax_flags & LS_HV_XMAX_KEYS_UPDATED)
-			hdr->t_infomask2 |= HEAP_KEYS_UPDATED;
-	}
-	HeapTupleHeaderSetCmin(hdr, info.cmin);
-	if ((info.xmax_flags & LS_HV_XMAX_MOVED) && info.next_rowid != LS_ROWID_INVALID &&
-		!(info.user_flags & LS_UF_SPECULATIVE))
-		ls_rowid_to_tid(info.next_rowid, &hdr->t_ctid);
-	else
-		hdr->t_ctid = tup->t_self;
-	return tup;
+	return ls_version_copy_out(v, RelationGetRelid(rel), rowid, buf);
 }
 
 /* Store v (caller inside an epoch) into slot; the slot owns the copy. */

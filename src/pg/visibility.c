@@ -550,6 +550,10 @@ again:
 		return ls_row_any_version(row);
 
 	first = ls_hot_row_newest(row);
+	if (snapshot->snapshot_type == SNAPSHOT_MVCC && first != NULL &&
+		ls_visible_mvcc_settled(first, snapshot))
+		return first;
+
 	for (v = first; v != NULL && n < LS_MAX_CHAIN;
 		 v = ls_hot_version_older(v), n++)
 	{

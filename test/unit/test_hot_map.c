@@ -247,6 +247,37 @@ check_scan(fixture *f, const uint8_t *model, const uint64_t *ids, size_t n,
 		i++;
 	assert_true(i == n || ids[i] >= hi);
 
+	/* the batch iterator returns the same rows, whatever the batch size */
+	for (uint32_t bs = 1; bs <= 64; bs = bs * 3 + 1)
+	{
+		ls_hot_row *batch[64];
+		uint32_t	got;
+
+		cursor = lo;
+		i = 0;
+		do
+		{
+			got = ls_hot_scan_batch(f->tbl, &cursor, hi, batch, bs);
+			assert_true(got <= bs);
+			for (uint32_t b = 0; b < got; b++)
+			{
+				while (i < n && (ids[i] < lo || model[i] != M_ROW))
+					i++;
+				assert_true(i < n);
+				assert_int_equal(batch[b]->rowid, ids[i]);
+				i++;
+			}
+			if (got == bs)
+				assert_int_equal(cursor, batch[got - 1]->rowid + 1);
+			else
+				assert_true(cursor >= LS_MIN(hi, LS_HOT_MAX_ROWID));
+		} while (got == bs);
+		while (i < n && ids[i] < hi && (ids[i] < lo || model[i] != M_ROW))
+			i++;
+		assert_true(i == n || ids[i] >= hi);
+	}
+	assert_int_equal(ls_hot_scan_batch(f->tbl, &cursor, hi, NULL, 0), 0);
+
 	uint64_t	rid;
 
 	cursor = lo;
