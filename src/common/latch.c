@@ -78,23 +78,51 @@ ls_latch_optimistic_slow(ls_latch *l, uint64_t *v)
 	return LS_RESTART;
 }
 
-bool
-ls_latch_try_lock_shared(ls_latch *l)
+/* No exclusive holder: a shared hold can be added. */
+static inline bool
+shared_ok(uint64_t w)
 {
-	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
+	return (w & LS_LATCH_EXCLUSIVE) == 0;
+}
 
-	while ((w & LS_LATCH_EXCLUSIVE) == 0)
+/* Neither exclusive nor shared holders (WAITERS may be set). */
+static inline bool
+is_free(uint64_t w)
+{
+	return (state_of(w) & ~LS_LATCH_WAITERS) == 0;
+}
+
+/* CAS w -> w + 1 (one more shared holder); *w is reloaded on failure. */
+static inline bool
+cas_shared(ls_latch *l, uint64_t *w)
+{
+	return atomic_compare_exchange_weak_explicit(&l->word, w, *w + 1,
+												 memory_order_acquire,
+												 memory_order_relaxed);
+}
+
+/* CAS w -> w|EXCLUSIVE; the release fence orders the holder's data stores
+ * after the lock bit for optimistic readers (seqlock writer side). */
+static inline bool
+cas_exclusive(ls_latch *l, uint64_t *w)
+{
+	if (atomic_compare_exchange_weak_explicit(&l->word, w, *w | LS_LATCH_EXCLUSIVE,
+											  memory_order_acquire,
+											  memory_order_relaxed))
 	{
-		if (atomic_compare_exchange_weak_explicit(&l->word, &w, w + 1,
-												  memory_order_acquire,
-												  memory_order_relaxed))
-			return true;
+		atomic_thread_fence(memory_order_release);
+		return true;
 	}
 	return false;
 }
 
-void
-ls_latch_lock_shared(ls_latch *l)
+/*
+ * Blocking lock in either mode: spin LATCH_SPINS times while the latch is
+ * unavailable, then sleep on it; an exclusive CAS keeps WAITERS, so our
+ * unlock wakes the others.
+ */
+static inline void
+lock_blocking(ls_latch *l, bool exclusive)
 {
 	int			spins = 0;
 
@@ -102,11 +130,9 @@ ls_latch_lock_shared(ls_latch *l)
 	{
 		uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
 
-		if ((w & LS_LATCH_EXCLUSIVE) == 0)
+		if (exclusive ? is_free(w) : shared_ok(w))
 		{
-			if (atomic_compare_exchange_weak_explicit(&l->word, &w, w + 1,
-													  memory_order_acquire,
-													  memory_order_relaxed))
+			if (exclusive ? cas_exclusive(l, &w) : cas_shared(l, &w))
 				return;
 			continue;
 		}
@@ -118,6 +144,41 @@ ls_latch_lock_shared(ls_latch *l)
 		sleep_on(l, w);
 		spins = 0;
 	}
+}
+
+/*
+ * End an exclusive hold: new version, state = new_state (0: unlocked,
+ * 1: one shared holder); wake everybody if WAITERS was set.  Only WAITERS
+ * can change under an exclusive holder, so a plain exchange suffices.
+ */
+static inline void
+release_exclusive(ls_latch *l, uint32_t new_state)
+{
+	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
+	uint64_t	nw = (((w >> 32) + 1) << 32) | new_state;
+
+	w = atomic_exchange_explicit(&l->word, nw, memory_order_release);
+	if (state_of(w) & LS_LATCH_WAITERS)
+		ls_futex_wake(state_half(l), INT32_MAX);
+}
+
+bool
+ls_latch_try_lock_shared(ls_latch *l)
+{
+	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
+
+	while (shared_ok(w))
+	{
+		if (cas_shared(l, &w))
+			return true;
+	}
+	return false;
+}
+
+void
+ls_latch_lock_shared(ls_latch *l)
+{
+	lock_blocking(l, false);
 }
 
 void
@@ -141,27 +202,12 @@ ls_latch_unlock_shared(ls_latch *l)
 		ls_futex_wake(state_half(l), INT32_MAX);
 }
 
-/* CAS w -> w|EXCLUSIVE; the release fence orders the holder's data stores
- * after the lock bit for optimistic readers (seqlock writer side). */
-static inline bool
-cas_exclusive(ls_latch *l, uint64_t *w)
-{
-	if (atomic_compare_exchange_weak_explicit(&l->word, w, *w | LS_LATCH_EXCLUSIVE,
-											  memory_order_acquire,
-											  memory_order_relaxed))
-	{
-		atomic_thread_fence(memory_order_release);
-		return true;
-	}
-	return false;
-}
-
 bool
 ls_latch_try_lock_exclusive(ls_latch *l)
 {
 	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
 
-	while ((state_of(w) & ~LS_LATCH_WAITERS) == 0)
+	while (is_free(w))
 	{
 		if (cas_exclusive(l, &w))
 			return true;
@@ -172,50 +218,19 @@ ls_latch_try_lock_exclusive(ls_latch *l)
 void
 ls_latch_lock_exclusive(ls_latch *l)
 {
-	int			spins = 0;
-
-	for (;;)
-	{
-		uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
-
-		if ((state_of(w) & ~LS_LATCH_WAITERS) == 0)
-		{
-			/* keep WAITERS: our unlock must wake the others */
-			if (cas_exclusive(l, &w))
-				return;
-			continue;
-		}
-		if (spins++ < LATCH_SPINS)
-		{
-			ls_cpu_relax();
-			continue;
-		}
-		sleep_on(l, w);
-		spins = 0;
-	}
+	lock_blocking(l, true);
 }
 
 void
 ls_latch_unlock_exclusive(ls_latch *l)
 {
-	/* Only WAITERS can change under us while we hold it exclusively. */
-	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
-	uint64_t	nw = ((w >> 32) + 1) << 32;
-
-	w = atomic_exchange_explicit(&l->word, nw, memory_order_release);
-	if (state_of(w) & LS_LATCH_WAITERS)
-		ls_futex_wake(state_half(l), INT32_MAX);
+	release_exclusive(l, 0);
 }
 
 void
 ls_latch_downgrade_exclusive(ls_latch *l)
 {
-	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
-	uint64_t	nw = (((w >> 32) + 1) << 32) | 1;
-
-	w = atomic_exchange_explicit(&l->word, nw, memory_order_release);
-	if (state_of(w) & LS_LATCH_WAITERS)
-		ls_futex_wake(state_half(l), INT32_MAX);
+	release_exclusive(l, 1);
 }
 
 bool
@@ -243,11 +258,9 @@ ls_latch_upgrade_shared(ls_latch *l, uint64_t v)
 {
 	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
 
-	while ((w >> 32) == (v >> 32) && (w & LS_LATCH_EXCLUSIVE) == 0)
+	while ((w >> 32) == (v >> 32) && shared_ok(w))
 	{
-		if (atomic_compare_exchange_weak_explicit(&l->word, &w, w + 1,
-												  memory_order_acquire,
-												  memory_order_relaxed))
+		if (cas_shared(l, &w))
 			return LS_OK;
 	}
 	return LS_RESTART;
@@ -258,7 +271,7 @@ ls_latch_upgrade_exclusive(ls_latch *l, uint64_t v)
 {
 	uint64_t	w = atomic_load_explicit(&l->word, memory_order_relaxed);
 
-	while ((w >> 32) == (v >> 32) && (state_of(w) & ~LS_LATCH_WAITERS) == 0)
+	while ((w >> 32) == (v >> 32) && is_free(w))
 	{
 		if (cas_exclusive(l, &w))
 			return LS_OK;
