@@ -365,9 +365,9 @@ bm_page_check(const ls_page *p, ls_pid pid)
  * Guards
  * ------------------------------------------------------------------------ */
 ls_status
-ls_guard_meta(ls_latch *latch, ls_guard_mode mode, ls_guard *out)
+bm_guard_take(ls_guard *out, ls_frame *frame, ls_latch *latch, ls_guard_mode mode)
 {
-	out->frame = NULL;
+	out->frame = frame;
 	out->latch = latch;
 	out->mode = LS_GUARD_NONE;
 	switch (mode)
@@ -389,6 +389,12 @@ ls_guard_meta(ls_latch *latch, ls_guard_mode mode, ls_guard *out)
 		out->version = atomic_load_explicit(&latch->word, memory_order_relaxed);
 	out->mode = mode;
 	return LS_OK;
+}
+
+ls_status
+ls_guard_meta(ls_latch *latch, ls_guard_mode mode, ls_guard *out)
+{
+	return bm_guard_take(out, NULL, latch, mode);
 }
 
 ls_status

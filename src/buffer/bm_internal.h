@@ -101,6 +101,12 @@ struct ls_bm
 
 /* bm.c */
 void		bm_frame_push_free(ls_bm *bm, uint32_t idx);
+/*
+ * Latch `latch` in mode (optimistic: LS_RESTART while exclusively held) and
+ * fill *out; on failure out->mode is LS_GUARD_NONE.  Shared by meta guards
+ * and resident frames.
+ */
+ls_status	bm_guard_take(ls_guard *out, ls_frame *frame, ls_latch *latch, ls_guard_mode mode);
 ls_status	bm_get_free_frame(ls_bm *bm, uint32_t *idx);
 const ls_dt_ops *bm_type_ops(uint16_t dt_type);
 bool		bm_lookup_dt(ls_bm *bm, uint32_t dt_id, const ls_dt_ops **ops, void **obj);

@@ -49,20 +49,28 @@ iof_set_state(ls_iof_slot *s, uint32_t state)
 	ls_futex_wake(&s->seq, INT32_MAX);
 }
 
-/* Give a READY slot's frame back to the free list (mutex held). */
+/*
+ * Give a loaded frame that nobody may use back to the free list.  The latch
+ * round trip moves the version: optimistic readers that raced on it fail.
+ */
 static void
-iof_drop_ready(ls_bm *bm, ls_iof_slot *s)
+frame_discard(ls_bm *bm, uint32_t idx)
 {
-	uint32_t	idx = s->frame;
 	ls_frame   *f = ls_bm_frame(bm, idx);
 
-	iof_set_state(s, LS_IOF_EMPTY);
-	/* latch round trip: optimistic readers that raced on this frame fail */
 	ls_latch_lock_exclusive(&f->latch);
 	atomic_store_explicit(&f->state, LS_FRAME_FREE, memory_order_relaxed);
 	f->pid = LS_PID_INVALID;
 	ls_latch_unlock_exclusive(&f->latch);
 	bm_frame_push_free(bm, idx);
+}
+
+/* Give a READY slot's frame back to the free list (mutex held). */
+static void
+iof_drop_ready(ls_bm *bm, ls_iof_slot *s)
+{
+	iof_set_state(s, LS_IOF_EMPTY);
+	frame_discard(bm, s->frame);
 }
 
 void
@@ -222,11 +230,7 @@ load_into(ls_bm *bm, ls_iof_part *part, ls_iof_slot *s, uint32_t idx, ls_pid pid
 	/* failed read or pid freed meanwhile: nobody may use this frame */
 	iof_set_state(s, LS_IOF_EMPTY);
 	ls_mutex_unlock(&part->mutex);
-	ls_latch_lock_exclusive(&f->latch);
-	atomic_store_explicit(&f->state, LS_FRAME_FREE, memory_order_relaxed);
-	f->pid = LS_PID_INVALID;
-	ls_latch_unlock_exclusive(&f->latch);
-	bm_frame_push_free(bm, idx);
+	frame_discard(bm, idx);
 	return st == LS_OK ? LS_RESTART : st;
 }
 
@@ -313,27 +317,10 @@ static ls_status
 fix_resident(ls_bm *bm, ls_guard *parent, uint32_t idx, ls_guard_mode mode, ls_guard *child)
 {
 	ls_frame   *f = ls_bm_frame(bm, idx);
+	ls_status	st = bm_guard_take(child, f, &f->latch, mode);
 
-	child->frame = f;
-	child->latch = &f->latch;
-	switch (mode)
-	{
-		case LS_GUARD_OPTIMISTIC:
-			if (ls_latch_optimistic(&f->latch, &child->version) != LS_OK)
-				return LS_RESTART;
-			break;
-		case LS_GUARD_SHARED:
-			ls_latch_lock_shared(&f->latch);
-			break;
-		case LS_GUARD_EXCLUSIVE:
-			ls_latch_lock_exclusive(&f->latch);
-			break;
-		case LS_GUARD_NONE:
-			return LS_INVALID;
-	}
-	if (mode != LS_GUARD_OPTIMISTIC)
-		child->version = atomic_load_explicit(&f->latch.word, memory_order_relaxed);
-	child->mode = mode;
+	if (st != LS_OK)
+		return st;
 	if (ls_guard_validate(parent) != LS_OK)
 	{
 		ls_guard_release(child);

@@ -38,6 +38,16 @@ typedef struct wb_batch
 	void	   *bufs[WB_MAX];
 } wb_batch;
 
+/* An empty batch (the per-page arrays are filled as pages are added). */
+static inline void
+batch_init(wb_batch *b, ls_bm *bm)
+{
+	b->n = 0;
+	b->cap = bm->write_batch;
+	b->mem = NULL;
+	b->max_gsn = 0;
+}
+
 static _Thread_local uint64_t tl_rand;
 
 static uint64_t
@@ -265,10 +275,7 @@ ls_bm_provider_round(ls_bm *bm)
 	uint64_t	freed = 0;
 	wb_batch	b;
 
-	b.n = 0;
-	b.cap = bm->write_batch;
-	b.mem = NULL;
-	b.max_gsn = 0;
+	batch_init(&b, bm);
 	for (uint64_t i = 0; i < budget; i++)
 	{
 		if (atomic_load_explicit(&bm->free_count, memory_order_relaxed) >= bm->free_target)
@@ -303,10 +310,7 @@ ls_bm_flush_all(ls_bm *bm)
 	ls_status	st;
 	wb_batch	b;
 
-	b.n = 0;
-	b.cap = bm->write_batch;
-	b.mem = NULL;
-	b.max_gsn = 0;
+	batch_init(&b, bm);
 	for (uint64_t i = 0; i < n; i++)
 	{
 		ls_frame   *f = ls_bm_frame(bm, (uint32_t) i);
@@ -351,10 +355,7 @@ ls_bm_evict_all(ls_bm *bm)
 	uint64_t	freed = 0;
 	wb_batch	b;
 
-	b.n = 0;
-	b.cap = bm->write_batch;
-	b.mem = NULL;
-	b.max_gsn = 0;
+	batch_init(&b, bm);
 
 	/*
 	 * Children first: an inner node is evictable only once its children are
