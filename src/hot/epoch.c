@@ -244,12 +244,14 @@ free_retired(ls_hot_ctx *ctx, hot_blk *b)
 	hot_free(ctx, obj);
 }
 
-/* Own FIFO: tags never decrease, so stop at the first one still needed. */
+/*
+ * Free the blocks at the head of a retire list whose tag is below min.
+ * Tags never decrease along a list (own FIFO, and the orphan list is kept
+ * sorted), so stop at the first one still needed.
+ */
 static void
-reclaim_own(ls_hot_ctx *ctx, uint64_t min)
+reclaim_list(ls_hot_ctx *ctx, hot_retire_list *l, uint64_t min)
 {
-	hot_retire_list *l = &ctx->retired;
-
 	while (l->head != NULL && l->head->tag < min)
 	{
 		hot_blk    *b = l->head;
@@ -263,27 +265,15 @@ reclaim_own(ls_hot_ctx *ctx, uint64_t min)
 	}
 }
 
-/* Orphans are kept sorted by tag: free from the head like our own FIFO. */
 static void
 reclaim_orphans(ls_hot_ctx *ctx, uint64_t min)
 {
 	ls_hot	   *hot = ctx->hot;
-	hot_retire_list *l = &hot->orphans;
 
 	if (!ls_mutex_trylock(&hot->orphan_lock))
 		return;
-	while (l->head != NULL && l->head->tag < min)
-	{
-		hot_blk    *b = l->head;
-
-		l->head = b->next;
-		if (l->head == NULL)
-			l->tail = NULL;
-		l->count--;
-		l->bytes -= hot_obj_size(hot, hot_obj_of(b));
-		free_retired(ctx, b);
-	}
-	atomic_store(&hot->orphan_count, l->count);
+	reclaim_list(ctx, &hot->orphans, min);
+	atomic_store(&hot->orphan_count, hot->orphans.count);
 	ls_mutex_unlock(&hot->orphan_lock);
 }
 
@@ -295,7 +285,7 @@ ls_hot_reclaim(ls_hot_ctx *ctx)
 
 	try_advance(hot);
 	min = hot_min_active_epoch(hot);
-	reclaim_own(ctx, min);
+	reclaim_list(ctx, &ctx->retired, min);
 	if (atomic_load_explicit(&hot->orphan_count, memory_order_relaxed) > 0)
 		reclaim_orphans(ctx, min);
 	ctx->retired_since_reclaim = 0;
