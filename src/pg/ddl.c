@@ -645,6 +645,191 @@ ls_reform_tuple(HeapTuple tup, TupleDesc olddesc, TupleDesc newdesc,
 	return heap_form_tuple(newdesc, values, isnull);
 }
 
+/*
+ * CLUSTER / VACUUM FULL copy into NewTable's fresh storage.  The rows get new
+ * rowids 0, 1, 2, ... in the order PostgreSQL asks for, as heap's rewrite
+ * does: the order of OldIndex (an index scan over it when !use_sort), or a
+ * tuplesort by OldIndex's keys (use_sort), or rowid order (no index, VACUUM
+ * FULL).  Each row keeps its chain of versions (an in-place update never
+ * changes an indexed column, so every version of a chain sorts alike).
+ * Versions are counted as heap counts tuples: dead ones (aborted inserter,
+ * or deleted/updated by a transaction every snapshot sees as committed) in
+ * *tups_vacuumed, the others in *num_tuples, those deleted by a transaction
+ * some snapshot may not see yet also in *tups_recently_dead.  Forward links
+ * (next_rowid, heap's t_ctid) of recently dead moved versions are renamed
+ * to the new rowids at the end.
+ */
+typedef struct LsClusterMapEntry
+{
+	uint64		old_rowid;		/* hash key */
+	uint64		new_rowid;		/* LS_ROWID_INVALID: nothing was copied */
+} LsClusterMapEntry;
+
+typedef struct LsClusterLink
+{
+	ls_hot_version *v;			/* a version in the new table */
+	uint64		old_target;		/* its next_rowid, an old rowid */
+} LsClusterLink;
+
+typedef struct LsClusterState
+{
+	Relation	OldTable;
+	Relation	NewTable;
+	ls_hot_table *src;
+	ls_hot_table *dst;
+	TupleDesc	olddesc;
+	TupleDesc	newdesc;
+	TransactionId OldestXmin;
+	TransactionId xid_cutoff;
+	Datum	   *values;
+	bool	   *isnull;
+	int			cap;
+	HeapTuple  *tups;
+	LsVersionInfo *infos;
+	ls_hot_version **chain;
+	MemoryContext tmpcxt;
+	HTAB	   *map;			/* old rowid -> new rowid, rows done */
+	LsClusterLink *links;
+	int			nlinks;
+	int			links_cap;
+	double		num_tuples;
+	double		tups_vacuumed;
+	double		tups_recently_dead;
+} LsClusterState;
+
+/* Copy the row at old rowid (once; later calls for it do nothing). */
+static void
+ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
+{
+	LsClusterMapEntry *ent;
+	bool		found;
+	ls_hot_row *row;
+	int			n = 0;
+	MemoryContext old;
+	uint64		newid;
+
+	ent = hash_search(cs->map, &rowid, HASH_ENTER, &found);
+	if (found)
+		return;
+	ent->new_rowid = LS_ROWID_INVALID;
+
+	CHECK_FOR_INTERRUPTS();
+	MemoryContextReset(cs->tmpcxt);
+	old = MemoryContextSwitchTo(cs->tmpcxt);
+
+	/* copy out the versions some snapshot may still need, newest first */
+	ls_epoch_enter();
+	row = ls_hot_row_get(cs->src, rowid);
+	if (row != NULL)
+	{
+		int			walked = 0;
+		bool		dead_below = false;
+
+		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && walked < LS_MAX_CHAIN;
+			 v = ls_hot_version_older(v), walked++)
+		{
+			LsVersionInfo info;
+			LsXidStatus xs;
+			Size		size;
+
+			if (dead_below)
+			{
+				/* below a version every snapshot sees: dead, as in heap */
+				cs->tups_vacuumed += 1;
+				continue;
+			}
+			ls_version_info(v, &info);
+			xs = ls_xmin_status(v, &info);
+			if (xs == LS_XS_ABORTED)
+			{
+				cs->tups_vacuumed += 1;
+				continue;
+			}
+			if (!ls_xmax_is_lock_only(&info) && info.xmax != InvalidTransactionId &&
+				ls_xmax_status(v, &info) == LS_XS_COMMITTED)
+			{
+				if (TransactionIdPrecedes(info.xmax, cs->OldestXmin))
+				{
+					/* this and every older version are dead */
+					cs->tups_vacuumed += 1;
+					dead_below = true;
+					continue;
+				}
+				cs->tups_recently_dead += 1;
+			}
+			cs->num_tuples += 1;
+			if (n == cs->cap)
+			{
+				cs->cap *= 2;
+				MemoryContextSwitchTo(old);
+				cs->tups = repalloc(cs->tups, sizeof(HeapTuple) * cs->cap);
+				cs->infos = repalloc(cs->infos, sizeof(LsVersionInfo) * cs->cap);
+				cs->chain = repalloc(cs->chain, sizeof(ls_hot_version *) * cs->cap);
+				MemoryContextSwitchTo(cs->tmpcxt);
+			}
+			size = ls_heaptuple_size(v);
+			cs->tups[n] = ls_version_to_heaptuple(v, cs->OldTable, rowid, palloc(size), size);
+			cs->infos[n] = info;
+			n++;
+			if (xs == LS_XS_COMMITTED && TransactionIdPrecedes(info.xmin, cs->OldestXmin))
+				dead_below = true;	/* older versions are invisible to everyone */
+		}
+	}
+	ls_epoch_exit();
+	if (n == 0)
+	{
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	newid = ls_hot_table_reserve_rowids(cs->dst, 1);
+	ent->new_rowid = newid;
+
+	/* build new versions oldest first */
+	for (int i = n - 1, j = 0; i >= 0; i--, j++)
+	{
+		HeapTuple	t = ls_reform_tuple(cs->tups[i], cs->olddesc, cs->newdesc,
+										cs->values, cs->isnull);
+		HeapTuple	stored = t;
+		LsVersionInfo *info = &cs->infos[i];
+		ls_hot_version *v;
+		uint32		xmin_flags = info->xmin_flags;
+		uint64		xmax_word = ls_xmax_settle(info->xmax_raw);
+
+		if (HeapTupleHasExternal(t) || t->t_len > TOAST_TUPLE_THRESHOLD)
+			stored = heap_toast_insert_or_update(cs->NewTable, t, NULL, 0);
+		MemoryContextSwitchTo(old);
+		v = ls_version_from_heaptuple(cs->NewTable, stored);
+		MemoryContextSwitchTo(cs->tmpcxt);
+
+		if ((xmin_flags & LS_HV_XMIN_COMMITTED) && TransactionIdIsNormal(info->xmin) &&
+			TransactionIdPrecedes(info->xmin, cs->xid_cutoff))
+			xmin_flags |= LS_HV_XMIN_FROZEN;
+		atomic_store(&v->xmin_word, ls_hv_word(info->xmin, xmin_flags));
+		atomic_store(&v->xmax_word, xmax_word);
+		v->cmin = info->cmin;
+		atomic_store(&v->cmax, info->cmax);
+		atomic_store(&v->next_rowid, LS_ROWID_INVALID);
+		if (info->next_rowid != LS_ROWID_INVALID &&
+			(ls_hv_flags(xmax_word) & LS_HV_XMAX_MOVED))
+		{
+			/* renamed once every row has its new rowid */
+			MemoryContextSwitchTo(old);
+			if (cs->nlinks == cs->links_cap)
+			{
+				cs->links_cap *= 2;
+				cs->links = repalloc(cs->links, sizeof(LsClusterLink) * cs->links_cap);
+			}
+			cs->links[cs->nlinks].v = v;
+			cs->links[cs->nlinks].old_target = info->next_rowid;
+			cs->nlinks++;
+			MemoryContextSwitchTo(cs->tmpcxt);
+		}
+		cs->chain[j] = v;
+	}
+	MemoryContextSwitchTo(old);
+	ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
+}
+
 void
 ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 					bool use_sort, TransactionId OldestXmin,
@@ -652,127 +837,151 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 					double *num_tuples, double *tups_vacuumed,
 					double *tups_recently_dead)
 {
-	ls_hot_table *src = ls_table_for(OldTable);
-	ls_hot_table *dst = ls_table_for(NewTable);
-	TupleDesc	olddesc = RelationGetDescr(OldTable);
-	TupleDesc	newdesc = RelationGetDescr(NewTable);
-	Datum	   *values = palloc(sizeof(Datum) * Max(olddesc->natts, newdesc->natts));
-	bool	   *isnull = palloc(sizeof(bool) * Max(olddesc->natts, newdesc->natts));
-	uint64		limit = ls_hot_table_rowid_limit(src);
-	uint64		cursor = 0;
-	int			cap = 16;
-	HeapTuple  *tups = palloc(sizeof(HeapTuple) * cap);
-	LsVersionInfo *infos = palloc(sizeof(LsVersionInfo) * cap);
-	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * cap);
-	MemoryContext tmpcxt = AllocSetContextCreate(CurrentMemoryContext,
-												 "leanstore cluster",
-												 ALLOCSET_DEFAULT_SIZES);
+	LsClusterState cs;
+	HASHCTL		hctl;
+	uint64		limit;
+	uint64		cursor;
+	int			natts;
 
-	*num_tuples = *tups_vacuumed = *tups_recently_dead = 0;
-	ls_set_rowid_limit(dst, limit);
+	memset(&cs, 0, sizeof(cs));
+	cs.OldTable = OldTable;
+	cs.NewTable = NewTable;
+	cs.src = ls_table_for(OldTable);
+	cs.dst = ls_table_for(NewTable);
+	cs.olddesc = RelationGetDescr(OldTable);
+	cs.newdesc = RelationGetDescr(NewTable);
+	cs.OldestXmin = OldestXmin;
+	cs.xid_cutoff = *xid_cutoff;
+	natts = Max(cs.olddesc->natts, cs.newdesc->natts);
+	cs.values = palloc(sizeof(Datum) * Max(natts, 1));
+	cs.isnull = palloc(sizeof(bool) * Max(natts, 1));
+	cs.cap = 16;
+	cs.tups = palloc(sizeof(HeapTuple) * cs.cap);
+	cs.infos = palloc(sizeof(LsVersionInfo) * cs.cap);
+	cs.chain = palloc(sizeof(ls_hot_version *) * cs.cap);
+	cs.links_cap = 16;
+	cs.links = palloc(sizeof(LsClusterLink) * cs.links_cap);
+	cs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "leanstore cluster",
+									  ALLOCSET_DEFAULT_SIZES);
+	memset(&hctl, 0, sizeof(hctl));
+	hctl.keysize = sizeof(uint64);
+	hctl.entrysize = sizeof(LsClusterMapEntry);
+	hctl.hcxt = CurrentMemoryContext;
+	cs.map = hash_create("leanstore cluster rowids", 1024, &hctl,
+						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
+	limit = ls_hot_table_rowid_limit(cs.src);
+
+	if (OldIndex != NULL && !use_sort)
+	{
+		/* index order: the index's entries name the rows (no table fetch) */
+		IndexScanDesc iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
+		ItemPointer tid;
+
+		index_rescan(iscan, NULL, 0, NULL, 0);
+		while ((tid = index_getnext_tid(iscan, ForwardScanDirection)) != NULL)
+		{
+			uint64		rowid = ls_tid_to_rowid(tid);
+
+			if (iscan->xs_recheck)
+				elog(ERROR, "CLUSTER does not support lossy index conditions");
+			if (rowid < limit)
+				ls_cluster_copy_row(&cs, rowid);
+		}
+		index_endscan(iscan);
+	}
+	else if (OldIndex != NULL && use_sort)
+	{
+		/* sort one version of every row by the index's keys */
+		Tuplesortstate *ts = tuplesort_begin_cluster(cs.olddesc, OldIndex,
+													 maintenance_work_mem,
+													 NULL, TUPLESORT_NONE);
+		HeapTuple	tup;
+
+		cursor = 0;
+		for (;;)
+		{
+			ls_hot_row *row;
+			MemoryContext old;
+
+			CHECK_FOR_INTERRUPTS();
+			MemoryContextReset(cs.tmpcxt);
+			old = MemoryContextSwitchTo(cs.tmpcxt);
+			tup = NULL;
+			ls_epoch_enter();
+			row = ls_hot_scan_next(cs.src, &cursor, limit);
+			if (row != NULL)
+			{
+				int			walked = 0;
+
+				for (ls_hot_version *v = ls_hot_row_newest(row);
+					 v != NULL && walked < LS_MAX_CHAIN;
+					 v = ls_hot_version_older(v), walked++)
+				{
+					LsVersionInfo info;
+
+					ls_version_info(v, &info);
+					if (ls_xmin_status(v, &info) != LS_XS_ABORTED)
+					{
+						Size		size = ls_heaptuple_size(v);
+
+						tup = ls_version_to_heaptuple(v, OldTable, row->rowid,
+													  palloc(size), size);
+						break;
+					}
+				}
+			}
+			ls_epoch_exit();
+			MemoryContextSwitchTo(old);
+			if (row == NULL)
+				break;
+			if (tup != NULL)
+				tuplesort_putheaptuple(ts, tup);
+		}
+		tuplesort_performsort(ts);
+		while ((tup = tuplesort_getheaptuple(ts, true)) != NULL)
+			ls_cluster_copy_row(&cs, ls_tid_to_rowid(&tup->t_self));
+		tuplesort_end(ts);
+	}
+
+	/* every row not copied yet, in rowid order (all of them without index) */
+	cursor = 0;
 	for (;;)
 	{
 		ls_hot_row *row;
-		uint64		rowid = 0;
-		int			n = 0;
-		MemoryContext old;
+		uint64		rowid;
 
-		CHECK_FOR_INTERRUPTS();
-		MemoryContextReset(tmpcxt);
-		old = MemoryContextSwitchTo(tmpcxt);
-
-		/* copy out the versions some snapshot may still need */
 		ls_epoch_enter();
-		row = ls_hot_scan_next(src, &cursor, limit);
-		if (row != NULL)
-		{
-			int			walked = 0;
-
-			rowid = row->rowid;
-			for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && walked < LS_MAX_CHAIN;
-				 v = ls_hot_version_older(v), walked++)
-			{
-				LsVersionInfo info;
-				LsXidStatus xs;
-				Size		size;
-
-				ls_version_info(v, &info);
-				xs = ls_xmin_status(v, &info);
-				if (xs == LS_XS_ABORTED)
-					continue;
-				if (!ls_xmax_is_lock_only(&info) && info.xmax != InvalidTransactionId &&
-					ls_xmax_status(v, &info) == LS_XS_COMMITTED)
-				{
-					if (TransactionIdPrecedes(info.xmax, OldestXmin))
-					{
-						*tups_vacuumed += 1;
-						break;	/* this and every older version are dead */
-					}
-					*tups_recently_dead += 1;
-				}
-				else
-					*num_tuples += 1;
-				if (n == cap)
-				{
-					cap *= 2;
-					MemoryContextSwitchTo(old);
-					tups = repalloc(tups, sizeof(HeapTuple) * cap);
-					infos = repalloc(infos, sizeof(LsVersionInfo) * cap);
-					chain = repalloc(chain, sizeof(ls_hot_version *) * cap);
-					MemoryContextSwitchTo(tmpcxt);
-				}
-				size = ls_heaptuple_size(v);
-				tups[n] = ls_version_to_heaptuple(v, OldTable, rowid, palloc(size), size);
-				infos[n] = info;
-				n++;
-				if (xs == LS_XS_COMMITTED && TransactionIdPrecedes(info.xmin, OldestXmin))
-					break;		/* older versions are invisible to everyone */
-			}
-		}
+		row = ls_hot_scan_next(cs.src, &cursor, limit);
+		rowid = row != NULL ? row->rowid : 0;
 		ls_epoch_exit();
 		if (row == NULL)
-		{
-			MemoryContextSwitchTo(old);
 			break;
-		}
-
-		/* build new versions oldest first */
-		for (int i = n - 1, j = 0; i >= 0; i--, j++)
-		{
-			HeapTuple	t = ls_reform_tuple(tups[i], olddesc, newdesc, values, isnull);
-			HeapTuple	stored = t;
-			LsVersionInfo *info = &infos[i];
-			ls_hot_version *v;
-			uint32		xmin_flags = info->xmin_flags;
-			uint64		xmax_word = ls_xmax_settle(info->xmax_raw);
-
-			if (HeapTupleHasExternal(t) || t->t_len > TOAST_TUPLE_THRESHOLD)
-				stored = heap_toast_insert_or_update(NewTable, t, NULL, 0);
-			MemoryContextSwitchTo(old);
-			v = ls_version_from_heaptuple(NewTable, stored);
-			MemoryContextSwitchTo(tmpcxt);
-
-			if ((xmin_flags & LS_HV_XMIN_COMMITTED) && TransactionIdIsNormal(info->xmin) &&
-				TransactionIdPrecedes(info->xmin, *xid_cutoff))
-				xmin_flags |= LS_HV_XMIN_FROZEN;
-			atomic_store(&v->xmin_word, ls_hv_word(info->xmin, xmin_flags));
-			atomic_store(&v->xmax_word, xmax_word);
-			v->cmin = info->cmin;
-			atomic_store(&v->cmax, info->cmax);
-			atomic_store(&v->next_rowid, info->next_rowid);
-			chain[j] = v;
-		}
-		MemoryContextSwitchTo(old);
-		ls_insert_chain(NewTable, dst, rowid, chain, n);
+		ls_cluster_copy_row(&cs, rowid);
 	}
 
-	MemoryContextDelete(tmpcxt);
-	pfree(values);
-	pfree(isnull);
-	pfree(tups);
-	pfree(infos);
-	pfree(chain);
+	/* forward links of moved versions name the new rowids */
+	for (int i = 0; i < cs.nlinks; i++)
+	{
+		LsClusterMapEntry *ent = hash_search(cs.map, &cs.links[i].old_target,
+											 HASH_FIND, NULL);
+
+		atomic_store(&cs.links[i].v->next_rowid,
+					 ent != NULL ? ent->new_rowid : LS_ROWID_INVALID);
+	}
+
+	*num_tuples = cs.num_tuples;
+	*tups_vacuumed = cs.tups_vacuumed;
+	*tups_recently_dead = cs.tups_recently_dead;
+
+	hash_destroy(cs.map);
+	MemoryContextDelete(cs.tmpcxt);
+	pfree(cs.values);
+	pfree(cs.isnull);
+	pfree(cs.tups);
+	pfree(cs.infos);
+	pfree(cs.chain);
+	pfree(cs.links);
 	ls_mark_written();
 }
 
