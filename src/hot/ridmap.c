@@ -195,88 +195,22 @@ ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid)
 /* ---- iteration ---------------------------------------------------------- */
 
 /*
- * Find the first slot in [*cursor, end) for which want(slot) holds.  The walk
- * restarts from the root after each skipped subtree; that costs at most
- * HOT_MAP_LEVELS loads per skip and keeps no state that could go stale.
+ * Collect up to max slots of [*cursor, end) in rowid order: live rows
+ * (dead = false; into rows[]) or DEAD rowids (dead = true; into rowids[]).
+ * Returns how many; fewer than max only when the range is exhausted, then
+ * *cursor >= end, else *cursor = the last collected rowid + 1.  The walk
+ * goes down from the root once per leaf, skips leaves whose counter is
+ * zero, and restarts from the root after each skipped subtree (at most
+ * HOT_MAP_LEVELS loads per skip, no state that could go stale).  Inlined
+ * into each caller, so the dead/rows/rowids tests fold away.
  */
-static bool
+static inline __attribute__((always_inline)) uint32_t
 scan_slots(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, bool dead,
-		   uint64_t *rowid, uintptr_t *value)
-{
-	uint64_t	r = *cursor;
-
-	end = LS_MIN(end, LS_HOT_MAX_ROWID);
-	while (r < end)
-	{
-		hot_map_node *n = atomic_load_explicit(&tbl->root, memory_order_acquire);
-		uint32_t	level;
-
-		if (n == NULL)
-			break;
-		for (level = 0; level < HOT_MAP_LEVELS - 1; level++)
-		{
-			n = (hot_map_node *) atomic_load_explicit(&n->slot[level_index(r, level)],
-													  memory_order_acquire);
-			if (n == NULL)
-				break;
-		}
-		if (n == NULL)
-		{
-			r = next_subtree(r, level);
-			continue;
-		}
-		uint32_t	count = dead ? atomic_load(&n->dead) : atomic_load(&n->live);
-
-		if (count > 0)
-		{
-			uint64_t	base = r & ~(uint64_t) (HOT_MAP_FANOUT - 1);
-			uint64_t	stop = LS_MIN(end - base, (uint64_t) HOT_MAP_FANOUT);
-
-			for (uint64_t i = r - base; i < stop; i++)
-			{
-				uintptr_t	v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
-
-				if (dead ? v == HOT_SLOT_DEAD : v > HOT_SLOT_DEAD)
-				{
-					*rowid = base + i;
-					*value = v;
-					*cursor = base + i + 1;
-					return true;
-				}
-			}
-		}
-		r = next_subtree(r, HOT_MAP_LEVELS - 2);	/* the leaf's whole range */
-	}
-	*cursor = LS_MAX(*cursor, end);
-	return false;
-}
-
-ls_hot_row *
-ls_hot_scan_next(ls_hot_table *tbl, uint64_t *cursor, uint64_t end)
-{
-	uint64_t	rowid;
-	uintptr_t	v;
-
-	if (!scan_slots(tbl, cursor, end, false, &rowid, &v))
-		return NULL;
-	return (ls_hot_row *) v;
-}
-
-/*
- * Up to max live rows from [*cursor, end) in rowid order.  Walks down from
- * the root once per leaf (not once per row) and reads the leaf's slots in
- * a row.  Fewer than max rows only when the range is exhausted; then
- * *cursor >= end, else *cursor = the last returned rowid + 1.
- */
-uint32_t
-ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
-				  ls_hot_row **rows, uint32_t max)
+		   ls_hot_row **rows, uint64_t *rowids, uint32_t max)
 {
 	uint64_t	r = *cursor;
 	uint32_t	n = 0;
 
-	if (max == 0)
-		return 0;
 	end = LS_MIN(end, LS_HOT_MAX_ROWID);
 	while (r < end)
 	{
@@ -297,7 +231,9 @@ ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
 			r = next_subtree(r, level);
 			continue;
 		}
-		if (atomic_load(&node->live) > 0)
+		uint32_t	count = dead ? atomic_load(&node->dead) : atomic_load(&node->live);
+
+		if (count > 0)
 		{
 			uint64_t	base = r & ~(uint64_t) (HOT_MAP_FANOUT - 1);
 			uint64_t	stop = LS_MIN(end - base, (uint64_t) HOT_MAP_FANOUT);
@@ -306,10 +242,13 @@ ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
 			{
 				uintptr_t	v = atomic_load_explicit(&node->slot[i], memory_order_acquire);
 
-				if (v > HOT_SLOT_DEAD)
+				if (dead ? v == HOT_SLOT_DEAD : v > HOT_SLOT_DEAD)
 				{
-					rows[n++] = (ls_hot_row *) v;
-					if (n == max)
+					if (rows != NULL)
+						rows[n] = (ls_hot_row *) v;
+					if (rowids != NULL)
+						rowids[n] = base + i;
+					if (++n == max)
 					{
 						*cursor = base + i + 1;
 						return n;
@@ -323,12 +262,27 @@ ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
 	return n;
 }
 
+ls_hot_row *
+ls_hot_scan_next(ls_hot_table *tbl, uint64_t *cursor, uint64_t end)
+{
+	ls_hot_row *row;
+
+	return scan_slots(tbl, cursor, end, false, &row, NULL, 1) ? row : NULL;
+}
+
+uint32_t
+ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
+				  ls_hot_row **rows, uint32_t max)
+{
+	if (max == 0)
+		return 0;
+	return scan_slots(tbl, cursor, end, false, rows, NULL, max);
+}
+
 bool
 ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_t *rowid)
 {
-	uintptr_t	v;
-
-	return scan_slots(tbl, cursor, end, true, rowid, &v);
+	return scan_slots(tbl, cursor, end, true, NULL, rowid, 1) == 1;
 }
 
 /* ---- drop ----------------------------------------------------------------- */
