@@ -334,9 +334,9 @@ run_lookups(engine eng, ls_btree *bt, ls_memtree *mt, int nthreads, uint64_t n, 
 	return run_lookups_for(eng, bt, mt, nthreads, n, zipf, seed, 0);
 }
 
-/* Insert keys [from, to) of the permutation; returns seconds. */
+/* Insert keys [from, to) of the permutation into one engine; returns seconds. */
 static double
-insert_bm(ls_btree *t, uint64_t from, uint64_t to)
+insert_range(engine eng, ls_btree *bt, ls_memtree *mt, uint64_t from, uint64_t to)
 {
 	uint8_t		key[8];
 	double		t0 = now_s();
@@ -347,28 +347,12 @@ insert_bm(ls_btree *t, uint64_t from, uint64_t to)
 		ls_status	st;
 
 		ls_put_be64(key, k);
-		st = ls_btree_insert(t, key, 8, &k, 8);
+		if (eng == ENGINE_BM)
+			st = ls_btree_insert(bt, key, 8, &k, 8);
+		else
+			st = ls_memtree_insert(mt, key, 8, &k, 8);
 		if (st != LS_OK)
-			die("ls_btree_insert", st);
-	}
-	return now_s() - t0;
-}
-
-static double
-insert_mem(ls_memtree *t, uint64_t from, uint64_t to)
-{
-	uint8_t		key[8];
-	double		t0 = now_s();
-
-	for (uint64_t i = from; i < to; i++)
-	{
-		uint64_t	k = perm(i, opt.keys);
-		ls_status	st;
-
-		ls_put_be64(key, k);
-		st = ls_memtree_insert(t, key, 8, &k, 8);
-		if (st != LS_OK)
-			die("ls_memtree_insert", st);
+			die(eng == ENGINE_BM ? "ls_btree_insert" : "ls_memtree_insert", st);
 	}
 	return now_s() - t0;
 }
@@ -391,15 +375,12 @@ insert_both(ls_btree *bt, ls_memtree *mt, double *bm_ops, double *mem_ops)
 		uint64_t	from = opt.keys * s / SLICES,
 					to = opt.keys * (s + 1) / SLICES;
 
-		tm += insert_mem(mt, from, to);
-		tb += insert_bm(bt, from, to);
+		tm += insert_range(ENGINE_MEM, NULL, mt, from, to);
+		tb += insert_range(ENGINE_BM, bt, NULL, from, to);
 	}
 	*bm_ops = (double) opt.keys / tb;
 	*mem_ops = (double) opt.keys / tm;
 }
-
-static double run_lookups(engine eng, ls_btree *bt, ls_memtree *mt, int nthreads, uint64_t n, bool zipf,
-						  uint64_t seed);
 
 static void
 lookup_both(ls_btree *bt, ls_memtree *mt, int nthreads, uint64_t seed, double *bm_ops, double *mem_ops)
@@ -459,10 +440,19 @@ parse_args(int argc, char **argv)
 	}
 }
 
+/* One table line: median with prec decimals, unit, spread. */
 static void
-row(const char *name, const series *s, const char *unit)
+row(const char *name, const series *s, const char *unit, int prec)
 {
-	printf("  %-44s %14.0f %-8s %6.1f%%\n", name, median(s), unit, spread_pct(s));
+	printf("  %-44s %14.*f %-8s %6.1f%%\n", name, prec, median(s), unit, spread_pct(s));
+}
+
+/* Out-of-memory pool: a quarter of the estimated data pages (full leaves
+ * hold ~580 8-byte entries; inner pages add < 1%). */
+static uint64_t
+ooc_frames(void)
+{
+	return LS_MAX(64, (opt.keys / 570 + 8) / 4);
 }
 
 int
@@ -547,9 +537,7 @@ main(int argc, char **argv)
 		ls_btree	bt;
 		ls_status	st;
 		uint8_t		key[8];
-		/* full leaves hold ~580 8-byte entries; inner pages add < 1% */
-		uint64_t	est_pages = opt.keys / 570 + 8;
-		uint64_t	frames = LS_MAX(64, est_pages / 4);
+		uint64_t	frames = ooc_frames();
 
 		pool_open(&p, frames, "core-ooc.data", true);
 		if ((st = ls_btree_create(p.bm, &bt)) != LS_OK)
@@ -616,36 +604,29 @@ main(int argc, char **argv)
 	printf("\n  %-44s %14s %-8s %7s\n", "measurement (median of runs)", "value", "unit", "spread");
 	if (opt.inmem)
 	{
-		row("insert random, in-memory baseline", &ins_mem, "ops/s");
-		row("insert random, buffer-managed", &ins_bm, "ops/s");
-		row("lookup uniform 1 thread, in-memory baseline", &lk1_mem, "ops/s");
-		row("lookup uniform 1 thread, buffer-managed", &lk1_bm, "ops/s");
-		row("lookup uniform 2 threads, in-memory baseline", &lk2_mem, "ops/s");
-		row("lookup uniform 2 threads, buffer-managed", &lk2_bm, "ops/s");
-		printf("  %-44s %14.3f %-8s %6.1f%%\n", "insert ratio bm/baseline (paired per run)", median(&ins_ratio), "",
-			   spread_pct(&ins_ratio));
-		printf("  %-44s %14.3f %-8s %6.1f%%\n", "lookup ratio 1 thread (paired per run)", median(&lk1_ratio), "",
-			   spread_pct(&lk1_ratio));
-		printf("  %-44s %14.3f %-8s %6.1f%%\n", "lookup ratio 2 threads (paired per run)", median(&lk2_ratio), "",
-			   spread_pct(&lk2_ratio));
+		row("insert random, in-memory baseline", &ins_mem, "ops/s", 0);
+		row("insert random, buffer-managed", &ins_bm, "ops/s", 0);
+		row("lookup uniform 1 thread, in-memory baseline", &lk1_mem, "ops/s", 0);
+		row("lookup uniform 1 thread, buffer-managed", &lk1_bm, "ops/s", 0);
+		row("lookup uniform 2 threads, in-memory baseline", &lk2_mem, "ops/s", 0);
+		row("lookup uniform 2 threads, buffer-managed", &lk2_bm, "ops/s", 0);
+		row("insert ratio bm/baseline (paired per run)", &ins_ratio, "", 3);
+		row("lookup ratio 1 thread (paired per run)", &lk1_ratio, "", 3);
+		row("lookup ratio 2 threads (paired per run)", &lk2_ratio, "", 3);
 	}
 	if (opt.ooc)
 	{
 		printf("  out of memory: %llu data pages, pool %llu frames (a quarter)\n",
-			   (unsigned long long) data_pages, (unsigned long long) LS_MAX(64, (opt.keys / 570 + 8) / 4));
-		row("ooc zipf(0.99) lookups", &oz_ops, "ops/s");
-		row("ooc zipf(0.99) page reads", &oz_reads, "reads/s");
-		printf("  %-44s %14.2f %-8s %6.1f%%\n", "ooc zipf(0.99) page hit rate", median(&oz_hit), "%",
-			   spread_pct(&oz_hit));
-		printf("  %-44s %14.2f %-8s %6.1f%%\n", "ooc zipf(0.99) leaf hit rate", median(&oz_leafhit), "%",
-			   spread_pct(&oz_leafhit));
+			   (unsigned long long) data_pages, (unsigned long long) ooc_frames());
+		row("ooc zipf(0.99) lookups", &oz_ops, "ops/s", 0);
+		row("ooc zipf(0.99) page reads", &oz_reads, "reads/s", 0);
+		row("ooc zipf(0.99) page hit rate", &oz_hit, "%", 2);
+		row("ooc zipf(0.99) leaf hit rate", &oz_leafhit, "%", 2);
 		printf("  %-44s %14.2f %-8s\n", "  best static leaf cache of that size", ideal_zipf * 100, "%");
-		row("ooc uniform lookups", &ou_ops, "ops/s");
-		row("ooc uniform page reads", &ou_reads, "reads/s");
-		printf("  %-44s %14.2f %-8s %6.1f%%\n", "ooc uniform page hit rate", median(&ou_hit), "%",
-			   spread_pct(&ou_hit));
-		printf("  %-44s %14.2f %-8s %6.1f%%\n", "ooc uniform leaf hit rate", median(&ou_leafhit), "%",
-			   spread_pct(&ou_leafhit));
+		row("ooc uniform lookups", &ou_ops, "ops/s", 0);
+		row("ooc uniform page reads", &ou_reads, "reads/s", 0);
+		row("ooc uniform page hit rate", &ou_hit, "%", 2);
+		row("ooc uniform leaf hit rate", &ou_leafhit, "%", 2);
 	}
 	printf("\n");
 	printf("RESULT keys=%llu\n", (unsigned long long) opt.keys);
