@@ -138,6 +138,38 @@ check_scans(ls_btree *t, const model *m, uint64_t *rng, size_t limit)
 	assert_int_equal(s.seen, LS_MIN(limit, m->n));
 }
 
+static ls_status
+bt_insert(void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	return ls_btree_insert(t, key, klen, val, vlen);
+}
+
+static ls_status
+bt_append(void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	return ls_btree_append(t, key, klen, val, vlen);
+}
+
+static ls_status
+bt_update(void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	return ls_btree_update(t, key, klen, val, vlen);
+}
+
+static ls_status
+bt_remove(void *t, const uint8_t *key, uint32_t klen)
+{
+	return ls_btree_remove(t, key, klen);
+}
+
+static ls_status
+bt_lookup(void *t, const uint8_t *key, uint32_t klen, void *out, uint32_t cap, uint32_t *vlen)
+{
+	return ls_btree_lookup(t, key, klen, out, cap, vlen);
+}
+
+static const model_tree_ops bt_model_ops = {bt_insert, bt_append, bt_update, bt_remove, bt_lookup};
+
 /*
  * Random operations in three phases (grow, churn, shrink) so splits and
  * merges at every level both happen; every result is compared with the model.
@@ -148,59 +180,10 @@ random_ops(fixture *fx, uint64_t seed, int ops, uint64_t keyspace, uint32_t maxv
 	ls_btree   *t = fx->tree;
 	model		m = {0};
 	uint64_t	rng = seed;
-	static uint8_t key[LS_BTREE_MAX_KEY],
-				val[LS_BTREE_MAX_VALUE],
-				out[LS_BTREE_MAX_VALUE];
 
 	for (int op = 0; op < ops; op++)
 	{
-		int			phase = op * 3 / ops;
-		uint32_t	klen = random_key(&rng, key, 64, keyspace);
-		uint32_t	vlen = random_value(&rng, val, maxval);
-		uint64_t	r = ls_rand_next(&rng) % 10;
-		bool		found;
-
-		model_find(&m, key, klen, &found);
-		if (r < (phase == 0 ? 7u : phase == 1 ? 4u : 1u))
-		{
-			ls_status	st = (r % 2) ? ls_btree_insert(t, key, klen, val, vlen)
-				: ls_btree_append(t, key, klen, val, vlen);
-
-			assert_int_equal(st, found ? LS_EXISTS : LS_OK);
-			model_insert(&m, key, klen, val, vlen);
-		}
-		else if (r < 7)
-		{
-			if (m.n && r % 2)
-			{
-				model_entry *e = &m.e[ls_rand_next(&rng) % m.n];
-
-				klen = e->klen;
-				memcpy(key, e->key, klen);
-				found = true;
-			}
-			assert_int_equal(ls_btree_remove(t, key, klen), found ? LS_OK : LS_NOT_FOUND);
-			model_remove(&m, key, klen);
-		}
-		else if (r < 8)
-		{
-			assert_int_equal(ls_btree_update(t, key, klen, val, vlen), found ? LS_OK : LS_NOT_FOUND);
-			model_update(&m, key, klen, val, vlen);
-		}
-		else
-		{
-			uint32_t	olen = 0;
-			ls_status	st = ls_btree_lookup(t, key, klen, out, sizeof(out), &olen);
-			size_t		i = model_find(&m, key, klen, &found);
-
-			assert_int_equal(st, found ? LS_OK : LS_NOT_FOUND);
-			if (found)
-			{
-				assert_int_equal(olen, m.e[i].vlen);
-				if (olen)
-					assert_memory_equal(out, m.e[i].val, olen);
-			}
-		}
+		model_random_op(&bt_model_ops, t, &m, &rng, op * 3 / ops, 64, keyspace, maxval);
 		if (op % (ops / 10) == 0)
 		{
 			assert_verify(t, &m, NULL);

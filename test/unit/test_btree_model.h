@@ -163,4 +163,80 @@ random_value(uint64_t *rng, uint8_t *buf, uint32_t maxlen)
 	return len;
 }
 
+/*
+ * A tree under test, seen through its operations (ls_btree or ls_memtree
+ * behind small wrappers); append may be the same as insert.
+ */
+typedef struct model_tree_ops
+{
+	ls_status	(*insert) (void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen);
+	ls_status	(*append) (void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen);
+	ls_status	(*update) (void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen);
+	ls_status	(*remove) (void *t, const uint8_t *key, uint32_t klen);
+	ls_status	(*lookup) (void *t, const uint8_t *key, uint32_t klen, void *out, uint32_t cap,
+						   uint32_t *vlen);
+} model_tree_ops;
+
+/*
+ * One random operation on tree t and the model, its result checked against
+ * the model (cmocka assertions: include cmocka.h first).  The mix depends on
+ * phase: 0 grows (70% inserts), 1 churns (40%), 2 shrinks (10%); removes
+ * mostly pick existing keys.  Keys up to maxkey bytes over keyspace, values
+ * up to maxval bytes.
+ */
+static inline void
+model_random_op(const model_tree_ops *ops, void *t, model *m, uint64_t *rng, int phase,
+				uint32_t maxkey, uint64_t keyspace, uint32_t maxval)
+{
+	static uint8_t key[LS_BTREE_MAX_KEY],
+				val[LS_BTREE_MAX_VALUE],
+				out[LS_BTREE_MAX_VALUE];
+	uint32_t	klen = random_key(rng, key, maxkey, keyspace);
+	uint32_t	vlen = random_value(rng, val, maxval);
+	uint64_t	r = ls_rand_next(rng) % 10;
+	bool		found;
+
+	model_find(m, key, klen, &found);
+	if (r < (phase == 0 ? 7u : phase == 1 ? 4u : 1u))
+	{
+		ls_status	st = (r % 2) ? ops->insert(t, key, klen, val, vlen)
+			: ops->append(t, key, klen, val, vlen);
+
+		assert_int_equal(st, found ? LS_EXISTS : LS_OK);
+		model_insert(m, key, klen, val, vlen);
+	}
+	else if (r < 7)
+	{
+		if (m->n && r % 2)
+		{
+			model_entry *e = &m->e[ls_rand_next(rng) % m->n];
+
+			klen = e->klen;
+			memcpy(key, e->key, klen);
+			found = true;
+		}
+		assert_int_equal(ops->remove(t, key, klen), found ? LS_OK : LS_NOT_FOUND);
+		model_remove(m, key, klen);
+	}
+	else if (r < 8)
+	{
+		assert_int_equal(ops->update(t, key, klen, val, vlen), found ? LS_OK : LS_NOT_FOUND);
+		model_update(m, key, klen, val, vlen);
+	}
+	else
+	{
+		uint32_t	olen = 0;
+		ls_status	st = ops->lookup(t, key, klen, out, sizeof(out), &olen);
+		size_t		i = model_find(m, key, klen, &found);
+
+		assert_int_equal(st, found ? LS_OK : LS_NOT_FOUND);
+		if (found)
+		{
+			assert_int_equal(olen, m->e[i].vlen);
+			if (olen)
+				assert_memory_equal(out, m->e[i].val, olen);
+		}
+	}
+}
+
 #endif							/* TEST_BTREE_MODEL_H */

@@ -382,6 +382,33 @@ scan_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32
 	return c->seen < c->limit;
 }
 
+static ls_status
+mt_insert(void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	return ls_memtree_insert(t, key, klen, val, vlen);
+}
+
+static ls_status
+mt_update(void *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+{
+	return ls_memtree_update(t, key, klen, val, vlen);
+}
+
+static ls_status
+mt_remove(void *t, const uint8_t *key, uint32_t klen)
+{
+	return ls_memtree_remove(t, key, klen);
+}
+
+static ls_status
+mt_lookup(void *t, const uint8_t *key, uint32_t klen, void *out, uint32_t cap, uint32_t *vlen)
+{
+	return ls_memtree_lookup(t, key, klen, out, cap, vlen);
+}
+
+/* The memtree has no append path: both insert kinds are plain inserts. */
+static const model_tree_ops mt_model_ops = {mt_insert, mt_insert, mt_update, mt_remove, mt_lookup};
+
 static void
 test_memtree_random(void **state)
 {
@@ -390,67 +417,19 @@ test_memtree_random(void **state)
 	model		m = {0};
 	uint64_t	rng = 12345;
 	uint8_t		key[LS_BTREE_MAX_KEY],
-				val[LS_BTREE_MAX_VALUE],
-				out[LS_BTREE_MAX_VALUE];
+				val[LS_BTREE_MAX_VALUE];
 	int			ops = getenv("LEANSTORE_TEST_SCALE") ? 30000 : 120000;
 
 	assert_int_equal(ls_memtree_create(&t), LS_OK);
 	for (int op = 0; op < ops; op++)
 	{
 		/* Phases: grow, then churn, then shrink (so merges happen). */
-		int			phase = op * 3 / ops;
-		uint32_t	klen = random_key(&rng, key, 100, 20000);
-		uint32_t	vlen = random_value(&rng, val, LS_BTREE_MAX_VALUE);
-		uint64_t	r = ls_rand_next(&rng) % 10;
-		bool		found;
-
-		model_find(&m, key, klen, &found);
-		if (r < (phase == 0 ? 7u : phase == 1 ? 4u : 1u))
-		{
-			ls_status	st = ls_memtree_insert(&t, key, klen, val, vlen);
-
-			assert_int_equal(st, found ? LS_EXISTS : LS_OK);
-			model_insert(&m, key, klen, val, vlen);
-		}
-		else if (r < 7)
-		{
-			/* Remove mostly existing keys. */
-			if (m.n && r % 2)
-			{
-				model_entry *e = &m.e[ls_rand_next(&rng) % m.n];
-
-				klen = e->klen;
-				memcpy(key, e->key, klen);
-				found = true;
-			}
-			assert_int_equal(ls_memtree_remove(&t, key, klen), found ? LS_OK : LS_NOT_FOUND);
-			model_remove(&m, key, klen);
-		}
-		else if (r < 8)
-		{
-			assert_int_equal(ls_memtree_update(&t, key, klen, val, vlen), found ? LS_OK : LS_NOT_FOUND);
-			model_update(&m, key, klen, val, vlen);
-		}
-		else
-		{
-			uint32_t	olen;
-			ls_status	st = ls_memtree_lookup(&t, key, klen, out, sizeof(out), &olen);
-			bool		f2;
-			size_t		i = model_find(&m, key, klen, &f2);
-
-			assert_int_equal(st, f2 ? LS_OK : LS_NOT_FOUND);
-			if (f2)
-			{
-				assert_int_equal(olen, m.e[i].vlen);
-				if (olen)
-					assert_memory_equal(out, m.e[i].val, olen);
-			}
-		}
+		model_random_op(&mt_model_ops, &t, &m, &rng, op * 3 / ops, 100, 20000, LS_BTREE_MAX_VALUE);
 		if (op % (ops / 20) == 0)
 		{
 			assert_memtree_ok(&t, &m);
 			/* Scan 50 keys from a random start. */
-			klen = random_key(&rng, key, 100, 20000);
+			uint32_t	klen = random_key(&rng, key, 100, 20000);
 			bool		f3;
 			scan_check	c = {&m, model_find(&m, key, klen, &f3), 0, 50};
 
