@@ -16,11 +16,8 @@
 
 typedef struct fixture
 {
-	char	   *dir;
-	char	   *path;
-	void	   *region;
-	size_t		region_size;
-	ls_bm	   *bm;
+	tu_pool		pool;
+	ls_bm	   *bm;				/* pool.bm */
 	ls_btree   *tree;			/* in the shared region of the test */
 	size_t		tree_size;
 } fixture;
@@ -28,18 +25,9 @@ typedef struct fixture
 static void
 fx_open(fixture *fx, uint64_t frames)
 {
-	ls_bm_config cfg = {0};
-
 	memset(fx, 0, sizeof(*fx));
-	fx->dir = tu_tempdir();
-	fx->path = tu_path(fx->dir, "data");
-	fx->region_size = ls_bm_region_size(frames);
-	fx->region = tu_shared_region(fx->region_size);
-	cfg.n_frames = frames;
-	cfg.data_path = fx->path;
-	cfg.truncate = true;
-	cfg.free_target_pct = 10;
-	assert_int_equal(ls_bm_init(fx->region, fx->region_size, &cfg, &fx->bm), LS_OK);
+	assert_int_equal(tu_pool_open(&fx->pool, frames, (ls_bm_config) {.free_target_pct = 10}), LS_OK);
+	fx->bm = fx->pool.bm;
 	ls_btree_register_type();
 	fx->tree_size = sizeof(ls_btree);
 	fx->tree = tu_shared_region(fx->tree_size);
@@ -56,12 +44,8 @@ fx_close(fixture *fx)
 	/* Destroy gave back every page, in memory and on disk. */
 	assert_int_equal(s.allocated_pages, 0);
 	assert_int_equal(s.free_frames, s.n_frames);
-	ls_bm_process_detach(fx->bm);
+	tu_pool_close(&fx->pool);
 	tu_free_region(fx->tree, fx->tree_size);
-	tu_free_region(fx->region, fx->region_size);
-	tu_rm_rf(fx->dir);
-	free(fx->path);
-	free(fx->dir);
 }
 
 static void

@@ -295,22 +295,15 @@ static void
 test_btree_multiprocess_stress(void **state)
 {
 	(void) state;
-	char	   *dir = tu_tempdir();
-	char	   *path = tu_path(dir, "data");
-	size_t		rs = ls_bm_region_size(POOL_FRAMES);
-	void	   *region = tu_shared_region(rs);
+	tu_pool		pool;
 	uint64_t	nkeys = 48000;
 	size_t		ss = sizeof(stress) + NTREES * nkeys * sizeof(uint32_t);
 	stress	   *s = tu_shared_region(ss);
-	ls_bm_config cfg = {0};
 	uint8_t		key[8],
 				val[VAL_MAX];
 
-	cfg.n_frames = POOL_FRAMES;
-	cfg.data_path = path;
-	cfg.truncate = true;
-	cfg.free_target_pct = 10;
-	assert_int_equal(ls_bm_init(region, rs, &cfg, &s->bm), LS_OK);
+	assert_int_equal(tu_pool_open(&pool, POOL_FRAMES, (ls_bm_config) {.free_target_pct = 10}), LS_OK);
+	s->bm = pool.bm;
 	ls_btree_register_type();
 	s->nkeys = nkeys;
 	s->ops = tu_scaled(100000);
@@ -401,12 +394,8 @@ test_btree_multiprocess_stress(void **state)
 		assert_int_equal(ls_btree_destroy(&s->trees[t]), LS_OK);
 	ls_bm_get_stats(s->bm, &after);
 	assert_int_equal(after.allocated_pages, 0);
-	ls_bm_process_detach(s->bm);
+	tu_pool_close(&pool);
 	tu_free_region(s, ss);
-	tu_free_region(region, rs);
-	tu_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 int

@@ -20,11 +20,8 @@
 
 typedef struct fixture
 {
-	char	   *dir;
-	char	   *path;
-	void	   *region;
-	size_t		region_size;
-	ls_bm	   *bm;
+	tu_pool		pool;
+	ls_bm	   *bm;				/* pool.bm */
 	tu_parr    *pa;
 	size_t		pa_size;
 	uint64_t   *model;			/* expected counter per slot */
@@ -34,19 +31,11 @@ typedef struct fixture
 static void
 fx_open(fixture *fx, uint64_t frames, uint32_t n_pages, uint32_t free_pct)
 {
-	ls_bm_config cfg = {0};
+	ls_bm_config cfg = {.use_direct_io = true, .free_target_pct = free_pct};
 
 	memset(fx, 0, sizeof(*fx));
-	fx->dir = tu_tempdir();
-	fx->path = tu_path(fx->dir, "data");
-	fx->region_size = ls_bm_region_size(frames);
-	fx->region = tu_shared_region(fx->region_size);
-	cfg.n_frames = frames;
-	cfg.data_path = fx->path;
-	cfg.use_direct_io = true;
-	cfg.truncate = true;
-	cfg.free_target_pct = free_pct;
-	assert_int_equal(ls_bm_init(fx->region, fx->region_size, &cfg, &fx->bm), LS_OK);
+	assert_int_equal(tu_pool_open(&fx->pool, frames, cfg), LS_OK);
+	fx->bm = fx->pool.bm;
 	tu_parr_register_type();
 	fx->n = n_pages;
 	fx->pa_size = tu_parr_size(n_pages);
@@ -60,13 +49,9 @@ static void
 fx_close(fixture *fx)
 {
 	ls_bm_provider_stop(fx->bm);
-	ls_bm_process_detach(fx->bm);
+	tu_pool_close(&fx->pool);
 	tu_free_region(fx->model, fx->n * sizeof(uint64_t));
 	tu_free_region(fx->pa, fx->pa_size);
-	tu_free_region(fx->region, fx->region_size);
-	tu_rm_rf(fx->dir);
-	free(fx->path);
-	free(fx->dir);
 }
 
 static uint32_t
@@ -125,7 +110,7 @@ test_layout_and_swips(void **state)
 		assert_int_equal((uintptr_t) ls_bm_page(bm, i) % 4096, 0);
 		assert_int_equal(ls_bm_frame_index(bm, ls_bm_frame(bm, i)), i);
 		/* everything inside the region */
-		assert_true((char *) (ls_bm_page(bm, i) + 1) <= (char *) fx.region + fx.region_size);
+		assert_true((char *) (ls_bm_page(bm, i) + 1) <= (char *) fx.pool.region + fx.pool.region_size);
 		assert_true((char *) ls_bm_frame(bm, i) < (char *) ls_bm_page(bm, 0));
 	}
 	/* the swip of a resident page names a frame holding that page */
@@ -213,7 +198,7 @@ test_writeback_evict_reload(void **state)
 	assert_int_equal(s1.evictions - s0.evictions, n);
 	assert_int_equal(s1.free_frames, 64);
 	/* the file holds n pages */
-	assert_int_equal(lseek(open(fx.path, O_RDONLY), 0, SEEK_END), (off_t) n * LS_PAGE_SIZE);
+	assert_int_equal(lseek(open(fx.pool.path, O_RDONLY), 0, SEEK_END), (off_t) n * LS_PAGE_SIZE);
 
 	verify_all(&fx);
 	ls_bm_get_stats(fx.bm, &s2);
@@ -341,20 +326,20 @@ test_checksum_corruption(void **state)
 	pid6 = tu_parr_pid(fx.bm, fx.pa, 6);
 
 	/* one flipped byte in the middle of page 3 */
-	flip_byte(fx.path, pid3, 5000);
+	flip_byte(fx.pool.path, pid3, 5000);
 	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 3, &c), LS_CHECKSUM);
 	assert_int_equal(ls_bm_last_error_pid(), pid3);
 	/* the page stays out of memory and keeps failing */
 	assert_false(ls_swip_is_swizzled(ls_swip_load(&fx.pa->swips[3])));
 	assert_int_equal(tu_parr_read_optimistic(fx.bm, fx.pa, 3, &c), LS_CHECKSUM);
 	/* a flipped byte in the checksum field itself */
-	flip_byte(fx.path, pid6, 1);
+	flip_byte(fx.pool.path, pid6, 1);
 	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 6, &c), LS_CHECKSUM);
 	assert_int_equal(ls_bm_last_error_pid(), pid6);
 
 	/* a valid page at the wrong place: page 4's image copied over page 5 */
 	{
-		int			fd = open(fx.path, O_RDWR);
+		int			fd = open(fx.pool.path, O_RDWR);
 		void	   *buf = malloc(LS_PAGE_SIZE);
 
 		assert_int_equal(pread(fd, buf, LS_PAGE_SIZE, (off_t) (tu_parr_pid(fx.bm, fx.pa, 4) * LS_PAGE_SIZE)),
@@ -598,7 +583,7 @@ test_reopen_data_file(void **state)
 	for (uint32_t i = 0; i < 6; i++)
 		ls_swip_store(&fx.pa->swips[i], ls_swip_from_pid(tu_parr_pid(fx.bm, fx.pa, i)));
 	cfg.n_frames = 8;
-	cfg.data_path = fx.path;
+	cfg.data_path = fx.pool.path;
 	assert_int_equal(ls_bm_init(region2, rs, &cfg, &bm2), LS_OK);
 	ls_bm_get_stats(bm2, &s);
 	assert_int_equal(s.allocated_pages, 6);

@@ -120,22 +120,15 @@ mp_worker(int w, void *arg)
 static void
 run_mp(uint64_t frames, uint32_t n, uint64_t ops, bool direct, bool provider_process)
 {
-	char	   *dir = tu_tempdir();
-	char	   *path = tu_path(dir, "data");
-	size_t		rs = ls_bm_region_size(frames);
-	void	   *region = tu_shared_region(rs);
+	tu_pool		pool;
 	size_t		ss = sizeof(mp_shared) + n * sizeof(uint64_t);
 	mp_shared  *s = tu_shared_region(ss);
 	tu_parr    *pa = tu_shared_region(tu_parr_size(n));
-	ls_bm_config cfg = {0};
 	ls_bm_stats st;
 
-	cfg.n_frames = frames;
-	cfg.data_path = path;
-	cfg.truncate = true;
-	cfg.use_direct_io = direct;
-	cfg.write_batch = 8;
-	assert_int_equal(ls_bm_init(region, rs, &cfg, &s->bm), LS_OK);
+	assert_int_equal(tu_pool_open(&pool, frames, (ls_bm_config) {.use_direct_io = direct, .write_batch = 8}),
+					 LS_OK);
+	s->bm = pool.bm;
 	tu_parr_register_type();
 	assert_int_equal(tu_parr_create(s->bm, pa, n), LS_OK);
 	s->pa = pa;
@@ -163,13 +156,9 @@ run_mp(uint64_t frames, uint32_t n, uint64_t ops, bool direct, bool provider_pro
 	assert_true(st.writes > 0);
 	assert_int_equal(st.allocated_pages, n);
 
-	ls_bm_process_detach(s->bm);
+	tu_pool_close(&pool);
 	tu_free_region(pa, tu_parr_size(n));
 	tu_free_region(s, ss);
-	tu_free_region(region, rs);
-	tu_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 /* pool = 1/16 of the data */

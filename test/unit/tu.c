@@ -218,3 +218,29 @@ tu_barrier_wait(tu_barrier *b)
 	while (atomic_load(&b->arrived) < b->n)
 		sched_yield();
 }
+
+ls_status
+tu_pool_open(tu_pool *p, uint64_t frames, ls_bm_config cfg)
+{
+	p->dir = tu_tempdir();
+	p->path = tu_path(p->dir, "data");
+	p->region_size = ls_bm_region_size(frames);
+	p->region = tu_shared_region(p->region_size);
+	p->bm = NULL;
+	cfg.n_frames = frames;
+	cfg.data_path = p->path;
+	cfg.truncate = true;
+	return ls_bm_init(p->region, p->region_size, &cfg, &p->bm);
+}
+
+void
+tu_pool_close(tu_pool *p)
+{
+	if (p->bm != NULL)
+		ls_bm_process_detach(p->bm);
+	tu_free_region(p->region, p->region_size);
+	tu_rm_rf(p->dir);
+	free(p->path);
+	free(p->dir);
+	memset(p, 0, sizeof(*p));
+}

@@ -23,6 +23,11 @@
  *  tu_barrier_*
  *      a cross-process spin barrier in shared memory (for making workers
  *      start an operation at the same moment).
+ *  tu_pool_open / tu_pool_close
+ *      a buffer pool of `frames` frames in a fresh shared region over the
+ *      file "data" in a fresh temp directory (cfg's n_frames, data_path and
+ *      truncate are set here; direct I/O, free target etc. are the
+ *      caller's); close detaches this process, unmaps and removes it all.
  */
 #ifndef LEANSTORE_TEST_TU_H
 #define LEANSTORE_TEST_TU_H
@@ -31,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "leanstore/buffer.h"
 
 void	   *tu_shared_region(size_t size);
 void		tu_free_region(void *p, size_t size);
@@ -52,6 +59,18 @@ typedef struct tu_barrier
 
 void		tu_barrier_init(tu_barrier *b, uint32_t n);
 void		tu_barrier_wait(tu_barrier *b);
+
+typedef struct tu_pool
+{
+	char	   *dir;
+	char	   *path;			/* the data file */
+	void	   *region;
+	size_t		region_size;
+	ls_bm	   *bm;
+} tu_pool;
+
+ls_status	tu_pool_open(tu_pool *p, uint64_t frames, ls_bm_config cfg);
+void		tu_pool_close(tu_pool *p);
 
 #define TU_CHECK(cond) \
 	do { \
