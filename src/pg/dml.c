@@ -277,6 +277,49 @@ ls_xmax_merge(uint64 word, TransactionId xid, MultiXactStatus status,
 }
 
 /*
+ * The xmax word an update's new version starts with (heap's xmax_new_tuple):
+ * the lockers of the old version's word that are still running, except
+ * this transaction's own lock at xid (it becomes the update).  A KEY SHARE
+ * lock survives a non-key update this way: a later writer of the new
+ * version still waits for the locker.  0 when none.  May create a
+ * multixact: never called under a latch or inside an epoch.
+ */
+static uint64
+ls_xmax_lockers(uint64 word, TransactionId xid)
+{
+	MultiXactMember *m;
+	MultiXactMember *keep;
+	int			n = ls_xmax_members(word, &m);
+	int			k = 0;
+	uint64		result = 0;
+
+	if (n == 0)
+		return 0;
+	keep = palloc(sizeof(MultiXactMember) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (ISUPDATE_from_mxstatus(m[i].status) ||
+			TransactionIdEquals(m[i].xid, xid) ||
+			!TransactionIdIsInProgress(m[i].xid))
+			continue;
+		keep[k++] = m[i];
+	}
+	if (k == 1)
+		result = ls_hv_word(keep[0].xid, ls_flags_for_status(keep[0].status));
+	else if (k > 1)
+	{
+		MultiXactId multi;
+
+		MultiXactIdSetOldestMember();
+		multi = MultiXactIdCreateFromMembers(k, keep);
+		result = ls_hv_word(multi, ls_flags_for_members(keep, k));
+	}
+	pfree(m);
+	pfree(keep);
+	return result;
+}
+
+/*
  * Which members of word stop this transaction from taking mode: the ones
  * of other transactions that are still running (forced: an updater judged
  * running, see ls_check_row) and whose mode conflicts (heap's
@@ -422,7 +465,13 @@ ls_nonkey_visible(ls_hot_version *target, Snapshot snapshot)
 	return NULL;
 }
 
-/* Does word hold a lock or update of this transaction? */
+/*
+ * Does word hold a lock or update of this transaction stronger than KEY
+ * SHARE?  Such a lock was taken on this very version (EvalPlanQual or ON
+ * CONFLICT locked it for us); a KEY SHARE lock may also have been carried
+ * over from the version our snapshot saw by another transaction's update,
+ * which must still count as "updated since".
+ */
 static bool
 ls_xmax_has_own(uint64 word)
 {
@@ -431,7 +480,8 @@ ls_xmax_has_own(uint64 word)
 	bool		own = false;
 
 	for (int i = 0; i < n && !own; i++)
-		own = TransactionIdIsCurrentTransactionId(m[i].xid);
+		own = TransactionIdIsCurrentTransactionId(m[i].xid) &&
+			ls_mode_of_status(m[i].status) > LockTupleKeyShare;
 	if (m != NULL)
 		pfree(m);
 	return own;
@@ -783,7 +833,8 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		shown = chk.target;
 		if (newer != NULL && snapshot != NULL && IsMVCCSnapshot(snapshot))
 		{
-			*newer = own_mode < 0 && !ls_version_visible(chk.target, snapshot);
+			*newer = own_mode <= (int) LockTupleKeyShare &&
+				!ls_version_visible(chk.target, snapshot);
 			if (*newer && mode == LockTupleKeyShare)
 			{
 				ls_hot_version *vis = ls_nonkey_visible(chk.target, snapshot);
@@ -834,7 +885,8 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 static void
 ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				TransactionId xid, MultiXactStatus status, uint32 extra_flags,
-				CommandId cid, uint64 next_rowid, ls_hot_version *install)
+				CommandId cid, uint64 next_rowid, ls_hot_version *install,
+				ls_hot_version *carry_to)
 {
 	for (int tries = 0;; tries++)
 	{
@@ -842,6 +894,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		LsRowCheck chk;
 		ls_hot_version *target = NULL;
 		uint64		newword;
+		uint64		lockers;
 		bool		done = false;
 		int			n = 0;
 
@@ -877,6 +930,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				 rowid, RelationGetRelationName(rel));
 
 		newword = ls_xmax_merge(chk.xmax_word, xid, status, extra_flags);
+		lockers = (carry_to != NULL) ? ls_xmax_lockers(chk.xmax_word, xid) : 0;
 
 		ls_epoch_enter();
 		row = ls_recheck(tbl, rowid, &chk);
@@ -886,6 +940,13 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 			if (!ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == chk.newest &&
 				ls_xmax_same(atomic_load(&target->xmax_word), chk.xmax_word))
 			{
+				/*
+				 * The lockers go onto the new version before the old one
+				 * names us as updater: a KEY SHARE locker following our
+				 * update (prior_xmax) only gets there through that word.
+				 */
+				if (carry_to != NULL)
+					atomic_store(&carry_to->xmax_word, lockers);
 				atomic_store(&target->cmax, (uint32) cid);
 				atomic_store(&target->next_rowid, next_rowid);
 				atomic_store(&target->xmax_word, newword);
@@ -1097,7 +1158,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	{
 		ls_finish_write(rel, tbl, rowid, xid, MultiXactStatusUpdate,
 						changingPart ? LS_HV_XMAX_MOVED : 0, cid,
-						LS_ROWID_INVALID, NULL);
+						LS_ROWID_INVALID, NULL, NULL);
 		if (HeapTupleHasExternal(oldtup))
 			heap_toast_delete(rel, oldtup, false);
 		pgstat_count_heap_delete(rel);
@@ -1277,7 +1338,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		newrowid = rowid;
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), 0,
-						cid, LS_ROWID_INVALID, v);
+						cid, LS_ROWID_INVALID, v, v);
 	}
 	else
 	{
@@ -1295,7 +1356,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		}
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
-						cid, newrowid, NULL);
+						cid, newrowid, NULL, v);
 	}
 
 	ls_rowid_to_tid(newrowid, &newtup->t_self);
