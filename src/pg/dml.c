@@ -242,9 +242,19 @@ ls_xmax_merge(uint64 word, TransactionId xid, MultiXactStatus status,
 
 		if (TransactionIdEquals(m[i].xid, xid) && (!upd || is_update))
 		{
-			if (!upd && !is_update &&
-				ls_mode_of_status(m[i].status) > ls_mode_of_status(status))
-				status = m[i].status;
+			/*
+			 * Our own lock folds in: the stronger mode wins.  An update over
+			 * our FOR UPDATE lock counts as a key update (heap: "acquire the
+			 * strongest of both"), so KEY SHARE lockers keep waiting (ON
+			 * CONFLICT DO UPDATE SET key = ... locked FOR UPDATE).
+			 */
+			if (!upd && ls_mode_of_status(m[i].status) > ls_mode_of_status(status))
+			{
+				if (!is_update)
+					status = m[i].status;
+				else
+					status = MultiXactStatusUpdate;
+			}
 			continue;
 		}
 		if (TransactionIdIsInProgress(m[i].xid) ||
