@@ -1573,6 +1573,16 @@ again:
 			res = fres;
 			*tmfd = ftmfd;
 			if (res == TM_Updated && follow &&
+				ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
+			{
+				/* the updater then moved the row to another partition */
+				if (tuplock != NoLock)
+					UnlockTuple(rel, &locked_tid, tuplock);
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
+			}
+			if (res == TM_Updated && follow &&
 				!ItemPointerIndicatesMovedPartitions(&tmfd->ctid) &&
 				ls_tid_to_rowid(&tmfd->ctid) != LS_ROWID_INVALID &&
 				restarts++ < 1000)
