@@ -95,6 +95,16 @@ insert(fixture *f, uint64_t rowid, uint64_t tag)
 	return row;
 }
 
+/* An insert on an occupied or DEAD slot is refused; the version is freed. */
+static void
+assert_insert_refused(fixture *f, uint64_t rowid)
+{
+	ls_hot_version *v = make_version(f, 0);
+
+	assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, rowid, LS_ORIGIN_INSERTED, v, NULL), LS_EXISTS);
+	ls_hot_version_free(f->ctx, v);
+}
+
 static ls_hot_table_stats
 tstats(fixture *f)
 {
@@ -350,12 +360,7 @@ test_ridmap_model(void **state)
 			case M_ROW:
 				if (what == 0)
 				{
-					/* a second insert on an occupied slot is refused */
-					ls_hot_version *v = make_version(f, 0);
-
-					assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, ids[i], LS_ORIGIN_INSERTED, v, NULL),
-									 LS_EXISTS);
-					ls_hot_version_free(f->ctx, v);
+					assert_insert_refused(f, ids[i]);
 					break;
 				}
 				assert_non_null(row);
@@ -367,11 +372,7 @@ test_ridmap_model(void **state)
 			case M_DEAD:
 				if (what == 0)
 				{
-					ls_hot_version *v = make_version(f, 0);
-
-					assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, ids[i], LS_ORIGIN_INSERTED, v, NULL),
-									 LS_EXISTS);
-					ls_hot_version_free(f->ctx, v);
+					assert_insert_refused(f, ids[i]);
 					break;
 				}
 				ls_hot_rowid_forget(f->ctx, f->tbl, ids[i]);
