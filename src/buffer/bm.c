@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 _Thread_local uint64_t ls_bm_tl_hits;
 static _Thread_local uint64_t tl_hits_published;
@@ -180,12 +181,24 @@ bm_provider_sleep(ls_bm *bm, uint32_t seen, uint64_t timeout_ns)
  * A free frame for a new or loaded page.  When none is left, run provider
  * rounds inline: they only try-latch, so this is safe while the caller holds
  * latches.  A round can come back empty because of races (other processes
- * moving the parents we try to latch), so LS_NO_SPACE is returned only after
- * rounds kept freeing nothing for a while (everything latched, or pages that
- * cannot leave memory).
+ * moving the parents we try to latch) or because the process holding the
+ * latches is not running right now: on a loaded machine a latch holder can
+ * be descheduled for tens of milliseconds.  So LS_NO_SPACE is returned only
+ * after rounds kept freeing nothing for two seconds (everything latched, or
+ * pages that cannot leave memory); after the first empty rounds the caller
+ * sleeps between rounds instead of spinning against the latch holders.
  */
 #define NO_SPACE_MIN_ROUNDS	16
-#define NO_SPACE_MIN_NS		(50ULL * 1000 * 1000)
+#define NO_SPACE_MIN_NS		(2000ULL * 1000 * 1000)
+#define NO_SPACE_NAP_NS		(1000ULL * 1000)
+
+static void
+nap(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t) (ns / 1000000000ULL),.tv_nsec = (long) (ns % 1000000000ULL)};
+
+	nanosleep(&ts, NULL);
+}
 
 ls_status
 bm_get_free_frame(ls_bm *bm, uint32_t *idx)
@@ -210,10 +223,12 @@ bm_get_free_frame(ls_bm *bm, uint32_t *idx)
 		}
 		if (empty_rounds++ == 0)
 			since = ls_now_ns();
-		else if (empty_rounds >= NO_SPACE_MIN_ROUNDS && ls_now_ns() - since >= NO_SPACE_MIN_NS)
+		else if (empty_rounds < NO_SPACE_MIN_ROUNDS)
+			sched_yield();
+		else if (ls_now_ns() - since >= NO_SPACE_MIN_NS)
 			return frame_pop_free(bm, idx) ? LS_OK : LS_NO_SPACE;
 		else
-			sched_yield();
+			nap(NO_SPACE_NAP_NS);
 	}
 }
 
