@@ -986,6 +986,26 @@ ls_toast_if_needed(Relation rel, HeapTuple tup, HeapTuple oldtup, int options)
 	return tup;
 }
 
+/*
+ * Stamp the transaction fields of the tuple the executor holds in its slot
+ * after that tuple became a new version: RETURNING xmin, xmax, cmin and
+ * ctid read them from the slot's tuple header, as they do for heap, which
+ * stamps the header in place before it stores the tuple.
+ */
+static void
+ls_stamp_new_tuple(HeapTuple tup, TransactionId xid, CommandId cid)
+{
+	HeapTupleHeader hdr = tup->t_data;
+
+	hdr->t_infomask &= ~HEAP_XACT_MASK;
+	hdr->t_infomask2 &= ~HEAP2_XACT_MASK;
+	hdr->t_infomask |= HEAP_XMAX_INVALID;
+	HeapTupleHeaderSetXmin(hdr, xid);
+	HeapTupleHeaderSetCmin(hdr, cid);
+	HeapTupleHeaderSetXmax(hdr, InvalidTransactionId);
+	hdr->t_ctid = tup->t_self;
+}
+
 static void
 ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 			  CommandId cid, int options, TransactionId xid, uint64 rowid,
@@ -1023,6 +1043,7 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	}
 
 	ls_rowid_to_tid(rowid, &tup->t_self);
+	ls_stamp_new_tuple(tup, xid, cid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	slot->tts_tid = tup->t_self;
 	if (stored != tup)
@@ -1370,6 +1391,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	}
 
 	ls_rowid_to_tid(newrowid, &newtup->t_self);
+	ls_stamp_new_tuple(newtup, xid, cid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	slot->tts_tid = newtup->t_self;
 	*update_indexes = !in_place;
