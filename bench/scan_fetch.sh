@@ -2,8 +2,11 @@
 # bench/scan_fetch.sh [all|time|callgrind]: read paths of leanstore vs heap.
 #
 #   time       one throwaway cluster, one table per engine (same rows, same
-#              indexes, VACUUM ANALYZE'd), pgbench custom scripts, 1 client,
-#              runs interleaved (heap, leanstore, heap, ...):
+#              indexes, VACUUM ANALYZE'd), pgbench custom scripts, 1 client;
+#              each pgbench run gets two scripts, the heap query and the
+#              leanstore query, and picks one at random per transaction, so
+#              both see the same background load; the per-transaction log
+#              (-l) gives each one's mean latency in microseconds:
 #                count     SELECT count(*) over all rows            (seq scan)
 #                filter    SELECT sum(v) WHERE k % 7 = 3             (seq scan, deform + qual)
 #                point     SELECT v WHERE id = :id, -M prepared      (index point lookup)
@@ -11,8 +14,9 @@
 #                bitmap    SELECT sum(v) WHERE k BETWEEN :a AND :a+999  (bitmap heap scan;
 #                          k is a permutation of id, so every row is in another block)
 #              Reports per workload and engine the median / min / max of
-#              queries per second, the median of the per-run paired ratios
-#              leanstore / heap (> 1: leanstore faster) and their min and max.
+#              queries per second (1e6 / mean latency in us), the median of
+#              the per-run paired ratios leanstore / heap (> 1: leanstore
+#              faster) and their min and max.
 #   callgrind  instruction counts (deterministic, no noise): one `postgres
 #              --single` backend under valgrind --tool=callgrind with a dump
 #              after every statement (--dump-after=PortalRun); each measured
@@ -128,25 +132,38 @@ run_time() {
 				$psql -At -d postgres -c "EXPLAIN (COSTS OFF) $(explain_for "$w" "t_$eng")" | tr '\n' ' ' | tr -s ' ')"
 		done
 	done
+	# One pgbench run per workload and round with two scripts, the heap
+	# query and the leanstore query; pgbench picks one at random for each
+	# transaction, so both see the same background load, and its
+	# per-transaction log (-l: latency in microseconds, script number) gives
+	# each engine's mean latency.
 	: >"$dir/runs.txt"
 	for i in $(seq 1 "$RUNS"); do
 		for w in $WORKLOADS; do
 			for eng in heap leanstore; do
 				script_for "$w" "t_$eng" >"$dir/$w-$eng.sql"
-				chown "$LS_PG_USER": "$dir/$w-$eng.sql"
-				if ! ls_as_pg env PGOPTIONS="$(options_for "$w")" "$pgbench" -n -M prepared -c 1 -j 1 \
-					-T "$SECS" -f "$dir/$w-$eng.sql" postgres >"$dir/pgbench.log" 2>&1; then
-					tail -n 20 "$dir/pgbench.log" >&2
-					return 1
-				fi
-				qps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' "$dir/pgbench.log")
-				printf '  run %d  %-7s %-10s %10.2f q/s\n' "$i" "$w" "$eng" "$qps"
+			done
+			rm -f "$dir"/txlog*
+			chown "$LS_PG_USER": "$dir"/*.sql
+			if ! (cd "$dir" && ls_as_pg env PGOPTIONS="$(options_for "$w")" "$pgbench" -n -M prepared -c 1 -j 1 \
+				-T "$SECS" -l --log-prefix="$dir/txlog" -f "$dir/$w-heap.sql" -f "$dir/$w-leanstore.sql" \
+				postgres >"$dir/pgbench.log" 2>&1); then
+				tail -n 20 "$dir/pgbench.log" >&2
+				return 1
+			fi
+			for eng in heap leanstore; do
+				local sno=0
+				[ "$eng" = leanstore ] && sno=1
+				read -r n lat < <(cat "$dir"/txlog* | awk -v s="$sno" '$4 == s { n++; t += $3 }
+					END { printf "%d %.1f\n", n, n ? t / n : 0 }')
+				qps=$(awk -v l="$lat" 'BEGIN { printf "%.2f", (l > 0 ? 1e6 / l : 0) }')
+				printf '  run %d  %-7s %-10s %8d queries %12.1f us %10.2f q/s\n' "$i" "$w" "$eng" "$n" "$lat" "$qps"
 				echo "$w $eng $i $qps" >>"$dir/runs.txt"
 			done
 		done
 	done
 	echo
-	echo "$ROWS rows, 1 client, ${SECS}s per run, $RUNS runs per engine and workload (interleaved)"
+	echo "$ROWS rows, 1 client, ${SECS}s per run (heap and leanstore queries randomly mixed in one run), $RUNS runs per workload"
 	printf '%-7s %-26s %-26s %s\n' workload "heap q/s (med min max)" "leanstore q/s (med min max)" "ratio l/h (med min max)"
 	for w in $WORKLOADS; do
 		local h l r
@@ -157,7 +174,8 @@ run_time() {
 		printf '%-7s %-26s %-26s %s\n' "$w" "$h" "$l" "$r"
 		echo "RESULT scan_fetch_${w}_ratio=${r%% *}"
 	done
-	echo "(ratio: per run, leanstore q/s / heap q/s of the same round; > 1 = leanstore faster)"
+	echo "(ratio: per run, leanstore q/s / heap q/s of the same pgbench run; > 1 = leanstore faster;"
+	echo " q/s = 1e6 / mean latency of one query in us, client round trip included)"
 	ls_cluster_stop "$dir"
 }
 

@@ -37,7 +37,7 @@ PG_FUNCTION_INFO_V1(leanstore_tableam_handler);
 
 /* Rows looked at per epoch before it is left and re-entered. */
 #define LS_ROWS_PER_EPOCH	LS_BATCH_ROWS
-/* Rows taken from the RID-map per ls_hot_scan_batch call. */
+/* Bitmap scans look candidates up in groups of this many rows. */
 #define LS_MAP_BATCH		64
 /* SSI xids a batch may collect before it stops (reported after the epoch). */
 #define LS_SSI_BATCH_XIDS	(4 * LS_SSI_MAX_XIDS)
@@ -392,6 +392,60 @@ ls_batch_next(LsScanDesc scan, TupleTableSlot *slot)
 }
 
 /*
+ * Prefetching.  Without it a scan pays two dependent cache misses per row
+ * one after the other: the row header (for its newest-version pointer),
+ * then the version (MVCC words and payload).  While row i is decided,
+ * the header of row i + LS_PF_HEADER and the version of row i + LS_PF_VERSION
+ * (whose header was asked for earlier) are requested.  Only hints: the
+ * pointers read here are not used for anything else.
+ */
+#define LS_PF_HEADER		32
+#define LS_PF_VERSION		16
+
+static inline void
+ls_prefetch_header(ls_hot_row *row)
+{
+#if defined(__GNUC__)
+	__builtin_prefetch(row);
+#endif
+}
+
+static inline void
+ls_prefetch_version(ls_hot_row *row)
+{
+#if defined(__GNUC__)
+	ls_hot_version *v = atomic_load_explicit(&row->newest, memory_order_relaxed);
+
+	if (v != NULL)
+	{
+		__builtin_prefetch(v);
+		__builtin_prefetch((char *) v + 64);
+		__builtin_prefetch((char *) v + 128);
+	}
+#endif
+}
+
+/* Start the pipeline for rows[0 .. n). */
+static inline void
+ls_prefetch_start(ls_hot_row **rows, int n)
+{
+	for (int i = 0; i < Min(n, LS_PF_HEADER); i++)
+		ls_prefetch_header(rows[i]);
+	for (int i = 0; i < Min(n, LS_PF_VERSION); i++)
+		ls_prefetch_version(rows[i]);
+}
+
+/* Keep it going while rows[i] is looked at. */
+static inline void
+ls_prefetch_step(ls_hot_row **rows, int i, int n)
+{
+	if (i + LS_PF_HEADER < n)
+		ls_prefetch_header(rows[i + LS_PF_HEADER]);
+	if (i + LS_PF_VERSION < n)
+		ls_prefetch_version(rows[i + LS_PF_VERSION]);
+}
+
+/*
  * Forward: fill the batch with the next visible rows, in one epoch: at most
  * LS_ROWS_PER_EPOCH rows looked at, stopping early when the buffer is full
  * or rw-conflicts were collected (reported here, after the epoch, before
@@ -404,7 +458,7 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	Relation	rel = scan->base.rs_rd;
 	Oid			relid = RelationGetRelid(rel);
 	TransactionId ssi_xids[LS_SSI_BATCH_XIDS];
-	ls_hot_row *rows[LS_MAP_BATCH];
+	ls_hot_row *rows[LS_ROWS_PER_EPOCH];
 	int			nssi = 0;
 	int			looked = 0;
 	Size		used = 0;
@@ -418,8 +472,7 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	ls_epoch_enter();
 	while (!stop && looked < LS_ROWS_PER_EPOCH)
 	{
-		int			n = ls_scan_next_rows(scan, rows,
-										  Min(LS_MAP_BATCH, LS_ROWS_PER_EPOCH - looked));
+		int			n = ls_scan_next_rows(scan, rows, LS_ROWS_PER_EPOCH - looked);
 
 		scan->started = true;
 		if (n == 0)
@@ -427,10 +480,14 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 			*exhausted = true;
 			break;
 		}
+		ls_prefetch_start(rows, n);
 		for (int i = 0; i < n; i++)
 		{
 			ls_hot_row *row = rows[i];
-			ls_hot_version *v = ls_row_visible_version_fast(row, snapshot);
+			ls_hot_version *v;
+
+			ls_prefetch_step(rows, i, n);
+			v = ls_row_visible_version_fast(row, snapshot);
 
 			if (v != NULL && !ls_batch_add(scan, v, relid, row->rowid, &used, &need))
 			{
@@ -606,7 +663,17 @@ static bool
 ls_scan_getnextslot(TableScanDesc sscan, ScanDirection direction,
 					TupleTableSlot *slot)
 {
-	return ls_scan_step((LsScanDesc) sscan, direction, slot);
+	LsScanDesc	scan = (LsScanDesc) sscan;
+
+	/* the common case, kept short: forward, the next row already batched */
+	if (likely(ScanDirectionIsForward(direction) && scan->bnext < scan->bn &&
+			   sscan->rs_nkeys == 0))
+	{
+		ls_store_borrowed(scan->btups[scan->bnext++], slot);
+		pgstat_count_heap_getnext(sscan->rs_rd);
+		return true;
+	}
+	return ls_scan_step(scan, direction, slot);
 }
 
 /* Rowid of the first TID >= tid. */
@@ -1015,6 +1082,7 @@ ls_bitmap_fill(LsScanDesc scan)
 	Size		used = 0;
 	Size		need = 0;
 	bool		bad = false;
+	bool		stop = false;
 	bool		ssi;
 
 	/* may throw (doomed transaction): decided before the epoch */
@@ -1025,27 +1093,51 @@ ls_bitmap_fill(LsScanDesc scan)
 	scan->bnext = 0;
 
 	ls_epoch_enter();
-	while (scan->ncand_next < scan->nrows && scan->bn < LS_BATCH_ROWS)
+	while (!stop && scan->ncand_next < scan->nrows && scan->bn < LS_BATCH_ROWS)
 	{
-		uint64		rowid = scan->rowids[scan->ncand_next];
-		ls_hot_row *row = ls_hot_row_get(scan->tbl, rowid);
+		ls_hot_row *group[LS_MAP_BATCH];	/* per candidate, NULL: no row */
+		ls_hot_row *rows[LS_MAP_BATCH]; /* the rows found, for prefetching */
+		int			ngroup = Min(scan->nrows - scan->ncand_next,
+								 Min(LS_MAP_BATCH, LS_BATCH_ROWS - scan->bn));
+		int			nrows = 0;
 
-		if (row != NULL)
+		/* look the group up and prefetch its rows, then decide */
+		for (int i = 0; i < ngroup; i++)
 		{
-			ls_hot_version *v = ls_row_visible_version_fast(row, snapshot);
+			group[i] = ls_hot_row_get(scan->tbl, scan->rowids[scan->ncand_next + i]);
+			if (group[i] != NULL)
+				rows[nrows++] = group[i];
+		}
+		ls_prefetch_start(rows, nrows);
+		for (int i = 0, r = 0; i < ngroup; i++)
+		{
+			uint64		rowid = scan->rowids[scan->ncand_next];
+			ls_hot_row *row = group[i];
 
-			if (v != NULL && !ls_batch_add(scan, v, relid, rowid, &used, &need))
+			if (row != NULL)
 			{
-				/* this candidate again in the next batch */
-				bad = (need == 0);
+				ls_hot_version *v;
+
+				ls_prefetch_step(rows, r++, nrows);
+				v = ls_row_visible_version_fast(row, snapshot);
+
+				if (v != NULL && !ls_batch_add(scan, v, relid, rowid, &used, &need))
+				{
+					/* this candidate again in the next batch */
+					bad = (need == 0);
+					stop = true;
+					break;
+				}
+				if (ssi)
+					nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
+			}
+			scan->ncand_next++;
+			if (nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
+			{
+				stop = true;
 				break;
 			}
-			if (ssi)
-				nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
 		}
-		scan->ncand_next++;
-		if (nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
-			break;
 	}
 	ls_epoch_exit();
 	if (bad)

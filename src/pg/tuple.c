@@ -35,6 +35,10 @@ ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
 	uint16		infomask;
 	uint16		infomask2;
 
+	/* flags from the source, not from the fresh copy (store forwarding) */
+	infomask = ((MinimalTuple) v->data)->t_infomask & ~HEAP_XACT_MASK;
+	infomask2 = ((MinimalTuple) v->data)->t_infomask2 &
+		~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
 	memcpy((char *) hdr + MINIMAL_TUPLE_OFFSET, v->data, len);
 
 	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
@@ -42,8 +46,6 @@ ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
 	ls_rowid_to_tid(rowid, &tup->t_self);
 	tup->t_data = hdr;
 
-	infomask = hdr->t_infomask & ~HEAP_XACT_MASK;
-	infomask2 = hdr->t_infomask2 & ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
 	HeapTupleHeaderSetXmin(hdr, ls_hv_xid(xmin_word));
 	if (xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN))
 		infomask |= HEAP_XMIN_COMMITTED;
@@ -80,10 +82,14 @@ ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
 		if (next != LS_ROWID_INVALID && !(uflags & LS_UF_SPECULATIVE))
 			ls_rowid_to_tid(next, &hdr->t_ctid);
 		else
-			hdr->t_ctid = tup->t_self;
+			ls_rowid_to_tid(rowid, &hdr->t_ctid);
 	}
 	else
-		hdr->t_ctid = tup->t_self;
+	{
+		/* computed again, not copied from t_self: that load would have to
+		 * wait for the three 16-bit stores just made (store forwarding) */
+		ls_rowid_to_tid(rowid, &hdr->t_ctid);
+	}
 	return tup;
 }
 
