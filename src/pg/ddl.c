@@ -612,7 +612,8 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 	relpages = ls_heap_equivalent_pages(rel, tbl, st.live_rows + st.recently_dead,
 										NULL, NULL);
-	vac_update_relstats(rel, relpages, st.live_rows, relpages,
+	/* relallvisible = 0: no visibility map (index-only scans always fetch) */
+	vac_update_relstats(rel, relpages, st.live_rows, 0,
 						nindexes > 0 || RelationGetForm(rel)->relhasindex,
 						st.incomplete ? InvalidTransactionId : st.oldest_xid,
 						st.incomplete ? InvalidMultiXactId : OldestMxact,
