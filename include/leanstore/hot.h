@@ -217,6 +217,20 @@ ls_status	ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 
 /* Look a rowid up: the row, or NULL (never inserted, removed, or DEAD). */
 ls_hot_row *ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid);
+/*
+ * Lookup with a remembered RID-map leaf: lookups of nearby rowids (the same
+ * leaf of 1024) skip the walk from the root.  Zero-initialise the hint and
+ * use it for one table only; it may be kept across epochs (it is checked
+ * against the map's current root, so a dropped map is never touched).
+ */
+typedef struct ls_hot_map_hint
+{
+	void	   *leaf;
+	void	   *root;
+	uint64_t	base;
+} ls_hot_map_hint;
+
+ls_hot_row *ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint);
 /* true when rowid's slot is DEAD (removed, index entries may remain). */
 bool		ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid);
 

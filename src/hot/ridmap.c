@@ -170,6 +170,37 @@ ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid)
 	return v > HOT_SLOT_DEAD ? (ls_hot_row *) v : NULL;
 }
 
+/*
+ * ls_hot_row_get that remembers the leaf covering rowid in *hint, so that
+ * the next lookup in the same leaf skips the walk from the root.  The hint
+ * also remembers the map's root: nodes are never unlinked while the map
+ * lives, and a dropped map has a new (or no) root, so a leaf is only
+ * reused while the caller, inside its epoch, still sees the same root --
+ * then the leaf cannot have been retired yet.
+ */
+ls_hot_row *
+ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint)
+{
+	uint64_t	base = rowid & ~(uint64_t) (HOT_MAP_FANOUT - 1);
+	hot_map_node *root = atomic_load_explicit(&tbl->root, memory_order_acquire);
+	hot_map_node *leaf;
+	uintptr_t	v;
+
+	if (hint->leaf != NULL && hint->base == base && hint->root == root)
+		leaf = hint->leaf;
+	else
+	{
+		leaf = hot_map_leaf_find(tbl, rowid);
+		if (leaf == NULL)
+			return NULL;		/* not remembered: the leaf may appear later */
+		hint->leaf = leaf;
+		hint->base = base;
+		hint->root = root;
+	}
+	v = atomic_load_explicit(hot_map_leaf_slot(leaf, rowid), memory_order_acquire);
+	return v > HOT_SLOT_DEAD ? (ls_hot_row *) v : NULL;
+}
+
 bool
 ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid)
 {

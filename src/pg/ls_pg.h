@@ -289,6 +289,7 @@ typedef struct LsScanDescData
 	HeapTuple	btups[LS_BATCH_ROWS];
 	/* bitmap: candidates rowids[ncand_next .. nrows) not yet looked at */
 	int			ncand_next;
+	ls_hot_map_hint hint;		/* bitmap: RID-map leaf of the last lookup */
 } LsScanDescData;
 
 typedef LsScanDescData *LsScanDesc;

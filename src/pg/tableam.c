@@ -778,6 +778,7 @@ typedef struct LsIndexFetchData
 	Size		bufsize;
 	TupleTableSlot *buf_slot;	/* the slot that borrows buf */
 	MemoryContext mcxt;			/* where buf lives */
+	ls_hot_map_hint hint;		/* RID-map leaf of the last fetch */
 } LsIndexFetchData;
 
 /* Destination of a fetch: a reusable buffer, or NULL for a palloc'd copy. */
@@ -786,6 +787,7 @@ typedef struct LsFetchBuf
 	char	  **buf;
 	Size	   *bufsize;
 	MemoryContext mcxt;
+	ls_hot_map_hint *hint;		/* or NULL */
 } LsFetchBuf;
 
 static IndexFetchTableData *
@@ -856,7 +858,9 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 		nssi = 0;
 		need = 0;
 		ls_epoch_enter();
-		row = ls_hot_row_get(tbl, rowid);
+		row = fb != NULL && fb->hint != NULL ?
+			ls_hot_row_get_hinted(tbl, rowid, fb->hint) :
+			ls_hot_row_get(tbl, rowid);
 		if (row == NULL)
 			*gone = true;
 		else
@@ -910,7 +914,7 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 					 bool *call_again, bool *all_dead)
 {
 	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
-	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt};
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint};
 	bool		gone;
 	bool		found;
 
@@ -1104,7 +1108,9 @@ ls_bitmap_fill(LsScanDesc scan)
 		/* look the group up and prefetch its rows, then decide */
 		for (int i = 0; i < ngroup; i++)
 		{
-			group[i] = ls_hot_row_get(scan->tbl, scan->rowids[scan->ncand_next + i]);
+			group[i] = ls_hot_row_get_hinted(scan->tbl,
+											 scan->rowids[scan->ncand_next + i],
+											 &scan->hint);
 			if (group[i] != NULL)
 				rows[nrows++] = group[i];
 		}

@@ -495,6 +495,59 @@ test_ridmap_edges(void **state)
 	fixture_free(f);
 }
 
+/* Hinted lookups agree with plain ones; a dropped map's leaf is not reused. */
+static void
+test_ridmap_hint(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	ls_hot_map_hint hint = {0};
+	ls_hot_key	key2 = {1663, 5, 16385};
+	ls_hot_table *t2;
+	uint64_t	probe[] = {0, 1, 500, 1023, 1024, 1500, 3000, 5, 1 << 20, 7, 2047, 4096};
+
+	ls_hot_epoch_enter(f->ctx);
+	assert_null(ls_hot_row_get_hinted(f->tbl, 3, &hint));	/* empty map */
+	assert_null(hint.leaf);
+	for (uint64_t r = 0; r < 2048; r += 3)
+		insert(f, r, r);
+	insert(f, 1 << 20, 1 << 20);
+	for (int round = 0; round < 2; round++)
+	{
+		for (size_t i = 0; i < sizeof(probe) / sizeof(probe[0]); i++)
+		{
+			ls_hot_row *row = ls_hot_row_get_hinted(f->tbl, probe[i], &hint);
+
+			assert_ptr_equal(row, ls_hot_row_get(f->tbl, probe[i]));
+			if (row != NULL)
+				assert_int_equal(row->rowid, probe[i]);
+		}
+	}
+	assert_null(ls_hot_row_get_hinted(f->tbl, LS_HOT_MAX_ROWID, &hint));
+	assert_null(ls_hot_row_get_hinted(f->tbl, UINT64_MAX, &hint));
+	/* a removed row reads as absent through the remembered leaf too */
+	assert_non_null(ls_hot_row_get_hinted(f->tbl, 6, &hint));
+	ls_hot_row *victim = ls_hot_row_get(f->tbl, 9);
+
+	ls_hot_row_lock(victim);
+	ls_hot_row_remove(f->ctx, f->tbl, victim, true);
+	assert_null(ls_hot_row_get_hinted(f->tbl, 9, &hint));
+	ls_hot_epoch_exit(f->ctx);
+
+	/* drop the table: the hint must not lead into the retired map */
+	assert_non_null(ls_hot_row_get_hinted(f->tbl, 3, &hint));
+	ls_hot_table_drop(f->ctx, f->tbl);
+	f->tbl = NULL;
+	ls_hot_reclaim(f->ctx);
+	ls_hot_reclaim(f->ctx);
+	assert_int_equal(ls_hot_table_create(f->ctx, key2, &t2), LS_OK);
+	ls_hot_epoch_enter(f->ctx);
+	assert_null(ls_hot_row_get_hinted(t2, 3, &hint));
+	ls_hot_epoch_exit(f->ctx);
+	f->tbl = t2;
+	fixture_free(f);
+}
+
 /* ---- versions ------------------------------------------------------------- */
 
 /* Tags of the chain newest first; returns the length. */
@@ -944,6 +997,7 @@ main(void)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_ridmap_model),
 		cmocka_unit_test(test_ridmap_edges),
+		cmocka_unit_test(test_ridmap_hint),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_epoch_protects_reader),
 		cmocka_unit_test(test_idle_context_hands_off),
