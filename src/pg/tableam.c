@@ -1488,11 +1488,15 @@ ls_heap_equivalent_pages(Relation rel, ls_hot_table *tbl, double rows,
 }
 
 /*
- * Like heap's estimate, with two differences: the row count is exact (the
- * tier counts rows), and once the table was vacuumed or analyzed every page
- * counts as all-visible: a table fetch after an index-only scan is a memory
- * lookup here, not the random read the planner charges for it.  A table
- * never vacuumed nor analyzed gets heap's "at least 10 pages" assumption.
+ * heap's table_block_relation_estimate_size for the heap table that would
+ * hold these rows: "current pages" are the heap pages the rows would fill
+ * (ls_heap_equivalent_pages), a table never vacuumed nor analyzed counts at
+ * least 10 pages (also when empty), and its tuple count is heap's guess from
+ * the column widths.  Once vacuumed or analyzed the row count is exact (the
+ * tier counts rows; pg_class.relpages cannot give a density here, ANALYZE
+ * stores virtual blocks).  allvisfrac is 0: there is no visibility map, an
+ * index-only scan fetches every row from the table, and the planner must
+ * charge for that (VACUUM stores relallvisible = 0 too).
  */
 static void
 ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
@@ -1500,32 +1504,37 @@ ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 {
 	ls_hot_table *tbl = ls_table_for_or_null(rel);
 	ls_hot_table_stats st;
-	BlockNumber curpages;
-	double		density;
-	bool		never_vacuumed = rel->rd_rel->reltuples < 0;
+	BlockNumber curpages = 0;
+	double		rows = 0;
 
 	*allvisfrac = 0;
-	*pages = 0;
-	*tuples = 0;
-	if (tbl == NULL)
-		return;
-	ls_hot_table_get_stats(tbl, &st);
-	curpages = ls_heap_equivalent_pages(rel, tbl, (double) st.rows, attr_widths,
-										&density);
-	if (curpages == 0)
-		return;
-	if (never_vacuumed)
+	if (tbl != NULL)
 	{
-		if (curpages < 10 && !rel->rd_rel->relhassubclass)
-			curpages = 10;
-		*tuples = rint(density * curpages);
+		ls_hot_table_get_stats(tbl, &st);
+		rows = (double) st.rows;
+		curpages = ls_heap_equivalent_pages(rel, tbl, rows, attr_widths, NULL);
 	}
+	/* heap's HACK: a table never vacuumed may be about to be loaded */
+	if (curpages < 10 && rel->rd_rel->reltuples < 0 &&
+		!rel->rd_rel->relhassubclass)
+		curpages = 10;
+	*pages = curpages;
+	if (curpages == 0)
+	{
+		*tuples = 0;
+		return;
+	}
+	if (rel->rd_rel->reltuples >= 0 && rel->rd_rel->relpages > 0)
+		*tuples = rows;
 	else
 	{
-		*tuples = (double) st.rows;
-		*allvisfrac = 1;
+		/* heap's density from the column widths (integer division, as heap) */
+		int32		tuple_width = get_rel_data_width(rel, attr_widths) +
+			MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
+		double		density = (BLCKSZ - SizeOfPageHeaderData) / tuple_width;
+
+		*tuples = rint(density * (double) curpages);
 	}
-	*pages = curpages;
 }
 
 static void
