@@ -257,6 +257,15 @@ ls_xmax_merge(uint64 word, TransactionId xid, MultiXactStatus status,
 			}
 			continue;
 		}
+
+		/*
+		 * An earlier update by another (sub)transaction of ours is
+		 * superseded by this one (heap keeps one updater: ours).  Our
+		 * subcommitted subtransactions look in progress, so without this
+		 * they would stay as a second update member.
+		 */
+		if (upd && is_update && TransactionIdIsCurrentTransactionId(m[i].xid))
+			continue;
 		if (TransactionIdIsInProgress(m[i].xid) ||
 			(upd && TransactionIdDidCommit(m[i].xid)))
 		{
@@ -337,11 +346,18 @@ ls_xmax_lockers(uint64 word, TransactionId xid)
  * (palloc'd).  *own_mode: the strongest mode this transaction already holds
  * (-1: none).  *live_updater: a running updater of another transaction
  * that does not conflict (a KEY SHARE request meeting a non-key update).
+ *
+ * *stale: the updater of word committed after ls_check_row judged it
+ * running (ls_check_row never passes a committed updater on): the caller
+ * must look again, which gives TM_Updated/TM_Deleted (or, for KEY SHARE,
+ * follows the update), as heap rechecks after its wait.  Going on would
+ * lock a version another transaction has updated and committed, and an
+ * update over that lock would build a multixact with two updaters.
  */
 static int
 ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
 				  TransactionId **xids, int *own_mode,
-				  TransactionId *live_updater)
+				  TransactionId *live_updater, bool *stale)
 {
 	MultiXactMember *m;
 	int			n = ls_xmax_members(word, &m);
@@ -350,6 +366,7 @@ ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
 	*xids = palloc(sizeof(TransactionId) * (n + 1));
 	*own_mode = -1;
 	*live_updater = InvalidTransactionId;
+	*stale = false;
 	for (int i = 0; i < n; i++)
 	{
 		bool		live;
@@ -362,7 +379,12 @@ ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
 		live = TransactionIdEquals(m[i].xid, forced) ||
 			TransactionIdIsInProgress(m[i].xid);
 		if (!live)
+		{
+			if (ISUPDATE_from_mxstatus(m[i].status) &&
+				TransactionIdDidCommit(m[i].xid))
+				*stale = true;
 			continue;
+		}
 		if (!DoLockModesConflict(ls_tuplock_mode[ls_mode_of_status(m[i].status)],
 								 ls_tuplock_mode[mode]))
 		{
@@ -758,6 +780,7 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		TransactionId live_updater;
 		int			own_mode;
 		int			nconf;
+		bool		stale;
 		bool		store;
 		uint64		newword = 0;
 		ls_hot_version *shown;
@@ -788,7 +811,13 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 
 		/* outside the epoch: judge the lockers, wait, build the new word */
 		nconf = ls_xmax_conflicts(chk.xmax_word, mode, chk.forced_xid, &xids,
-								  &own_mode, &live_updater);
+								  &own_mode, &live_updater, &stale);
+		if (stale)
+		{
+			/* the updater committed since ls_check_row: look again */
+			pfree(xids);
+			continue;
+		}
 		if (nconf > 0)
 		{
 			bool		waited;
