@@ -465,6 +465,13 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	Size		need = 0;
 	bool		stop = false;
 
+	/*
+	 * Only MVCC decisions are fixed by the snapshot; the others ("running
+	 * now?") are made when the row is returned, one visible row per batch
+	 * (heap's page-at-a-time mode is MVCC-only for the same reason).
+	 */
+	int			maxrows = IsMVCCSnapshot(snapshot) ? LS_BATCH_ROWS : 1;
+
 	ls_batch_reserve(scan, 0);
 	ls_batch_forget(scan);
 	*exhausted = false;
@@ -498,14 +505,13 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 			}
 			looked++;
 			if (ssi)
-			{
 				nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
-				if (nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
-				{
-					scan->cursor = row->rowid + 1;
-					stop = true;
-					break;
-				}
+			if (scan->bn >= maxrows || nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
+			{
+				/* the next batch goes on after this row */
+				scan->cursor = row->rowid + 1;
+				stop = true;
+				break;
 			}
 		}
 	}
