@@ -1612,6 +1612,17 @@ again:
 			res = fres;
 			break;
 		}
+		if (fres == TM_Updated && fchk.keyshare_moved)
+		{
+			/*
+			 * The updater of that version committed a non-key update that
+			 * moved the row while we looked: follow it too (heap's
+			 * heap_lock_updated_tuple goes on through committed updates).
+			 */
+			follow_xid = ftmfd.xmax;
+			follow_rowid = fchk.next_rowid;
+			continue;
+		}
 
 		/*
 		 * The updater deleted or re-keyed its new version and committed
