@@ -1456,6 +1456,20 @@ done:
 	return res;
 }
 
+/*
+ * FIND_LAST_VERSION reached a row that a committed update moved to another
+ * partition: release our heavyweight tuple lock and fail as heap does.
+ */
+static void
+ls_error_moved_partition(Relation rel, ItemPointer locked_tid, LOCKMODE tuplock)
+{
+	if (tuplock != NoLock)
+		UnlockTuple(rel, locked_tid, tuplock);
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
+}
+
 /* ------------------------------------------------------------------------
  * Row locks (SELECT FOR ..., EvalPlanQual, FK checks, ON CONFLICT)
  * ------------------------------------------------------------------------ */
@@ -1555,13 +1569,7 @@ again:
 		}
 		if (res == TM_Updated && follow &&
 			ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
-		{
-			if (tuplock != NoLock)
-				UnlockTuple(rel, &locked_tid, tuplock);
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
-		}
+			ls_error_moved_partition(rel, &locked_tid, tuplock);
 		if (res == TM_Updated && follow)
 		{
 			uint64		next = ls_tid_to_rowid(&tmfd->ctid);
@@ -1634,16 +1642,10 @@ again:
 		{
 			res = fres;
 			*tmfd = ftmfd;
+			/* the updater then moved the row to another partition */
 			if (res == TM_Updated && follow &&
 				ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
-			{
-				/* the updater then moved the row to another partition */
-				if (tuplock != NoLock)
-					UnlockTuple(rel, &locked_tid, tuplock);
-				ereport(ERROR,
-						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-						 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
-			}
+				ls_error_moved_partition(rel, &locked_tid, tuplock);
 			if (res == TM_Updated && follow &&
 				!ItemPointerIndicatesMovedPartitions(&tmfd->ctid) &&
 				ls_tid_to_rowid(&tmfd->ctid) != LS_ROWID_INVALID &&
