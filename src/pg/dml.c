@@ -1456,6 +1456,10 @@ done:
 	return res;
 }
 
+/* ------------------------------------------------------------------------
+ * Row locks (SELECT FOR ..., EvalPlanQual, FK checks, ON CONFLICT)
+ * ------------------------------------------------------------------------ */
+
 /*
  * FIND_LAST_VERSION reached a row that a committed update moved to another
  * partition: release our heavyweight tuple lock and fail as heap does.
@@ -1469,10 +1473,6 @@ ls_error_moved_partition(Relation rel, ItemPointer locked_tid, LOCKMODE tuplock)
 			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 			 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
 }
-
-/* ------------------------------------------------------------------------
- * Row locks (SELECT FOR ..., EvalPlanQual, FK checks, ON CONFLICT)
- * ------------------------------------------------------------------------ */
 
 TM_Result
 ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
