@@ -178,6 +178,7 @@ typedef enum LsVacuumState
 extern LsVacuumState ls_version_vacuum_state(ls_hot_version *v,
 											 GlobalVisState *vistest,
 											 TransactionId *dead_after);
+extern bool ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest);
 
 /* SSI rw-conflicts out: collect inside an epoch, report outside. */
 #define LS_SSI_MAX_XIDS 8

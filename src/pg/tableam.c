@@ -825,15 +825,17 @@ ls_index_fetch_end(IndexFetchTableData *scan)
 
 /*
  * Look up tid and store the version visible to snapshot.  *gone is set when
- * the rowid holds nothing any snapshot could see (never reused, so an index
- * entry pointing there is dead for good).  With fb, the tuple is copied
+ * the rowid holds nothing (never reused, so an index entry pointing there is
+ * dead for good), and with check_dead also when no version is visible and
+ * the row is dead to every snapshot (ls_row_surely_dead: what lets an index
+ * scan kill its entry, as heap's all_dead does).  With fb, the tuple is copied
  * into *fb->buf (grown when too small) and the slot borrows it; without,
  * the slot gets its own copy.
  */
 static bool
 ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 				 Snapshot snapshot, TupleTableSlot *slot, bool *gone,
-				 LsFetchBuf *fb)
+				 bool check_dead, LsFetchBuf *fb)
 {
 	uint64		rowid = ls_tid_to_rowid(tid);
 	ls_hot_row *row;
@@ -874,6 +876,8 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 			v = ls_row_visible_version_fast(row, snapshot);
 			if (ssi)
 				nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
+			if (v == NULL && check_dead)
+				*gone = ls_row_surely_dead(row, GlobalVisTestFor(rel));
 			if (v != NULL)
 			{
 				xmin = ls_hv_xid(atomic_load_explicit(&v->xmin_word,
@@ -929,7 +933,7 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	if (f->buf_slot == NULL)
 		f->buf_slot = slot;
 	found = ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, slot, &gone,
-							 f->buf_slot == slot ? &fb : NULL);
+							 all_dead != NULL, f->buf_slot == slot ? &fb : NULL);
 	if (all_dead)
 		*all_dead = gone;
 	return found;
@@ -942,7 +946,7 @@ ls_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 	bool		gone;
 
 	return ls_fetch_visible(rel, ls_table_for(rel), tid, snapshot, slot, &gone,
-							NULL);
+							false, NULL);
 }
 
 static bool
@@ -1045,13 +1049,15 @@ ls_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 
 /*
  * Index entries may be deleted when their rowid holds nothing (removed or
- * DEAD): rowids are never reused.  Rows that still exist are kept; VACUUM
- * decides about them.
+ * DEAD: rowids are never reused) or a row dead to every snapshot
+ * (ls_row_surely_dead; VACUUM removes the row later).  Live rows, and rows
+ * some snapshot may still see, keep their entries.
  */
 static TransactionId
 ls_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
 	ls_hot_table *tbl = ls_table_for(rel);
+	GlobalVisState *vistest = GlobalVisTestFor(rel);
 
 	ls_epoch_enter();
 	for (int i = 0; i < delstate->ndeltids; i++)
@@ -1059,10 +1065,13 @@ ls_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 		TM_IndexDelete *d = &delstate->deltids[i];
 		TM_IndexStatus *s = &delstate->status[d->id];
 		uint64		rowid = ls_tid_to_rowid(&d->tid);
+		ls_hot_row *row;
 
 		if (s->knowndeletable)
 			continue;
-		if (rowid == LS_ROWID_INVALID || ls_hot_row_get(tbl, rowid) == NULL)
+		if (rowid == LS_ROWID_INVALID ||
+			(row = ls_hot_row_get(tbl, rowid)) == NULL ||
+			ls_row_surely_dead(row, vistest))
 			s->knowndeletable = true;
 	}
 	ls_epoch_exit();
@@ -1368,7 +1377,7 @@ ls_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 			continue;
 		ls_rowid_to_tid(base + off - 1, &tid);
 		if (ls_fetch_visible(sscan->rs_rd, scan->tbl, &tid, sscan->rs_snapshot,
-							 slot, &gone, NULL))
+							 slot, &gone, false, NULL))
 		{
 			pgstat_count_heap_getnext(sscan->rs_rd);
 			return true;

@@ -466,6 +466,26 @@ ls_row_newest_valid(ls_hot_row *row)
 }
 
 /*
+ * Is row dead to every snapshot, now and later (heap's HeapTupleIsSurelyDead
+ * applied to a whole HOT chain)?  True when every version's inserter
+ * aborted, or the newest version that was not aborted was deleted or moved
+ * away by a transaction that committed before vistest's horizon: older
+ * versions were replaced by committed updates before it, so they are dead
+ * too.  An index entry pointing at such a rowid can be killed.  Caller
+ * inside an epoch; may consult clog (and sets hints).
+ */
+bool
+ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest)
+{
+	ls_hot_version *v = ls_row_newest_valid(row);
+	TransactionId dead_after;
+
+	if (v == NULL)
+		return true;
+	return ls_version_vacuum_state(v, vistest, &dead_after) == LS_V_DEAD;
+}
+
+/*
  * SnapshotAny: the newest version that was not aborted (the row's current
  * state: what callers fetching "any" version by TID after a lock or a delete
  * need) -- except when the current command itself just updated the row in
