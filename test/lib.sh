@@ -15,9 +15,21 @@
 LS_PG_VERSION=15
 LS_PG_BIN=/usr/lib/postgresql/$LS_PG_VERSION/bin
 LS_PGXS_DIR=/usr/lib/postgresql/$LS_PG_VERSION/lib/pgxs
+LS_PG_USER=postgres
+
+# LS_PRIVATE_ROOT=DIR: install leanstore into a private copy of the
+# PostgreSQL installation under DIR (created on first use) and run every
+# server, pg_regress and client from there, instead of `make install` into
+# /usr.  Two working trees can then test at the same time without replacing
+# each other's library.  Unset (the default, and what CI does): the system
+# installation.
+if [ -n "${LS_PRIVATE_ROOT:-}" ]; then
+	LS_PRIVATE_ROOT=$(realpath -m "$LS_PRIVATE_ROOT")
+	LS_PG_BIN=$LS_PRIVATE_ROOT$LS_PG_BIN
+	LS_PGXS_DIR=$LS_PRIVATE_ROOT$LS_PGXS_DIR
+fi
 LS_PG_REGRESS=$LS_PGXS_DIR/src/test/regress/pg_regress
 LS_PG_ISOLATION_REGRESS=$LS_PGXS_DIR/src/test/isolation/pg_isolation_regress
-LS_PG_USER=postgres
 LS_SCRATCH_DIRS=()
 LS_JOBS=$(nproc 2>/dev/null || echo 2)
 
@@ -54,8 +66,34 @@ LS_BASE_PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgre
 ls_build_install() {
 	ls_log "build: make -j$LS_JOBS"
 	make -j"$LS_JOBS" || return 1
-	ls_log "install: make install"
-	make install || return 1
+	if [ -n "${LS_PRIVATE_ROOT:-}" ]; then
+		ls_private_root_prepare || return 1
+		ls_log "install: make install DESTDIR=$LS_PRIVATE_ROOT"
+		make install DESTDIR="$LS_PRIVATE_ROOT" || return 1
+	else
+		ls_log "install: make install"
+		make install || return 1
+	fi
+}
+
+# The private copy of /usr/lib/postgresql/N and /usr/share/postgresql/N
+# (relocatable: its pg_config, pg_regress and postgres find their own
+# directories), made once.
+ls_private_root_prepare() {
+	local r=$LS_PRIVATE_ROOT
+	[ -x "$LS_PG_BIN/postgres" ] && return 0
+	ls_log "private root: copying the PostgreSQL installation into $r"
+	mkdir -p "$r/usr/lib/postgresql" "$r/usr/share/postgresql" || return 1
+	cp -a "/usr/lib/postgresql/$LS_PG_VERSION" "$r/usr/lib/postgresql/" || return 1
+	cp -a "/usr/share/postgresql/$LS_PG_VERSION" "$r/usr/share/postgresql/" || return 1
+	chmod 755 "$r"
+}
+
+# Arguments for `make installcheck*` so it uses the private root's
+# pg_regress and server (nothing without LS_PRIVATE_ROOT).
+ls_make_pg_config_args() {
+	[ -n "${LS_PRIVATE_ROOT:-}" ] && echo "PG_CONFIG=$LS_PG_BIN/pg_config"
+	return 0
 }
 
 # ls_scratch_dir NAME: creates an empty directory that the postgres user owns
