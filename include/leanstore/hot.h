@@ -104,7 +104,9 @@ typedef struct ls_hot_row
 	_Atomic uint32_t latch;		/* short writer latch, see ls_hot_row_lock */
 	_Atomic uint32_t access;	/* access clock for pack (sampled) */
 	uint8_t		origin;			/* ls_hot_origin */
-	uint8_t		pad[7];
+	_Atomic uint8_t allvis;		/* all-visible mark of the glue (see
+								 * ls_hot_table_allvis_limit); 0 when inserted */
+	uint8_t		pad[6];
 } ls_hot_row;
 
 typedef struct ls_hot ls_hot;
@@ -178,6 +180,30 @@ ls_hot_key	ls_hot_table_get_key(const ls_hot_table *tbl);
 uint64_t	ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint64_t n);
 /* Next rowid that would be handed out (rowids below it may exist). */
 uint64_t	ls_hot_table_rowid_limit(const ls_hot_table *tbl);
+
+/*
+ * All-visible marks, for the glue's visibility map (src/pg/vismap.c has the
+ * protocol).  The core only stores them: a per-table limit (rowids below it
+ * may lie in a group the glue marked all-visible; it only grows, until the
+ * glue resets an emptied table) and one flag per row (ls_hot_row.allvis).
+ * Both are sequentially consistent stores and loads: the glue pairs them
+ * with fences (a writer publishes its change, then reads the mark; the
+ * marker sets the mark, then reads the rows).
+ */
+void		ls_hot_table_raise_allvis_limit(ls_hot_table *tbl, uint64_t limit);
+uint64_t	ls_hot_table_allvis_limit(const ls_hot_table *tbl);
+void		ls_hot_table_reset_allvis_limit(ls_hot_table *tbl);
+
+static inline bool
+ls_hot_row_allvis(ls_hot_row *row)
+{
+	return atomic_load(&row->allvis) != 0;
+}
+static inline void
+ls_hot_row_set_allvis(ls_hot_row *row, bool on)
+{
+	atomic_store(&row->allvis, on ? 1 : 0);
+}
 
 typedef struct ls_hot_table_stats
 {

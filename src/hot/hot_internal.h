@@ -162,7 +162,8 @@ struct ls_hot_table
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t dead_rowids;
 	ls_hot	   *hot;
-	char		pad[16];
+	_Atomic uint64_t allvis_limit;	/* see ls_hot_table_raise_allvis_limit */
+	char		pad[8];
 };
 
 /* ------------------------------------------------------------------------

@@ -225,6 +225,7 @@ ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out)
 		atomic_store(&pick->key_rel, key.rel);
 		atomic_store(&pick->root, NULL);
 		atomic_store(&pick->next_rowid, 0);
+		atomic_store(&pick->allvis_limit, 0);
 		atomic_store(&pick->rows, 0);
 		atomic_store(&pick->versions, 0);
 		atomic_store(&pick->bytes, 0);
@@ -303,6 +304,28 @@ uint64_t
 ls_hot_table_rowid_limit(const ls_hot_table *tbl)
 {
 	return atomic_load(&tbl->next_rowid);
+}
+
+void
+ls_hot_table_raise_allvis_limit(ls_hot_table *tbl, uint64_t limit)
+{
+	uint64_t	cur = atomic_load(&tbl->allvis_limit);
+
+	while (cur < limit &&
+		   !atomic_compare_exchange_weak(&tbl->allvis_limit, &cur, limit))
+		;
+}
+
+uint64_t
+ls_hot_table_allvis_limit(const ls_hot_table *tbl)
+{
+	return atomic_load(&tbl->allvis_limit);
+}
+
+void
+ls_hot_table_reset_allvis_limit(ls_hot_table *tbl)
+{
+	atomic_store(&tbl->allvis_limit, 0);
 }
 
 void

@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/heaptoast.h"
@@ -120,7 +122,9 @@ ls_nontransactional_truncate(Relation rel)
 		ls_hot_rowid_forget(ctx, tbl, dead);
 	ls_epoch_exit();
 
+	/* also empties the visibility map: no block is marked any more */
 	RelationTruncate(rel, 0);
+	ls_hot_table_reset_allvis_limit(tbl);
 	ls_mark_written();
 }
 
@@ -512,6 +516,9 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	bool		minmulti_updated = false;
 	uint64		dead;
 	BlockNumber relpages;
+	BlockNumber relallvisible;
+	BlockNumber nallvis;
+	BlockNumber nblocks;
 
 	/* lost in a restart: nothing to vacuum; a database-wide VACUUM goes on */
 	if (tbl == NULL)
@@ -610,10 +617,16 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	}
 	pfree(ds.rowids);
 
+	/* pass 3: visibility map bits of blocks every snapshot sees entirely */
+	nallvis = ls_vm_set_all_visible(rel, tbl, OldestXmin);
+	nblocks = RelationGetNumberOfBlocks(rel);
+
 	relpages = ls_heap_equivalent_pages(rel, tbl, st.live_rows + st.recently_dead,
 										NULL, NULL);
-	/* relallvisible = 0: no visibility map (index-only scans always fetch) */
-	vac_update_relstats(rel, relpages, st.live_rows, 0,
+	/* the all-visible share of the blocks, in relpages' unit */
+	relallvisible = nblocks > 0 ?
+		(BlockNumber) rint((double) relpages * nallvis / nblocks) : 0;
+	vac_update_relstats(rel, relpages, st.live_rows, relallvisible,
 						nindexes > 0 || RelationGetForm(rel)->relhasindex,
 						st.incomplete ? InvalidTransactionId : st.oldest_xid,
 						st.incomplete ? InvalidMultiXactId : OldestMxact,
@@ -624,9 +637,10 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	ls_hot_reclaim(ls_ctx());
 
 	ereport(elevel,
-			(errmsg("leanstore: vacuumed \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes%s",
+			(errmsg("leanstore: vacuumed \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes, %u of %u blocks all-visible%s",
 					RelationGetRelationName(rel), st.live_rows, st.recently_dead,
 					st.removed_versions, st.removed_rows, dead_rowids,
+					nallvis, nblocks,
 					frozenxid_updated ? ", relfrozenxid advanced" : "")));
 }
 

@@ -1070,6 +1070,7 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		ls_hot_version_free(ls_ctx(), v);
 		ls_report_status(st, rel, "insert into");
 	}
+	ls_vm_note_write(rel, tbl, rowid, true);
 
 	ls_rowid_to_tid(rowid, &tup->t_self);
 	ls_stamp_new_tuple(tup, xid, cid);
@@ -1219,6 +1220,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		ls_finish_write(rel, tbl, rowid, xid, MultiXactStatusUpdate,
 						changingPart ? LS_HV_XMAX_MOVED : 0, cid,
 						LS_ROWID_INVALID, NULL, NULL);
+		ls_vm_note_write(rel, tbl, rowid, false);
 		if (HeapTupleHasExternal(oldtup))
 			heap_toast_delete(rel, oldtup, false);
 		pgstat_count_heap_delete(rel);
@@ -1399,6 +1401,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), 0,
 						cid, LS_ROWID_INVALID, v, v);
+		ls_vm_note_write(rel, tbl, rowid, false);
 	}
 	else
 	{
@@ -1414,9 +1417,11 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			ls_hot_version_free(ls_ctx(), v);
 			ls_report_status(st, rel, "update a row of");
 		}
+		ls_vm_note_write(rel, tbl, newrowid, true);
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
 						cid, newrowid, NULL, v);
+		ls_vm_note_write(rel, tbl, rowid, false);
 	}
 
 	ls_rowid_to_tid(newrowid, &newtup->t_self);

@@ -301,6 +301,12 @@ extern BlockNumber ls_heap_equivalent_pages(Relation rel, ls_hot_table *tbl,
 											double rows, int32 *attr_widths,
 											double *per_page);
 
+/* vismap.c: the visibility map fork (all-visible bits per virtual block) */
+extern void ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
+							 bool new_row);
+extern BlockNumber ls_vm_set_all_visible(Relation rel, ls_hot_table *tbl,
+										 TransactionId oldest_xmin);
+
 /* ddl.c */
 extern void ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 						  BufferAccessStrategy bstrategy);

@@ -1401,7 +1401,15 @@ ls_relation_size(Relation rel, ForkNumber forkNumber)
 		if (tbl != NULL)
 			size = (uint64) ls_blocks_for_limit(ls_hot_table_rowid_limit(tbl)) * BLCKSZ;
 	}
-	/* no other fork ever holds data: no FSM, no visibility map */
+	/* the other forks are real files: the visibility map (vismap.c) */
+	for (int fork = 0; fork <= MAX_FORKNUM; fork++)
+	{
+		if (fork == MAIN_FORKNUM ||
+			(forkNumber != InvalidForkNumber && forkNumber != fork))
+			continue;
+		if (smgrexists(RelationGetSmgr(rel), fork))
+			size += (uint64) smgrnblocks(RelationGetSmgr(rel), fork) * BLCKSZ;
+	}
 	return size;
 }
 
@@ -1509,9 +1517,9 @@ ls_heap_equivalent_pages(Relation rel, ls_hot_table *tbl, double rows,
  * least 10 pages (also when empty), and its tuple count is heap's guess from
  * the column widths.  Once vacuumed or analyzed the row count is exact (the
  * tier counts rows; pg_class.relpages cannot give a density here, ANALYZE
- * stores virtual blocks).  allvisfrac is 0: there is no visibility map, an
- * index-only scan fetches every row from the table, and the planner must
- * charge for that (VACUUM stores relallvisible = 0 too).
+ * stores virtual blocks).  allvisfrac is the all-visible share VACUUM or
+ * ANALYZE counted in the visibility map (vismap.c), diluted by rows added
+ * since, so index-only scans are costed as heap's are.
  */
 static void
 ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
@@ -1538,6 +1546,20 @@ ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 	{
 		*tuples = 0;
 		return;
+	}
+	/*
+	 * heap: relallvisible / current pages.  pg_class's relpages and
+	 * relallvisible come from the same VACUUM or ANALYZE (in one unit);
+	 * rows added since then dilute the share as new pages do for heap.
+	 */
+	if (rel->rd_rel->relallvisible > 0 && rel->rd_rel->relpages > 0)
+	{
+		double		frac = Min(1.0, (double) rel->rd_rel->relallvisible /
+							   rel->rd_rel->relpages);
+
+		if (rows > rel->rd_rel->reltuples && rel->rd_rel->reltuples >= 0)
+			frac *= rel->rd_rel->reltuples / rows;
+		*allvisfrac = frac;
 	}
 	if (rel->rd_rel->reltuples >= 0 && rel->rd_rel->relpages > 0)
 		*tuples = rows;

@@ -1,0 +1,238 @@
+/*
+ * vismap.c - PostgreSQL's visibility map for leanstore tables.
+ *
+ * A leanstore table keeps a real visibility map fork, in PostgreSQL's own
+ * format, with one all-visible bit per virtual block (the rowids one block
+ * number of our TIDs names).  PostgreSQL reads it without asking the table
+ * AM: index-only scans skip the table fetch for entries in all-visible
+ * blocks, bitmap scans that need no column skip those blocks, ANALYZE counts
+ * the bits into pg_class.relallvisible.  So a set bit must mean what it
+ * means for heap: every index entry pointing into the block names a row
+ * whose current version every snapshot, present and future, sees.
+ *
+ * VACUUM sets bits (ls_vm_set_all_visible); every write clears the bit of
+ * the block it touches (ls_vm_note_write).  Writers must not pay a buffer
+ * lock for that on every row, so the hot tier keeps marks that say "a bit
+ * may be set here": a flag per row and, for rows not yet inserted, a
+ * per-table rowid limit (see hot.h).  The protocol, with the exclusive
+ * content lock of the map page as the only lock:
+ *
+ *	marker (VACUUM), per block B:          writer of row r in B:
+ *	  lock map page                          publish the change (insert,
+ *	  raise limit past B, set the flag         xmax, new version)
+ *	    of every row in B                    full fence
+ *	  full fence                             read r's flag (an update or
+ *	  check every row of B                     delete) or the limit (an insert)
+ *	  all visible: set B's bit               set or above: lock map page,
+ *	  else: clear the flags                    clear B's bit and the flags of
+ *	  unlock                                   B's rows, unlock
+ *
+ * Either the writer sees the mark (and clears the bit under the lock, after
+ * any marker that set it), or the marker's check sees the writer's change
+ * (and does not set the bit): the fences order "my store, then your store's
+ * effect" both ways.  Flags change only under the map page lock, so "bit
+ * set => every row of B is flagged" holds whenever the lock is free: a row
+ * that later enters B comes in through an insert, which checks the limit.
+ *
+ * The map is not WAL-logged (leanstore has no log yet and its tables do not
+ * survive a restart, so a stale bit can never be read).  When the log
+ * lands, recovery must clear the visibility map forks of leanstore tables
+ * before a backend can read them.  Only the all-visible bit is used; the
+ * all-frozen bit is heap's VACUUM-skipping device and stays 0.
+ */
+#include "postgres.h"
+
+#include <stdatomic.h>
+
+#include "access/visibilitymap.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+
+#include "ls_pg.h"
+
+/* PostgreSQL's map layout (visibilitymap.c keeps these private) */
+#define LS_VM_MAPSIZE			(BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
+#define LS_VM_BLOCKS_PER_BYTE	(BITS_PER_BYTE / BITS_PER_HEAPBLOCK)
+#define LS_VM_BLOCKS_PER_PAGE	(LS_VM_MAPSIZE * LS_VM_BLOCKS_PER_BYTE)
+
+/* The byte of the (pinned) map page holding blk's bits, and their shift. */
+static uint8 *
+ls_vm_byte(Buffer buf, BlockNumber blk, int *shift)
+{
+	uint8	   *map = (uint8 *) PageGetContents(BufferGetPage(buf));
+
+	*shift = (blk % LS_VM_BLOCKS_PER_BYTE) * BITS_PER_HEAPBLOCK;
+	return map + (blk % LS_VM_BLOCKS_PER_PAGE) / LS_VM_BLOCKS_PER_BYTE;
+}
+
+static inline uint64
+ls_vm_block_start(BlockNumber blk)
+{
+	return (uint64) blk * LS_ROWS_PER_BLOCK;
+}
+
+/* Set (or clear) the flag of every row of blk.  Caller inside an epoch. */
+static void
+ls_vm_flag_block(ls_hot_table *tbl, BlockNumber blk, bool on)
+{
+	uint64		cursor = ls_vm_block_start(blk);
+	uint64		end = cursor + LS_ROWS_PER_BLOCK;
+	ls_hot_row *row;
+
+	while ((row = ls_hot_scan_next(tbl, &cursor, end)) != NULL)
+		ls_hot_row_set_allvis(row, on);
+}
+
+/*
+ * Is row's current version visible to every snapshot (inserter committed
+ * before oldest_xmin, no deleter or updater that did not abort)?  Caller
+ * inside an epoch; consults clog like VACUUM does.
+ */
+static bool
+ls_vm_row_all_visible(ls_hot_row *row, TransactionId oldest_xmin)
+{
+	ls_hot_version *v = ls_row_newest_valid(row);
+	LsVersionInfo info;
+	TransactionId dead_after;
+
+	if (v == NULL ||
+		ls_version_vacuum_state(v, NULL, &dead_after) != LS_V_LIVE)
+		return false;
+	ls_version_info(v, &info);
+	return (info.xmin_flags & LS_HV_XMIN_FROZEN) != 0 ||
+		TransactionIdPrecedes(info.xmin, oldest_xmin);
+}
+
+/*
+ * Could blk be all-visible: no DEAD rowid (its index entries would name
+ * nothing) and every row all-visible.  Caller inside an epoch.
+ */
+static bool
+ls_vm_block_all_visible(ls_hot_table *tbl, BlockNumber blk,
+						TransactionId oldest_xmin)
+{
+	uint64		start = ls_vm_block_start(blk);
+	uint64		cursor = start;
+	uint64		dead;
+	ls_hot_row *row;
+
+	if (ls_hot_scan_next_dead(tbl, &cursor, start + LS_ROWS_PER_BLOCK, &dead))
+		return false;
+	cursor = start;
+	while ((row = ls_hot_scan_next(tbl, &cursor, start + LS_ROWS_PER_BLOCK)) != NULL)
+	{
+		if (!ls_vm_row_all_visible(row, oldest_xmin))
+			return false;
+	}
+	return true;
+}
+
+/* Clear blk's bits and the flags of its rows, under the map page lock. */
+static void
+ls_vm_clear_block(Relation rel, ls_hot_table *tbl, BlockNumber blk)
+{
+	Buffer		buf = InvalidBuffer;
+	uint8	   *byte;
+	int			shift;
+
+	/* extends the map when it is shorter: a stale size is never trusted */
+	visibilitymap_pin(rel, blk, &buf);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	byte = ls_vm_byte(buf, blk, &shift);
+	if (*byte & (VISIBILITYMAP_VALID_BITS << shift))
+	{
+		*byte &= ~(VISIBILITYMAP_VALID_BITS << shift);
+		MarkBufferDirty(buf);
+	}
+	ls_epoch_enter();
+	ls_vm_flag_block(tbl, blk, false);
+	ls_epoch_exit();
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * A write to rowid was published (a new row: inserted; otherwise: an xmax
+ * or a new version installed).  Clear its block's bit if it may be set.
+ * Call it after the row latch was released; it may read a map page.
+ */
+void
+ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid, bool new_row)
+{
+	bool		marked;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (new_row)
+		marked = rowid < ls_hot_table_allvis_limit(tbl);
+	else
+	{
+		ls_hot_row *row;
+
+		ls_epoch_enter();
+		row = ls_hot_row_get(tbl, rowid);
+		marked = row != NULL && ls_hot_row_allvis(row);
+		ls_epoch_exit();
+	}
+	if (marked)
+		ls_vm_clear_block(rel, tbl, (BlockNumber) (rowid / LS_ROWS_PER_BLOCK));
+}
+
+/*
+ * VACUUM, after index cleanup: set the bit of every block whose rows are all
+ * visible to every snapshot (oldest_xmin: VACUUM's horizon).  Returns the
+ * number of blocks whose bit is set afterwards.
+ */
+BlockNumber
+ls_vm_set_all_visible(Relation rel, ls_hot_table *tbl, TransactionId oldest_xmin)
+{
+	uint64		limit = ls_hot_table_rowid_limit(tbl);
+	BlockNumber nblocks = (BlockNumber)
+		Min((limit + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK,
+			(uint64) MaxBlockNumber);
+	BlockNumber nallvis = 0;
+	Buffer		buf = InvalidBuffer;
+
+	for (BlockNumber blk = 0; blk < nblocks; blk++)
+	{
+		bool		candidate;
+		bool		all_visible;
+		uint8	   *byte;
+		int			shift;
+
+		CHECK_FOR_INTERRUPTS();
+		if (visibilitymap_get_status(rel, blk, &buf) & VISIBILITYMAP_ALL_VISIBLE)
+		{
+			nallvis++;
+			continue;
+		}
+
+		/* cheap look without the lock first: most blocks fail or pass it */
+		ls_epoch_enter();
+		candidate = ls_vm_block_all_visible(tbl, blk, oldest_xmin);
+		ls_epoch_exit();
+		if (!candidate)
+			continue;
+
+		visibilitymap_pin(rel, blk, &buf);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		ls_hot_table_raise_allvis_limit(tbl, ls_vm_block_start(blk) + LS_ROWS_PER_BLOCK);
+		ls_epoch_enter();
+		ls_vm_flag_block(tbl, blk, true);
+		atomic_thread_fence(memory_order_seq_cst);
+		all_visible = ls_vm_block_all_visible(tbl, blk, oldest_xmin);
+		if (!all_visible)
+			ls_vm_flag_block(tbl, blk, false);
+		ls_epoch_exit();
+		if (all_visible)
+		{
+			byte = ls_vm_byte(buf, blk, &shift);
+			*byte |= VISIBILITYMAP_ALL_VISIBLE << shift;
+			MarkBufferDirty(buf);
+			nallvis++;
+		}
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	}
+	if (BufferIsValid(buf))
+		ReleaseBuffer(buf);
+	return nallvis;
+}
