@@ -116,6 +116,36 @@ tstats(fixture *f)
 
 /* ---- tables ----------------------------------------------------------------- */
 
+/* Row all-visible flags: clear on insert (also in a reused block), settable. */
+static void
+test_allvis_flags(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	ls_hot_row *a,
+			   *b;
+
+	ls_hot_epoch_enter(f->ctx);
+	a = insert(f, 7, 1);
+	assert_false(ls_hot_row_allvis(a));
+	ls_hot_row_set_allvis(a, true);
+	assert_true(ls_hot_row_allvis(a));
+	ls_hot_row_lock(a);
+	ls_hot_row_remove(f->ctx, f->tbl, a, false);
+	ls_hot_epoch_exit(f->ctx);
+	ls_hot_reclaim(f->ctx);
+	ls_hot_reclaim(f->ctx);
+
+	/* the header's memory may come back: the flag must not */
+	ls_hot_epoch_enter(f->ctx);
+	b = insert(f, 8, 2);
+	assert_false(ls_hot_row_allvis(b));
+	ls_hot_row_set_allvis(b, false);
+	assert_false(ls_hot_row_allvis(b));
+	ls_hot_epoch_exit(f->ctx);
+	fixture_free(f);
+}
+
 static void
 test_tables(void **state)
 {
@@ -149,6 +179,14 @@ test_tables(void **state)
 	assert_int_equal(ls_hot_table_reserve_rowids(t2, 5), 10);
 	assert_int_equal(ls_hot_table_rowid_limit(t2), 15);
 	assert_int_equal(ls_hot_table_rowid_limit(t3), 0);
+
+	/* all-visible limits: per table, only grow, reset on demand */
+	ls_hot_table_raise_allvis_limit(t2, 582);
+	ls_hot_table_raise_allvis_limit(t2, 291);
+	assert_int_equal(ls_hot_table_allvis_limit(t2), 582);
+	assert_int_equal(ls_hot_table_allvis_limit(t3), 0);
+	ls_hot_table_reset_allvis_limit(t3);
+	assert_int_equal(ls_hot_table_allvis_limit(t2), 582);
 
 	ls_hot_get_stats(f->hot, &s);
 	assert_int_equal(s.tables, 3);
@@ -188,6 +226,7 @@ test_tables(void **state)
 	assert_int_equal(ls_hot_table_create(f->ctx, k5, &t), LS_OK);
 	assert_ptr_equal(t, t2);	/* the tombstone was reused */
 	assert_int_equal(ls_hot_table_rowid_limit(t), 0);
+	assert_int_equal(ls_hot_table_allvis_limit(t), 0);	/* not inherited */
 	assert_int_equal(ls_hot_table_get_tag(t, 0), 0);
 	assert_ptr_equal(ls_hot_table_find(f->hot, k5), t);
 	ls_hot_detach(reader);
@@ -995,6 +1034,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_allvis_flags),
 		cmocka_unit_test(test_ridmap_model),
 		cmocka_unit_test(test_ridmap_edges),
 		cmocka_unit_test(test_ridmap_hint),
