@@ -485,11 +485,69 @@ ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest)
 	return ls_version_vacuum_state(v, vistest, &dead_after) == LS_V_DEAD;
 }
 
+/* Does our transaction (or a live subtransaction) appear in v's xmax? */
+static bool
+ls_xmax_names_us(const LsVersionInfo *info)
+{
+	MultiXactMember *members;
+	bool		ours = false;
+	int			n;
+
+	if (info->xmax == InvalidTransactionId ||
+		(info->xmax_flags & LS_HV_XMAX_ABORTED))
+		return false;
+	if (!(info->xmax_flags & LS_HV_XMAX_IS_MULTI))
+		return TransactionIdIsCurrentTransactionId(info->xmax);
+	n = GetMultiXactIdMembers(info->xmax_multi, &members, false,
+							  ls_xmax_is_lock_only(info));
+	for (int i = 0; i < n && !ours; i++)
+		ours = TransactionIdIsCurrentTransactionId(members[i].xid);
+	if (n > 0)
+		pfree(members);
+	return ours;
+}
+
 /*
- * SnapshotAny: the newest version that was not aborted (the row's current
- * state: what callers fetching "any" version by TID after a lock or a delete
- * need) -- except when the current command itself just updated the row in
- * place: then the version it replaced.  That is the one fetch by TID that
+ * SnapshotAny for a row our transaction has not touched: the version the
+ * active (query) snapshot sees, or NULL.  Heap's TID names the version the
+ * caller's scan saw; ours names the row, and the scan saw the version its
+ * snapshot sees.  EvalPlanQual fetches the rows of tables it does not lock
+ * (ROW_MARK_REFERENCE) this way and must get those versions, not ones
+ * committed since (the join is rechecked with them).
+ */
+static ls_hot_version *
+ls_row_any_seen(ls_hot_row *row, ls_hot_version *newest_valid)
+{
+	Snapshot	snap;
+	LsVersionInfo info;
+	int			n = 0;
+
+	if (!ActiveSnapshotSet())
+		return NULL;
+	snap = GetActiveSnapshot();
+	if (snap->snapshot_type != SNAPSHOT_MVCC)
+		return NULL;
+	ls_version_info(newest_valid, &info);
+	if (TransactionIdIsCurrentTransactionId(info.xmin) || ls_xmax_names_us(&info))
+		return NULL;
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
+		 v = ls_hot_version_older(v), n++)
+	{
+		if (ls_version_visible(v, snap))
+			return v;
+	}
+	return NULL;
+}
+
+/*
+ * SnapshotAny: for a row our transaction has not touched, the version the
+ * query's snapshot sees (ls_row_any_seen).  Otherwise, and when that
+ * snapshot sees none, the newest version that was not aborted (the row's
+ * current state: what callers fetching "any" version by TID after a lock or
+ * a delete need: ExecUpdate re-fetches the row it just locked for
+ * EvalPlanQual, and builds the new tuple from it) -- except when the
+ * current command itself just updated the row in place: then the version
+ * it replaced.  That is the one fetch by TID that
  * must name the old version of an in-place update: ExecARUpdateTriggers
  * capturing OLD TABLE rows for transition tables right after each update
  * (on partitions and children the capture is not visible in the table's
@@ -499,11 +557,15 @@ static ls_hot_version *
 ls_row_any_version(ls_hot_row *row)
 {
 	ls_hot_version *v = ls_row_newest_valid(row);
+	ls_hot_version *seen;
 	LsVersionInfo info;
 	int			n = 0;
 
 	if (v == NULL)
 		return NULL;
+	seen = ls_row_any_seen(row, v);
+	if (seen != NULL)
+		return seen;
 
 	/*
 	 * A version another transaction is still inserting by an in-place
