@@ -155,30 +155,23 @@ ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	}
 }
 
-/* Make tbl hand out rowids from limit on (it is fresh: counter at 0). */
-static void
-ls_set_rowid_limit(ls_hot_table *tbl, uint64 limit)
-{
-	uint64		cur = ls_hot_table_rowid_limit(tbl);
-
-	if (limit > cur)
-		(void) ls_hot_table_reserve_rowids(tbl, limit - cur);
-}
-
 /* ALTER TABLE ... SET TABLESPACE: copy every chain verbatim. */
 void
 ls_copy_data(Relation rel, const RelFileNode *newrnode)
 {
 	ls_hot_table *src = ls_table_for(rel);
 	ls_hot_table *dst;
-	uint64		limit = ls_hot_table_rowid_limit(src);
+	uint64		limit;
+	uint32		used;
 	uint64		cursor = 0;
 	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * 64);
 	int			chain_cap = 64;
 
 	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
 	ls_storage_create(newrnode, &dst);
-	ls_set_rowid_limit(dst, limit);
+	/* the copy goes on filling the last block where the source would */
+	ls_hot_table_get_fill(src, &limit, &used);
+	ls_hot_table_set_fill(dst, limit, used);
 
 	for (;;)
 	{
@@ -610,8 +603,7 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	}
 	pfree(ds.rowids);
 
-	relpages = ls_heap_equivalent_pages(rel, tbl, st.live_rows + st.recently_dead,
-										NULL, NULL);
+	relpages = ls_table_nblocks(tbl);
 	/* relallvisible = 0: no visibility map (index-only scans always fetch) */
 	vac_update_relstats(rel, relpages, st.live_rows, 0,
 						nindexes > 0 || RelationGetForm(rel)->relhasindex,
@@ -708,6 +700,10 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 	int			n = 0;
 	MemoryContext old;
 	uint64		newid;
+	uint32		need = 0;
+	uint32		save = 0;
+	uint32		vneed,
+				vwant;
 
 	ent = hash_search(cs->map, &rowid, HASH_ENTER, &found);
 	if (found)
@@ -782,9 +778,6 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		MemoryContextSwitchTo(old);
 		return;
 	}
-	newid = ls_hot_table_reserve_rowids(cs->dst, 1);
-	ent->new_rowid = newid;
-
 	/* build new versions oldest first */
 	for (int i = n - 1, j = 0; i >= 0; i--, j++)
 	{
@@ -801,6 +794,10 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		MemoryContextSwitchTo(old);
 		v = ls_version_from_heaptuple(cs->NewTable, stored);
 		MemoryContextSwitchTo(cs->tmpcxt);
+		/* heap's rewrite writes each kept version as a tuple of its own */
+		ls_heap_space(cs->NewTable, stored->t_len, true, &vneed, &vwant);
+		need += vneed;
+		save = vwant - vneed;
 
 		if ((xmin_flags & LS_HV_XMIN_COMMITTED) && TransactionIdIsNormal(info->xmin) &&
 			TransactionIdPrecedes(info->xmin, cs->xid_cutoff))
@@ -828,6 +825,17 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		cs->chain[j] = v;
 	}
 	MemoryContextSwitchTo(old);
+
+	/* the new block fills as rewriteheap.c fills its pages */
+	newid = ls_hot_table_reserve_rowid(cs->dst, LS_ROWS_PER_BLOCK, LS_BLOCK_CAPACITY,
+									   need, need + save);
+	if (newid == LS_ROWID_INVALID)
+	{
+		for (int i = 0; i < n; i++)
+			ls_hot_version_free(ls_ctx(), cs->chain[i]);
+		ls_report_no_rowids(cs->NewTable);
+	}
+	ent->new_rowid = newid;
 	ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
 }
 
