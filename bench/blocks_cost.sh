@@ -8,7 +8,8 @@
 #     used_bytes of leanstore_stats();
 #   * virtual blocks (pg_relation_size / BLCKSZ) next to heap's pages;
 #   * seq scan: SELECT count(*) and SELECT sum(abalance), BC_RUNS runs each
-#     (pgbench -t 1 -f per run, 1 client), median / min / max milliseconds.
+#     (pgbench -t 3 per run, heap and leanstore interleaved, 1 client),
+#     median / min / max of the runs' mean latency in milliseconds.
 #
 # Environment: BC_ROWS (default 1000000), BC_RUNS (default 15),
 # BC_NO_BUILD=1 (skip make install), LS_PRIVATE_ROOT (see test/lib.sh).
@@ -64,8 +65,9 @@ psqlq -c "SELECT hot_rows, hot_bytes, rowid_limit,
 	FROM leanstore_table_stats('acc_ls')" \
 	-c "SELECT used_bytes, hot_rows, round(used_bytes::numeric / greatest(hot_rows, 1), 1) AS used_bytes_per_row
 	FROM leanstore_stats()" \
-	-c "SELECT c.relname, c.relpages, pg_relation_size(c.oid) / 8192 AS blocks,
-		(SELECT max((ctid::text::point)[1]) FROM acc_heap)::int + 1 AS heap_last_block_plus_1
+	-c "SELECT c.relname, c.relpages,
+		(SELECT count(DISTINCT (ctid::text::point)[0]) FROM acc_heap) AS heap_blocks_with_rows,
+		(SELECT count(DISTINCT (ctid::text::point)[0]) FROM acc_ls) AS ls_blocks_with_rows
 	FROM pg_class c WHERE relname IN ('acc_heap', 'acc_ls') ORDER BY 1"
 
 # medians of per-run latencies
@@ -73,16 +75,22 @@ stats() {
 	sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
 		printf "median %.1f ms  min %.1f  max %.1f  (%d runs)\n", m, v[1], v[NR], NR }'
 }
+# heap and leanstore runs interleaved, so both see the same background load
 for q in "count(*)" "sum(abalance)"; do
 	for t in acc_heap acc_ls; do
-		echo "SELECT $q FROM $t;" >"$LS_SCRATCH/q.sql"
-		chown "$LS_PG_USER" "$LS_SCRATCH/q.sql"
-		# one warm-up run, then RUNS timed runs
-		psqlq -c "SELECT $q FROM $t" >/dev/null
-		for _ in $(seq "$RUNS"); do
-			ls_as_pg "$LS_PG_BIN/pgbench" -n -t 1 -f "$LS_SCRATCH/q.sql" postgres 2>/dev/null |
-				awk '/latency average/ { print $4 }'
-		done | stats | sed "s/^/seq scan $q $t: /"
+		echo "SELECT $q FROM $t;" >"$LS_SCRATCH/q_$t.sql"
+		chown "$LS_PG_USER" "$LS_SCRATCH/q_$t.sql"
+		psqlq -c "SELECT $q FROM $t" >/dev/null	# warm-up
+	done
+	for _ in $(seq "$RUNS"); do
+		for t in acc_heap acc_ls; do
+			ls_as_pg "$LS_PG_BIN/pgbench" -n -t 3 -f "$LS_SCRATCH/q_$t.sql" postgres 2>/dev/null |
+				awk -v t="$t" '/latency average/ { print t, $4 }'
+		done
+	done >"$LS_SCRATCH/lat.txt"
+	for t in acc_heap acc_ls; do
+		awk -v t="$t" '$1 == t { print $2 }' "$LS_SCRATCH/lat.txt" | stats |
+			sed "s/^/seq scan $q $t: /"
 	done
 done | tee "$OUT/blocks_cost-$(git -C "$REPO" rev-parse --short HEAD).txt"
 ls_cluster_stop "$LS_SCRATCH"

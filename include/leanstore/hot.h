@@ -242,7 +242,7 @@ ls_status	ls_hot_version_alloc(ls_hot_ctx *ctx, uint32_t len, ls_hot_version **o
 void		ls_hot_version_free(ls_hot_ctx *ctx, ls_hot_version *v);
 
 /*
- * Insert a new row at rowid (from ls_hot_table_reserve_rowids) whose only
+ * Insert a new row at rowid (from ls_hot_table_reserve_rowid) whose only
  * version is v.  LS_EXISTS if the slot is not NULL (row or DEAD), LS_NO_SPACE
  * if the map cannot grow, LS_INVALID if rowid >= LS_HOT_MAX_ROWID.  On any
  * error v stays owned by the caller (free it or retry).

@@ -223,6 +223,82 @@ test_rule_model(void **state)
 	hot_fix_close(&f);
 }
 
+/*
+ * ls_hot_table_used_end against a brute-force model: rows and DEAD slots
+ * scattered over several RID-map leaves and subtrees, removed and
+ * forgotten again.
+ */
+static void
+test_used_end(void **state)
+{
+	hot_fix		f;
+	enum
+	{
+		NSPOTS = 64
+	};
+	uint64_t	spots[NSPOTS];
+	int			what[NSPOTS];	/* 0 empty, 1 row, 2 DEAD */
+	ls_hot_row *rows[NSPOTS];
+	uint64_t	seed = 12345;
+
+	(void) state;
+	hot_fix_open(&f);
+	ls_hot_epoch_enter(f.ctx);
+	assert_int_equal(ls_hot_table_used_end(f.tbl, 1000), 0);
+	ls_hot_epoch_exit(f.ctx);
+	for (int i = 0; i < NSPOTS; i++)
+	{
+		/* distinct rowids in leaves 0..3, a far leaf and a far subtree */
+		uint64_t	base = (i % 4 == 3) ? (i % 8 == 3 ? (UINT64_C(1) << 21) : 5000) : 0;
+
+		spots[i] = base + (uint64_t) i * 37 + 1;
+		what[i] = 0;
+		rows[i] = NULL;
+	}
+	for (int step = 0; step < 400; step++)
+	{
+		int			i = (int) (rnd(&seed) % NSPOTS);
+		uint64_t	ends[] = {0, 1, 38, 1024, 1025, 3000, 5100, UINT64_C(1) << 21,
+		(UINT64_C(1) << 22), LS_HOT_MAX_ROWID};
+
+		ls_hot_epoch_enter(f.ctx);
+		if (what[i] == 0)
+		{
+			ls_hot_version *v;
+
+			assert_int_equal(ls_hot_version_alloc(f.ctx, 8, &v), LS_OK);
+			assert_int_equal(ls_hot_row_insert(f.ctx, f.tbl, spots[i], LS_ORIGIN_INSERTED,
+											   v, &rows[i]), LS_OK);
+			what[i] = 1;
+		}
+		else if (what[i] == 1)
+		{
+			bool		dead = rnd(&seed) % 2 == 0;
+
+			ls_hot_row_lock(rows[i]);
+			ls_hot_row_remove(f.ctx, f.tbl, rows[i], dead);
+			rows[i] = NULL;
+			what[i] = dead ? 2 : 0;
+		}
+		else
+		{
+			ls_hot_rowid_forget(f.ctx, f.tbl, spots[i]);
+			what[i] = 0;
+		}
+		for (size_t e = 0; e < sizeof(ends) / sizeof(ends[0]); e++)
+		{
+			uint64_t	expect = 0;
+
+			for (int k = 0; k < NSPOTS; k++)
+				if (what[k] != 0 && spots[k] < ends[e] && spots[k] + 1 > expect)
+					expect = spots[k] + 1;
+			assert_int_equal(ls_hot_table_used_end(f.tbl, ends[e]), expect);
+		}
+		ls_hot_epoch_exit(f.ctx);
+	}
+	hot_fix_close(&f);
+}
+
 /* ------------------------------------------------------------------------
  * Many processes
  * ------------------------------------------------------------------------ */
@@ -344,6 +420,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule_examples),
 		cmocka_unit_test(test_rule_model),
+		cmocka_unit_test(test_used_end),
 		cmocka_unit_test(test_multiprocess),
 	};
 
