@@ -176,10 +176,45 @@ void		ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 ls_hot_table *ls_hot_table_next(ls_hot *hot, uint32_t *cursor);
 ls_hot_key	ls_hot_table_get_key(const ls_hot_table *tbl);
 
-/* Rowid counter: reserve n consecutive new rowids, return the first. */
-uint64_t	ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint64_t n);
+/*
+ * Rowid allocation, block by block (how heap fills pages).
+ *
+ * Rowids are grouped in blocks of rows_per_block consecutive rowids (block =
+ * rowid / rows_per_block); each block has a byte budget, capacity.  A table
+ * keeps one 64-bit word: the next rowid and the bytes its block has used.
+ * A reservation takes the next rowid when its block is empty (an empty
+ * block takes any row) or when used + want <= capacity; otherwise the rest
+ * of the block is skipped and the row takes the first rowid of the next
+ * block.  The row then adds need bytes to its block.  want >= need lets the
+ * caller keep room free (heap's fillfactor) or demand a nearly empty block.
+ *
+ * One compare-and-swap per reservation, lock-free, for any number of
+ * processes.  Invariants: a rowid is handed out at most once; rowids grow
+ * in reservation order; a block's rowids are handed out from its first one
+ * without holes; a block is left for the next one only when it was full
+ * (rows_per_block rows) or a row's want did not fit; every rowid handed out
+ * is below ls_hot_table_rowid_limit().  Skipped rowids are never handed out.
+ *
+ * rows_per_block (>= 1) and capacity (<= LS_HOT_FILL_MAX) must be the same
+ * in every call for a table; need and want are clamped to LS_HOT_FILL_MAX.
+ * Returns LS_ROWID_INVALID (and changes nothing) when the row's rowid would
+ * reach LS_HOT_MAX_ROWID.
+ */
+#define LS_HOT_FILL_MAX		((UINT32_C(1) << 20) - 1)
+
+uint64_t	ls_hot_table_reserve_rowid(ls_hot_table *tbl, uint32_t rows_per_block,
+									   uint32_t capacity, uint32_t need,
+									   uint32_t want);
 /* Next rowid that would be handed out (rowids below it may exist). */
 uint64_t	ls_hot_table_rowid_limit(const ls_hot_table *tbl);
+/* The next rowid and the bytes used in its block, read together. */
+void		ls_hot_table_get_fill(const ls_hot_table *tbl, uint64_t *next,
+								  uint32_t *used);
+/*
+ * Raise the allocation state to (next, used) if next is above the current
+ * next rowid (a copy of a table continues where its source stopped).
+ */
+void		ls_hot_table_set_fill(ls_hot_table *tbl, uint64_t next, uint32_t used);
 
 /*
  * All-visible marks, for the glue's visibility map (src/pg/vismap.c has the
@@ -233,7 +268,7 @@ ls_status	ls_hot_version_alloc(ls_hot_ctx *ctx, uint32_t len, ls_hot_version **o
 void		ls_hot_version_free(ls_hot_ctx *ctx, ls_hot_version *v);
 
 /*
- * Insert a new row at rowid (from ls_hot_table_reserve_rowids) whose only
+ * Insert a new row at rowid (from ls_hot_table_reserve_rowid) whose only
  * version is v.  LS_EXISTS if the slot is not NULL (row or DEAD), LS_NO_SPACE
  * if the map cannot grow, LS_INVALID if rowid >= LS_HOT_MAX_ROWID.  On any
  * error v stays owned by the caller (free it or retry).
@@ -334,6 +369,13 @@ bool		ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, u
  */
 uint32_t	ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
 							  ls_hot_row **rows, uint32_t max);
+/*
+ * One past the highest rowid below end that holds a row or is DEAD; 0 when
+ * none does.  Skips empty leaves and absent subtrees.  Caller inside an
+ * epoch.  (The glue's relation size: trailing empty blocks do not count,
+ * as heap's VACUUM truncates its empty tail.)
+ */
+uint64_t	ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end);
 
 /* ------------------------------------------------------------------------
  * Tier statistics

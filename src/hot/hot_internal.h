@@ -146,6 +146,8 @@ typedef enum hot_table_state
  * moves on every transition so a lock-free reader can validate that the key
  * it read belongs to the state it saw.
  */
+#define HOT_FILL_BITS		20	/* LS_HOT_FILL_MAX == (1 << HOT_FILL_BITS) - 1 */
+
 struct ls_hot_table
 {
 	_Atomic uint64_t state;
@@ -156,7 +158,8 @@ struct ls_hot_table
 	_Atomic uint64_t drop_epoch;	/* global epoch when dropped */
 	_Atomic uint32_t tag[2];
 	hot_map_node *_Atomic root;
-	_Atomic uint64_t next_rowid;
+	_Atomic uint64_t rowid_fill;	/* next rowid << HOT_FILL_BITS | bytes used
+									 * in its block (ls_hot_table_reserve_rowid) */
 	_Atomic uint64_t rows;
 	_Atomic uint64_t versions;
 	_Atomic uint64_t bytes;

@@ -316,6 +316,54 @@ ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_
 	return scan_slots(tbl, cursor, end, true, NULL, rowid, 1) == 1;
 }
 
+/*
+ * One past the highest rowid below end whose slot is not NULL (a row or
+ * DEAD), 0 when there is none.  Walks down from end: absent subtrees and
+ * leaves with both counters zero are skipped whole (one walk from the root
+ * per leaf or skipped subtree, as scan_slots does forward).
+ */
+uint64_t
+ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
+{
+	uint64_t	r;				/* candidates are rowids < r */
+
+	r = LS_MIN(end, LS_HOT_MAX_ROWID);
+	while (r > 0)
+	{
+		uint64_t	top = r - 1;
+		hot_map_node *node = atomic_load_explicit(&tbl->root, memory_order_acquire);
+		uint32_t	level;
+
+		if (node == NULL)
+			return 0;
+		for (level = 0; level < HOT_MAP_LEVELS - 1; level++)
+		{
+			node = (hot_map_node *) atomic_load_explicit(&node->slot[level_index(top, level)],
+														 memory_order_acquire);
+			if (node == NULL)
+				break;
+		}
+		if (node == NULL)
+		{
+			/* the whole subtree holding top is absent: below its start */
+			r = top & ~((UINT64_C(1) << level_shift(level)) - 1);
+			continue;
+		}
+		uint64_t	base = top & ~(uint64_t) (HOT_MAP_FANOUT - 1);
+
+		if (atomic_load(&node->live) > 0 || atomic_load(&node->dead) > 0)
+		{
+			for (uint64_t i = top - base + 1; i-- > 0;)
+			{
+				if (atomic_load_explicit(&node->slot[i], memory_order_acquire) != 0)
+					return base + i + 1;
+			}
+		}
+		r = base;
+	}
+	return 0;
+}
+
 /* ---- drop ----------------------------------------------------------------- */
 
 static void

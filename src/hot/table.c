@@ -224,7 +224,7 @@ ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out)
 		atomic_store(&pick->key_db, key.db);
 		atomic_store(&pick->key_rel, key.rel);
 		atomic_store(&pick->root, NULL);
-		atomic_store(&pick->next_rowid, 0);
+		atomic_store(&pick->rowid_fill, 0);
 		atomic_store(&pick->allvis_limit, 0);
 		atomic_store(&pick->rows, 0);
 		atomic_store(&pick->versions, 0);
@@ -294,16 +294,86 @@ ls_hot_table_get_key(const ls_hot_table *tbl)
 	return key;
 }
 
-uint64_t
-ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint64_t n)
+_Static_assert(LS_HOT_FILL_MAX == (UINT32_C(1) << HOT_FILL_BITS) - 1,
+			   "fill field width");
+_Static_assert(LS_HOT_MAX_ROWID <= (UINT64_C(1) << (64 - HOT_FILL_BITS)),
+			   "rowid field width");
+
+static inline uint64_t
+hot_fill_word(uint64_t next, uint32_t used)
 {
-	return atomic_fetch_add(&tbl->next_rowid, n);
+	return (next << HOT_FILL_BITS) | used;
+}
+
+uint64_t
+ls_hot_table_reserve_rowid(ls_hot_table *tbl, uint32_t rows_per_block,
+						   uint32_t capacity, uint32_t need, uint32_t want)
+{
+	uint64_t	word = atomic_load(&tbl->rowid_fill);
+
+	if (rows_per_block == 0)
+		rows_per_block = 1;
+	if (need > LS_HOT_FILL_MAX)
+		need = LS_HOT_FILL_MAX;
+	if (want > LS_HOT_FILL_MAX)
+		want = LS_HOT_FILL_MAX;
+	for (;;)
+	{
+		uint64_t	rowid = word >> HOT_FILL_BITS;
+		uint32_t	used = (uint32_t) (word & LS_HOT_FILL_MAX);
+		uint64_t	next;
+		uint32_t	next_used;
+
+		if (rowid % rows_per_block != 0 && (uint64_t) used + want > capacity)
+		{
+			/* does not fit: the next block, whose first row it is */
+			rowid += rows_per_block - rowid % rows_per_block;
+			used = 0;
+		}
+		if (rowid >= LS_HOT_MAX_ROWID)
+			return LS_ROWID_INVALID;
+		next = rowid + 1;
+		if (next % rows_per_block == 0)
+			next_used = 0;		/* block full by row count: next one is empty */
+		else
+			next_used = (uint32_t) ((uint64_t) used + need > LS_HOT_FILL_MAX ?
+									LS_HOT_FILL_MAX : used + need);
+		if (atomic_compare_exchange_weak(&tbl->rowid_fill, &word,
+										 hot_fill_word(next, next_used)))
+			return rowid;
+	}
 }
 
 uint64_t
 ls_hot_table_rowid_limit(const ls_hot_table *tbl)
 {
-	return atomic_load(&tbl->next_rowid);
+	return atomic_load(&tbl->rowid_fill) >> HOT_FILL_BITS;
+}
+
+void
+ls_hot_table_get_fill(const ls_hot_table *tbl, uint64_t *next, uint32_t *used)
+{
+	uint64_t	word = atomic_load(&tbl->rowid_fill);
+
+	*next = word >> HOT_FILL_BITS;
+	*used = (uint32_t) (word & LS_HOT_FILL_MAX);
+}
+
+void
+ls_hot_table_set_fill(ls_hot_table *tbl, uint64_t next, uint32_t used)
+{
+	uint64_t	word = atomic_load(&tbl->rowid_fill);
+
+	if (next > LS_HOT_MAX_ROWID)
+		next = LS_HOT_MAX_ROWID;
+	if (used > LS_HOT_FILL_MAX)
+		used = LS_HOT_FILL_MAX;
+	while ((word >> HOT_FILL_BITS) < next)
+	{
+		if (atomic_compare_exchange_weak(&tbl->rowid_fill, &word,
+										 hot_fill_word(next, used)))
+			break;
+	}
 }
 
 void

@@ -159,30 +159,23 @@ ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	}
 }
 
-/* Make tbl hand out rowids from limit on (it is fresh: counter at 0). */
-static void
-ls_set_rowid_limit(ls_hot_table *tbl, uint64 limit)
-{
-	uint64		cur = ls_hot_table_rowid_limit(tbl);
-
-	if (limit > cur)
-		(void) ls_hot_table_reserve_rowids(tbl, limit - cur);
-}
-
 /* ALTER TABLE ... SET TABLESPACE: copy every chain verbatim. */
 void
 ls_copy_data(Relation rel, const RelFileNode *newrnode)
 {
 	ls_hot_table *src = ls_table_for(rel);
 	ls_hot_table *dst;
-	uint64		limit = ls_hot_table_rowid_limit(src);
+	uint64		limit;
+	uint32		used;
 	uint64		cursor = 0;
 	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * 64);
 	int			chain_cap = 64;
 
 	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
 	ls_storage_create(newrnode, &dst);
-	ls_set_rowid_limit(dst, limit);
+	/* the copy goes on filling the last block where the source would */
+	ls_hot_table_get_fill(src, &limit, &used);
+	ls_hot_table_set_fill(dst, limit, used);
 
 	for (;;)
 	{
@@ -518,7 +511,6 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	BlockNumber relpages;
 	BlockNumber relallvisible;
 	BlockNumber nallvis;
-	BlockNumber nblocks;
 
 	/* lost in a restart: nothing to vacuum; a database-wide VACUUM goes on */
 	if (tbl == NULL)
@@ -619,13 +611,10 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 	/* pass 3: visibility map bits of blocks every snapshot sees entirely */
 	nallvis = ls_vm_set_all_visible(rel, tbl, OldestXmin);
-	nblocks = RelationGetNumberOfBlocks(rel);
 
-	relpages = ls_heap_equivalent_pages(rel, tbl, st.live_rows + st.recently_dead,
-										NULL, NULL);
-	/* the all-visible share of the blocks, in relpages' unit */
-	relallvisible = nblocks > 0 ?
-		(BlockNumber) rint((double) relpages * nallvis / nblocks) : 0;
+	relpages = ls_table_nblocks(tbl);
+	/* blocks past the last row (never used) may be marked too */
+	relallvisible = Min(nallvis, relpages);
 	vac_update_relstats(rel, relpages, st.live_rows, relallvisible,
 						nindexes > 0 || RelationGetForm(rel)->relhasindex,
 						st.incomplete ? InvalidTransactionId : st.oldest_xid,
@@ -640,7 +629,7 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			(errmsg("leanstore: vacuumed \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes, %u of %u blocks all-visible%s",
 					RelationGetRelationName(rel), st.live_rows, st.recently_dead,
 					st.removed_versions, st.removed_rows, dead_rowids,
-					nallvis, nblocks,
+					nallvis, relpages,
 					frozenxid_updated ? ", relfrozenxid advanced" : "")));
 }
 
@@ -722,6 +711,10 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 	int			n = 0;
 	MemoryContext old;
 	uint64		newid;
+	uint32		need = 0;
+	uint32		save = 0;
+	uint32		vneed,
+				vwant;
 
 	ent = hash_search(cs->map, &rowid, HASH_ENTER, &found);
 	if (found)
@@ -796,9 +789,6 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		MemoryContextSwitchTo(old);
 		return;
 	}
-	newid = ls_hot_table_reserve_rowids(cs->dst, 1);
-	ent->new_rowid = newid;
-
 	/* build new versions oldest first */
 	for (int i = n - 1, j = 0; i >= 0; i--, j++)
 	{
@@ -815,6 +805,10 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		MemoryContextSwitchTo(old);
 		v = ls_version_from_heaptuple(cs->NewTable, stored);
 		MemoryContextSwitchTo(cs->tmpcxt);
+		/* heap's rewrite writes each kept version as a tuple of its own */
+		ls_heap_space(cs->NewTable, stored->t_len, true, &vneed, &vwant);
+		need += vneed;
+		save = vwant - vneed;
 
 		if ((xmin_flags & LS_HV_XMIN_COMMITTED) && TransactionIdIsNormal(info->xmin) &&
 			TransactionIdPrecedes(info->xmin, cs->xid_cutoff))
@@ -842,6 +836,17 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		cs->chain[j] = v;
 	}
 	MemoryContextSwitchTo(old);
+
+	/* the new block fills as rewriteheap.c fills its pages */
+	newid = ls_hot_table_reserve_rowid(cs->dst, LS_ROWS_PER_BLOCK, LS_BLOCK_CAPACITY,
+									   need, need + save);
+	if (newid == LS_ROWID_INVALID)
+	{
+		for (int i = 0; i < n; i++)
+			ls_hot_version_free(ls_ctx(), cs->chain[i]);
+		ls_report_no_rowids(cs->NewTable);
+	}
+	ent->new_rowid = newid;
 	ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
 }
 

@@ -1035,9 +1035,76 @@ ls_stamp_new_tuple(HeapTuple tup, TransactionId xid, CommandId cid)
 	hdr->t_ctid = tup->t_self;
 }
 
+/*
+ * Heap's page filling, for a tuple of heap_len bytes (t_len of the heap
+ * form, after TOAST): it takes MAXALIGN(t_len) plus a line pointer
+ * (PageAddItem), and heap puts it on a page only when PageGetHeapFreeSpace
+ * (free bytes minus one line pointer) is at least the target:
+ *
+ *  - insert (hio.c RelationGetBufferForTuple; heap_multi_insert puts
+ *    further rows of a batch on the page by a rule this one implies):
+ *    len + the fillfactor's free space, or, when that exceeds what a nearly
+ *    empty page has free, max(len, that nearly-empty amount);
+ *  - rewrite (rewriteheap.c raw_heap_insert): len + the fillfactor's space.
+ *
+ * A fresh page takes any tuple; the core does the same for an empty block.
+ */
+void
+ls_heap_space(Relation rel, Size heap_len, bool rewrite, uint32 *need,
+			  uint32 *want)
+{
+	Size		len = MAXALIGN(heap_len);
+	Size		save = RelationGetTargetPageFreeSpace(rel, HEAP_DEFAULT_FILLFACTOR);
+	Size		target = len + save;
+
+	if (!rewrite)
+	{
+		Size		nearly_empty = MaxHeapTupleSize -
+			(MaxHeapTuplesPerPage / 8 * sizeof(ItemIdData));
+
+		if (target > nearly_empty)
+			target = Max(len, nearly_empty);
+	}
+	*need = (uint32) Min(len + sizeof(ItemIdData), (Size) LS_HOT_FILL_MAX);
+	*want = (uint32) Min(target + sizeof(ItemIdData), (Size) LS_HOT_FILL_MAX);
+}
+
+/* A new rowid for a row of need/want bytes (ls_heap_space). */
+uint64
+ls_reserve_rowid(Relation rel, ls_hot_table *tbl, uint32 need, uint32 want)
+{
+	uint64		rowid = ls_hot_table_reserve_rowid(tbl, LS_ROWS_PER_BLOCK,
+												   LS_BLOCK_CAPACITY, need, want);
+
+	if (rowid == LS_ROWID_INVALID)
+		ls_report_no_rowids(rel);
+	return rowid;
+}
+
+void
+ls_report_no_rowids(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("leanstore table \"%s\" has no rowids left",
+					RelationGetRelationName(rel)),
+			 errhint("Rewrite the table with VACUUM FULL.")));
+}
+
+/* A rowid for a new row whose heap form (after TOAST) is tup. */
+static uint64
+ls_reserve_rowid_for(Relation rel, ls_hot_table *tbl, HeapTuple tup)
+{
+	uint32		need,
+				want;
+
+	ls_heap_space(rel, tup->t_len, false, &need, &want);
+	return ls_reserve_rowid(rel, tbl, need, want);
+}
+
 static void
 ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
-			  CommandId cid, int options, TransactionId xid, uint64 rowid,
+			  CommandId cid, int options, TransactionId xid,
 			  bool speculative, uint32 token)
 {
 	bool		shouldFree;
@@ -1047,9 +1114,12 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	ls_hot_row *row;
 	ls_status	st;
 	uint32		xmin_flags = 0;
+	uint64		rowid;
 
 	tup->t_tableOid = RelationGetRelid(rel);
 	stored = ls_toast_if_needed(rel, tup, NULL, options);
+	/* the block is chosen by the row's size on heap (it may throw: first) */
+	rowid = ls_reserve_rowid_for(rel, tbl, stored);
 	v = ls_version_from_heaptuple(rel, stored);
 	if (options & TABLE_INSERT_FROZEN)
 		xmin_flags = LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN;
@@ -1088,11 +1158,9 @@ ls_insert_common(Relation rel, TupleTableSlot *slot, CommandId cid,
 {
 	ls_hot_table *tbl = ls_table_for(rel);
 	TransactionId xid = GetCurrentTransactionId();
-	uint64		rowid;
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	rowid = ls_hot_table_reserve_rowids(tbl, 1);
-	ls_insert_one(rel, tbl, slot, cid, options, xid, rowid, speculative, token);
+	ls_insert_one(rel, tbl, slot, cid, options, xid, speculative, token);
 	pgstat_count_heap_insert(rel, 1);
 	ls_mark_written();
 }
@@ -1174,16 +1242,15 @@ ls_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 {
 	ls_hot_table *tbl = ls_table_for(rel);
 	TransactionId xid = GetCurrentTransactionId();
-	uint64		first;
 
 	if (nslots <= 0)
 		return;
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	first = ls_hot_table_reserve_rowids(tbl, (uint64) nslots);
+	/* row by row: heap_multi_insert fills its pages by the same rule */
 	for (int i = 0; i < nslots; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		ls_insert_one(rel, tbl, slots[i], cid, options, xid, first + i, false, 0);
+		ls_insert_one(rel, tbl, slots[i], cid, options, xid, false, 0);
 	}
 	pgstat_count_heap_insert(rel, nslots);
 	ls_mark_written();
@@ -1391,13 +1458,14 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
 
 	stored = ls_toast_if_needed(rel, newtup, oldtup, 0);
+	/* a new rowid (it may throw) before the version is allocated */
+	newrowid = in_place ? rowid : ls_reserve_rowid_for(rel, tbl, stored);
 	v = ls_version_from_heaptuple(rel, stored);
 	atomic_store(&v->xmin_word, ls_hv_word(xid, 0));
 	v->cmin = cid;
 
 	if (in_place)
 	{
-		newrowid = rowid;
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), 0,
 						cid, LS_ROWID_INVALID, v, v);
@@ -1408,7 +1476,6 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_hot_row *newrow;
 		ls_status	st;
 
-		newrowid = ls_hot_table_reserve_rowids(tbl, 1);
 		ls_epoch_enter();
 		st = ls_hot_row_insert(ls_ctx(), tbl, newrowid, LS_ORIGIN_INSERTED, v, &newrow);
 		ls_epoch_exit();

@@ -34,6 +34,23 @@ ls_rowid_to_tid(uint64 rowid, ItemPointer tid)
 				   (OffsetNumber) (rowid % LS_ROWS_PER_BLOCK + 1));
 }
 
+/*
+ * Virtual blocks fill like heap pages (src/pg/README.md, "Row identity"):
+ * a row's rowid stays in the current block while heap would still put the
+ * row on that page, else it starts the next block.  ls_heap_space gives a
+ * row's bytes on a heap page (need) and what heap demands free before it
+ * puts the row there (want), both counting the line pointer; the block's
+ * byte budget is LS_BLOCK_CAPACITY.  rewrite: the rule of a table rewrite
+ * (rewriteheap.c: fillfactor, no nearly-empty exception).
+ */
+#define LS_BLOCK_CAPACITY	(BLCKSZ - SizeOfPageHeaderData)
+
+extern void ls_heap_space(Relation rel, Size heap_len, bool rewrite,
+						  uint32 *need, uint32 *want);
+extern uint64 ls_reserve_rowid(Relation rel, ls_hot_table *tbl, uint32 need,
+							   uint32 want);
+extern void ls_report_no_rowids(Relation rel) pg_attribute_noreturn();
+
 /* LS_ROWID_INVALID for TIDs that can never name a row. */
 static inline uint64
 ls_tid_to_rowid(ItemPointer tid)
@@ -272,6 +289,8 @@ typedef struct LsScanDescData
 	int			nrows;
 	int			nextrow;
 	uint64		rowids[LS_ROWS_PER_BLOCK];
+	/* heap_blks_* statistics: blocks before this one were counted */
+	BlockNumber stat_block;
 	/* sample scan */
 	BlockNumber sample_next_block;
 	OffsetNumber sample_offset;
@@ -297,9 +316,7 @@ typedef LsScanDescData *LsScanDesc;
 
 extern ls_hot_row *ls_scan_next_row(LsScanDesc scan);
 extern uint64 ls_rel_rowid_limit(Relation rel);
-extern BlockNumber ls_heap_equivalent_pages(Relation rel, ls_hot_table *tbl,
-											double rows, int32 *attr_widths,
-											double *per_page);
+extern BlockNumber ls_table_nblocks(ls_hot_table *tbl);
 
 /* vismap.c: the visibility map fork (all-visible bits per virtual block) */
 extern void ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid,

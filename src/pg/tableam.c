@@ -56,6 +56,60 @@ ls_blocks_for_limit(uint64 limit)
 	return (BlockNumber) Min(blocks, (uint64) MaxBlockNumber);
 }
 
+/*
+ * The table's size in virtual blocks: up to the last block that holds a
+ * row or a DEAD rowid.  Empty blocks at the end do not count, as heap's
+ * VACUUM truncates empty pages at its end (here the next insert still goes
+ * on after the last rowid handed out: rowids are never reused).
+ */
+BlockNumber
+ls_table_nblocks(ls_hot_table *tbl)
+{
+	uint64		end;
+
+	ls_epoch_enter();
+	end = ls_hot_table_used_end(tbl, ls_hot_table_rowid_limit(tbl));
+	ls_epoch_exit();
+	return ls_blocks_for_limit(end);
+}
+
+/*
+ * heap_blks_*: heap counts a buffer read (and a hit, when the page is in
+ * shared buffers) for every page it reads.  Every virtual block is "in
+ * memory": count n reads that hit.  No function call, nothing that throws
+ * (it runs inside epochs): the relation's stats entry was associated
+ * before (ls_stats_prepare).
+ */
+static inline void
+ls_count_block_reads(Relation rel, int64 n)
+{
+	if (n > 0 && rel->pgstat_info != NULL)
+	{
+		rel->pgstat_info->t_counts.t_blocks_fetched += n;
+		rel->pgstat_info->t_counts.t_blocks_hit += n;
+	}
+}
+
+/* Associate rel's stats entry (outside epochs; may allocate). */
+static inline void
+ls_stats_prepare(Relation rel)
+{
+	(void) pgstat_should_count_relation(rel);
+}
+
+/* A scan passed every block whose first rowid is below upto: count them. */
+static inline void
+ls_scan_count_blocks(LsScanDesc scan, uint64 upto)
+{
+	BlockNumber nb = ls_blocks_for_limit(upto);
+
+	if (nb > scan->stat_block)
+	{
+		ls_count_block_reads(scan->base.rs_rd, nb - scan->stat_block);
+		scan->stat_block = nb;
+	}
+}
+
 static const TupleTableSlotOps *
 ls_slot_callbacks(Relation rel)
 {
@@ -104,6 +158,8 @@ ls_scan_reset(LsScanDesc scan)
 	scan->bexhausted = false;
 	scan->last_rowid = LS_ROWID_INVALID;
 	scan->sample_next_block = 0;
+	scan->stat_block = 0;
+	ls_stats_prepare(rel);
 	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(rel);
 }
@@ -222,6 +278,8 @@ ls_scan_claim_chunk(LsScanDesc scan)
 		return false;
 	scan->cursor = start;
 	scan->chunk_end = Min(start + LS_PARALLEL_CHUNK, p->limit);
+	/* the chunk counts the blocks whose first rowid it holds */
+	scan->stat_block = Max(scan->stat_block, ls_blocks_for_limit(start));
 	return true;
 }
 
@@ -243,8 +301,12 @@ ls_scan_next_row(LsScanDesc scan)
 		row = scan->cursor < hi ?
 			ls_hot_scan_next(scan->tbl, &scan->cursor, hi) : NULL;
 		if (row != NULL)
+		{
+			ls_scan_count_blocks(scan, scan->cursor);
 			return row;
+		}
 		scan->cursor = hi;
+		ls_scan_count_blocks(scan, hi);
 		if (scan->base.rs_parallel == NULL || !ls_scan_claim_chunk(scan))
 			return NULL;
 	}
@@ -323,8 +385,12 @@ ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max)
 		if (scan->cursor < hi)
 			n = ls_hot_scan_batch(scan->tbl, &scan->cursor, hi, rows, (uint32) max);
 		if (n > 0)
+		{
+			ls_scan_count_blocks(scan, scan->cursor);
 			return (int) n;
+		}
 		scan->cursor = hi;
+		ls_scan_count_blocks(scan, hi);
 		if (scan->base.rs_parallel == NULL || !ls_scan_claim_chunk(scan))
 			return 0;
 	}
@@ -723,6 +789,8 @@ ls_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid,
 	else
 		scan->tr_max = blk * LS_ROWS_PER_BLOCK + off - 1;
 	scan->cursor = lo;
+	/* heap reads the range's pages from the one holding mintid on */
+	scan->stat_block = (BlockNumber) Min(lo / LS_ROWS_PER_BLOCK, (uint64) MaxBlockNumber);
 }
 
 static bool
@@ -785,6 +853,7 @@ typedef struct LsIndexFetchData
 	TupleTableSlot *buf_slot;	/* the slot that borrows buf */
 	MemoryContext mcxt;			/* where buf lives */
 	ls_hot_map_hint hint;		/* RID-map leaf of the last fetch */
+	BlockNumber last_block;		/* block of the last fetch (statistics) */
 } LsIndexFetchData;
 
 /* Destination of a fetch: a reusable buffer, or NULL for a palloc'd copy. */
@@ -804,13 +873,17 @@ ls_index_fetch_begin(Relation rel)
 	f->base.rel = rel;
 	f->mcxt = CurrentMemoryContext;
 	f->tbl = ls_table_for(rel);
+	f->last_block = InvalidBlockNumber;
 	return &f->base;
 }
 
 static void
 ls_index_fetch_reset(IndexFetchTableData *scan)
 {
-	/* no per-fetch state (no pinned page) to release */
+	LsIndexFetchData *f = (LsIndexFetchData *) scan;
+
+	/* heap releases its pinned page: the next fetch reads one again */
+	f->last_block = InvalidBlockNumber;
 }
 
 static void
@@ -932,6 +1005,13 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 	*call_again = false;
 	if (f->buf_slot == NULL)
 		f->buf_slot = slot;
+	/* heap reads a page when the TID leaves the page it holds pinned */
+	if (ItemPointerGetBlockNumber(tid) != f->last_block)
+	{
+		f->last_block = ItemPointerGetBlockNumber(tid);
+		ls_stats_prepare(sscan->rel);
+		ls_count_block_reads(sscan->rel, 1);
+	}
 	found = ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, slot, &gone,
 							 all_dead != NULL, f->buf_slot == slot ? &fb : NULL);
 	if (all_dead)
@@ -944,9 +1024,15 @@ ls_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 						   TupleTableSlot *slot)
 {
 	bool		gone;
+	ls_hot_table *tbl = ls_table_for(rel);
 
-	return ls_fetch_visible(rel, ls_table_for(rel), tid, snapshot, slot, &gone,
-							false, NULL);
+	/* heap_fetch reads the page (a TID beyond the end reads nothing) */
+	if (ItemPointerGetBlockNumber(tid) < ls_blocks_for_limit(ls_hot_table_rowid_limit(tbl)))
+	{
+		ls_stats_prepare(rel);
+		ls_count_block_reads(rel, 1);
+	}
+	return ls_fetch_visible(rel, tbl, tid, snapshot, slot, &gone, false, NULL);
 }
 
 static bool
@@ -1190,6 +1276,7 @@ ls_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 	scan->cur_block = tbmres->blockno;
 	if (base >= limit)
 		return false;
+	ls_count_block_reads(sscan->rs_rd, 1);
 
 	if (tbmres->ntuples >= 0)
 	{
@@ -1245,6 +1332,7 @@ ls_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 
 	scan->cur_block = blockno;
 	scan->nextrow = 0;
+	ls_count_block_reads(sscan->rs_rd, 1);
 	return true;
 }
 
@@ -1349,6 +1437,7 @@ ls_scan_sample_next_block(TableScanDesc sscan, SampleScanState *scanstate)
 		return false;
 	}
 	scan->cur_block = blockno;
+	ls_count_block_reads(sscan->rs_rd, 1);
 	return true;
 }
 
@@ -1399,7 +1488,7 @@ ls_relation_size(Relation rel, ForkNumber forkNumber)
 		ls_hot_table *tbl = ls_table_for_or_null(rel);
 
 		if (tbl != NULL)
-			size = (uint64) ls_blocks_for_limit(ls_hot_table_rowid_limit(tbl)) * BLCKSZ;
+			size = (uint64) ls_table_nblocks(tbl) * BLCKSZ;
 	}
 	/* the other forks are real files: the visibility map (vismap.c) */
 	for (int fork = 0; fork <= MAX_FORKNUM; fork++)
@@ -1453,93 +1542,27 @@ ls_relation_fetch_toast_slice(Relation toastrel, Oid valueid, int32 attrsize,
 }
 
 /*
- * Heap pages these rows would fill (planner costs are calibrated for heap:
- * virtual blocks of 291 rows would make every scan look several times
- * cheaper than on heap and change plans for no good reason).  Sets
- * *per_page to heap's tuple density estimate for this row width.
- */
-/* Average heap tuple length of (up to) the first 32 rows; 0 when empty. */
-static Size
-ls_sample_tuple_len(ls_hot_table *tbl)
-{
-	uint64		cursor = 0;
-	uint64		limit = ls_hot_table_rowid_limit(tbl);
-	Size		sum = 0;
-	int			n = 0;
-
-	ls_epoch_enter();
-	while (n < 32)
-	{
-		ls_hot_row *row = ls_hot_scan_next(tbl, &cursor, limit);
-		ls_hot_version *v;
-
-		if (row == NULL)
-			break;
-		v = ls_hot_row_newest(row);
-		if (v == NULL)
-			continue;
-		sum += Min(v->len, LS_HOT_MAX_PAYLOAD) + MINIMAL_TUPLE_OFFSET;
-		n++;
-	}
-	ls_epoch_exit();
-	return n > 0 ? sum / n : 0;
-}
-
-BlockNumber
-ls_heap_equivalent_pages(Relation rel, ls_hot_table *tbl, double rows,
-						 int32 *attr_widths, double *per_page)
-{
-	int32		data = get_rel_data_width(rel, attr_widths);
-	Size		usable = (BLCKSZ - SizeOfPageHeaderData) *
-		RelationGetFillFactor(rel, HEAP_DEFAULT_FILLFACTOR) / 100;
-	Size		sampled = (tbl != NULL && rows > 0) ? ls_sample_tuple_len(tbl) : 0;
-
-	/* what heap would store per row (aligned tuple + line pointer) */
-	int32		stored = (sampled > 0 ? MAXALIGN(sampled) :
-						  MAXALIGN(MAXALIGN(SizeofHeapTupleHeader) + data)) +
-		sizeof(ItemIdData);
-
-	/* heap's own guess for a table never vacuumed (unaligned, as heap does) */
-	int32		guessed = data + MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
-
-	if (per_page)
-		*per_page = Max((double) (usable / Max(guessed, 1)), 1.0);
-	if (rows <= 0)
-		return 0;
-	return (BlockNumber) Min(ceil(rows / Max((double) (usable / stored), 1.0)),
-							 (double) MaxBlockNumber);
-}
-
-/*
- * heap's table_block_relation_estimate_size for the heap table that would
- * hold these rows: "current pages" are the heap pages the rows would fill
- * (ls_heap_equivalent_pages), a table never vacuumed nor analyzed counts at
- * least 10 pages (also when empty), and its tuple count is heap's guess from
- * the column widths.  Once vacuumed or analyzed the row count is exact (the
- * tier counts rows; pg_class.relpages cannot give a density here, ANALYZE
- * stores virtual blocks).  allvisfrac is the all-visible share VACUUM or
- * ANALYZE counted in the visibility map (vismap.c), diluted by rows added
- * since, so index-only scans are costed as heap's are.
+ * heap's table_block_relation_estimate_size on the virtual blocks, which
+ * fill as heap pages do: the current size in blocks (at least 10 for a
+ * table never vacuumed nor analyzed), and the tuple density of pg_class
+ * (relpages and reltuples, both counted in the same blocks) or, before
+ * any VACUUM or ANALYZE, heap's guess from the column widths.  allvisfrac
+ * is heap's too: relallvisible (the visibility map's bits VACUUM or ANALYZE
+ * counted, vismap.c) over the current blocks.
  */
 static void
 ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 						  double *tuples, double *allvisfrac)
 {
 	ls_hot_table *tbl = ls_table_for_or_null(rel);
-	ls_hot_table_stats st;
-	BlockNumber curpages = 0;
-	double		rows = 0;
+	BlockNumber curpages = tbl != NULL ? ls_table_nblocks(tbl) : 0;
+	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
+	double		reltuples = (double) rel->rd_rel->reltuples;
+	double		density;
 
 	*allvisfrac = 0;
-	if (tbl != NULL)
-	{
-		ls_hot_table_get_stats(tbl, &st);
-		rows = (double) st.rows;
-		curpages = ls_heap_equivalent_pages(rel, tbl, rows, attr_widths, NULL);
-	}
 	/* heap's HACK: a table never vacuumed may be about to be loaded */
-	if (curpages < 10 && rel->rd_rel->reltuples < 0 &&
-		!rel->rd_rel->relhassubclass)
+	if (curpages < 10 && reltuples < 0 && !rel->rd_rel->relhassubclass)
 		curpages = 10;
 	*pages = curpages;
 	if (curpages == 0)
@@ -1547,31 +1570,21 @@ ls_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
 		*tuples = 0;
 		return;
 	}
-	/*
-	 * heap: relallvisible / current pages.  pg_class's relpages and
-	 * relallvisible come from the same VACUUM or ANALYZE (in one unit);
-	 * rows added since then dilute the share as new pages do for heap.
-	 */
-	if (rel->rd_rel->relallvisible > 0 && rel->rd_rel->relpages > 0)
-	{
-		double		frac = Min(1.0, (double) rel->rd_rel->relallvisible /
-							   rel->rd_rel->relpages);
-
-		if (rows > rel->rd_rel->reltuples && rel->rd_rel->reltuples >= 0)
-			frac *= rel->rd_rel->reltuples / rows;
-		*allvisfrac = frac;
-	}
-	if (rel->rd_rel->reltuples >= 0 && rel->rd_rel->relpages > 0)
-		*tuples = rows;
+	if (reltuples >= 0 && relpages > 0)
+		density = reltuples / (double) relpages;
 	else
 	{
 		/* heap's density from the column widths (integer division, as heap) */
 		int32		tuple_width = get_rel_data_width(rel, attr_widths) +
 			MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
-		double		density = (BLCKSZ - SizeOfPageHeaderData) / tuple_width;
 
-		*tuples = rint(density * (double) curpages);
+		density = (BLCKSZ - SizeOfPageHeaderData) / tuple_width;
 	}
+	*tuples = rint(density * (double) curpages);
+
+	/* heap's share of all-visible blocks */
+	if (rel->rd_rel->relallvisible > 0)
+		*allvisfrac = Min(1.0, (double) rel->rd_rel->relallvisible / curpages);
 }
 
 static void

@@ -175,9 +175,10 @@ test_tables(void **state)
 	assert_int_equal(ls_hot_table_get_tag(t2, 0), 777);
 	assert_int_equal(ls_hot_table_get_tag(t2, 1), 888);
 	assert_int_equal(ls_hot_table_get_tag(t3, 0), 0);
-	assert_int_equal(ls_hot_table_reserve_rowids(t2, 10), 0);
-	assert_int_equal(ls_hot_table_reserve_rowids(t2, 5), 10);
-	assert_int_equal(ls_hot_table_rowid_limit(t2), 15);
+	for (uint64_t i = 0; i < 10; i++)
+		assert_int_equal(ls_hot_table_reserve_rowid(t2, 291, 100, 10, 10), i);
+	assert_int_equal(ls_hot_table_reserve_rowid(t2, 291, 100, 10, 10), 291);
+	assert_int_equal(ls_hot_table_rowid_limit(t2), 292);
 	assert_int_equal(ls_hot_table_rowid_limit(t3), 0);
 
 	/* all-visible limits: per table, only grow, reset on demand */
@@ -696,7 +697,7 @@ test_versions(void **state)
 	ls_hot_epoch_exit(f->ctx);
 	assert_int_equal(ls_hot_verify(f->hot, true, msg, sizeof(msg)), LS_OK);
 	/* a counter that disagrees with the map is reported in exact mode */
-	ls_hot_table_reserve_rowids(f->tbl, 1);
+	ls_hot_table_reserve_rowid(f->tbl, 1, 0, 0, 0);
 	row = insert(f, 77, 77);
 	ls_hot_epoch_enter(f->ctx);
 	assert_int_equal(ls_hot_table_verify(f->tbl, true, msg, sizeof(msg)), LS_OK);
