@@ -29,6 +29,8 @@
 #include "access/multixact.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -42,6 +44,7 @@
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "ls_pg.h"
 
@@ -1358,6 +1361,38 @@ ls_has_row_triggers(Relation rel)
 		 td->trig_update_old_table || td->trig_update_new_table);
 }
 
+/*
+ * Are all of rel's indexes summarizing (BRIN), at least one?  Then an update
+ * that changes indexed columns can still keep its rowid: a BRIN summary
+ * covers a block range, not a row, so inserting the new values into it
+ * (update_indexes = true) is all it needs; the old values stay summarized
+ * for older snapshots.  Any other index would get a second entry for the
+ * same rowid.  Heap keeps such rows on their page when they fit; a new
+ * rowid at the end of the table would add ranges to summarize.
+ */
+static bool
+ls_only_summarizing_indexes(Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		all = indexes != NIL;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for index %u", lfirst_oid(lc));
+		if (((Form_pg_class) GETSTRUCT(tup))->relam != BRIN_AM_OID)
+			all = false;
+		ReleaseSysCache(tup);
+		if (!all)
+			break;
+	}
+	list_free(indexes);
+	return all;
+}
+
 TM_Result
 ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				CommandId cid, Snapshot snapshot, Snapshot crosscheck,
@@ -1378,6 +1413,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	Bitmapset  *modified;
 	bool		key_changed;
 	bool		in_place;
+	bool		summarize = false;	/* in place, but BRIN needs the values */
 	ls_hot_version *v;
 	uint64		newrowid;
 	TM_Result	res;
@@ -1442,7 +1478,12 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	modified = ls_modified_attrs(rel, interesting, oldtup, newtup);
 	key_changed = bms_overlap(modified, key_attrs);
-	in_place = !bms_overlap(modified, hot_attrs) && !ls_has_row_triggers(rel);
+	in_place = !ls_has_row_triggers(rel);
+	if (in_place && bms_overlap(modified, hot_attrs))
+	{
+		summarize = ls_only_summarizing_indexes(rel);
+		in_place = summarize;
+	}
 
 	if (key_changed && *lockmode != LockTupleExclusive)
 	{
@@ -1495,8 +1536,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	ls_stamp_new_tuple(newtup, xid, cid);
 	slot->tts_tableOid = RelationGetRelid(rel);
 	slot->tts_tid = newtup->t_self;
-	*update_indexes = !in_place;
-	pgstat_count_heap_update(rel, in_place);
+	*update_indexes = !in_place || summarize;
+	pgstat_count_heap_update(rel, in_place && !summarize);
 	ls_mark_written();
 
 	if (stored != newtup)
