@@ -23,15 +23,7 @@ cd "$REPO"
 ROWS=${BC_ROWS:-1000000}
 RUNS=${BC_RUNS:-15}
 OUT=$REPO/bench/out
-ls_require_root
-trap ls_cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$OUT"
-
-if [ "${BC_NO_BUILD:-0}" != 1 ]; then
-	ls_build_install >"$OUT/blocks_cost-build.log" 2>&1 ||
-		{ tail -n 40 "$OUT/blocks_cost-build.log"; ls_die "build failed"; }
-fi
+ls_bench_setup blocks_cost "${BC_NO_BUILD:-0}"
 
 ls_scratch_dir blocks_cost
 CONF=$LS_SCRATCH/extra.conf

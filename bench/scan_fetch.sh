@@ -50,15 +50,7 @@ OUT=$REPO/bench/out
 STATUS=0
 WORKLOADS="count filter point range bitmap"
 
-ls_require_root
-trap ls_cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$OUT"
-
-if [ "${SF_NO_BUILD:-0}" != 1 ]; then
-	ls_build_install >"$OUT/scan_fetch-build.log" 2>&1 ||
-		{ tail -n 40 "$OUT/scan_fetch-build.log"; ls_die "build failed"; }
-fi
+ls_bench_setup scan_fetch "${SF_NO_BUILD:-0}"
 
 # "median min max" of the numbers on stdin
 stats() {

@@ -76,6 +76,21 @@ ls_build_install() {
 	fi
 }
 
+# ls_bench_setup NAME SKIP_BUILD: what every bench/ script starts with:
+# root, the cleanup traps, $OUT (bench/out) and, unless SKIP_BUILD is 1,
+# make + install with the log in $OUT/NAME-build.log.
+ls_bench_setup() {
+	local log
+	ls_require_root
+	trap ls_cleanup EXIT
+	trap 'exit 130' INT TERM
+	OUT=${OUT:-$REPO/bench/out}
+	mkdir -p "$OUT"
+	[ "${2:-0}" = 1 ] && return 0
+	log=$OUT/$1-build.log
+	ls_build_install >"$log" 2>&1 || { tail -n 40 "$log"; ls_die "build failed ($log)"; }
+}
+
 # The private copy of /usr/lib/postgresql/N and /usr/share/postgresql/N
 # (relocatable: its pg_config, pg_regress and postgres find their own
 # directories), made once.
