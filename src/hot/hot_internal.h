@@ -123,16 +123,64 @@ hot_ctx_add(_Atomic int64_t *counter, int64_t delta)
 #define HOT_MAP_FANOUT		(1u << HOT_MAP_BITS)
 #define HOT_MAP_LEVELS		4
 #define HOT_SLOT_DEAD		((uintptr_t) 1)
+#define HOT_SLOT_BUSY		((uintptr_t) 2)	/* transient: going back to 0 */
+#define HOT_SLOT_IS_ROW(v)	((v) > HOT_SLOT_BUSY)	/* rows are 16-byte aligned */
+#define HOT_OCC_WORDS		(HOT_MAP_FANOUT / 64)
 
-/* Inner node: children; leaf node: slots (0, HOT_SLOT_DEAD or a row). */
+/*
+ * Inner node: children; leaf node: slots (0, HOT_SLOT_DEAD, HOT_SLOT_BUSY
+ * or a row) and the occupancy bitmap: bit i is set whenever slot i holds a
+ * row or DEAD that a reader may need (rules in ridmap.c and README.md), so
+ * iteration loads only the slots whose bit is set.  Inner nodes leave occ
+ * at zero (the node's size class is the same with or without it).
+ */
 typedef struct hot_map_node
 {
 	_Atomic uint32_t live;		/* leaf: rows in slots (may lag, see README) */
 	_Atomic uint32_t dead;		/* leaf: DEAD slots */
 	uint32_t	level;			/* 0 = root level, HOT_MAP_LEVELS-1 = leaf */
 	uint32_t	pad;
+	_Atomic uint64_t occ[HOT_OCC_WORDS];	/* leaf: occupancy bitmap */
 	_Atomic uintptr_t slot[HOT_MAP_FANOUT];
 } hot_map_node;
+
+static inline _Atomic uint64_t *
+hot_occ_word(hot_map_node *leaf, uint64_t rowid, uint64_t *mask)
+{
+	uint32_t	i = (uint32_t) (rowid & (HOT_MAP_FANOUT - 1));
+
+	*mask = UINT64_C(1) << (i & 63);
+	return &leaf->occ[i >> 6];
+}
+
+/* Set rowid's occupancy bit (no read-modify-write when it is set already). */
+static inline void
+hot_occ_set(hot_map_node *leaf, uint64_t rowid)
+{
+	uint64_t	mask;
+	_Atomic uint64_t *w = hot_occ_word(leaf, rowid, &mask);
+
+	if ((atomic_load(w) & mask) == 0)
+		atomic_fetch_or(w, mask);
+}
+
+static inline void
+hot_occ_clear(hot_map_node *leaf, uint64_t rowid)
+{
+	uint64_t	mask;
+	_Atomic uint64_t *w = hot_occ_word(leaf, rowid, &mask);
+
+	atomic_fetch_and(w, ~mask);
+}
+
+static inline bool
+hot_occ_test(hot_map_node *leaf, uint64_t rowid)
+{
+	uint64_t	mask;
+	_Atomic uint64_t *w = hot_occ_word(leaf, rowid, &mask);
+
+	return (atomic_load(w) & mask) != 0;
+}
 
 typedef enum hot_table_state
 {

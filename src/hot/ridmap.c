@@ -5,13 +5,36 @@
  * (4 x 1024 = 2^40 rowids).  Nodes are created lazily and published with a
  * CAS on the parent slot; they are never unlinked while the table lives, so
  * a reader can walk down with plain acquire loads and no validation.
- * Leaf slots hold 0 (NULL), HOT_SLOT_DEAD or a row header pointer.
+ * Leaf slots hold 0 (NULL), HOT_SLOT_DEAD or a row header pointer, and
+ * for an instant HOT_SLOT_BUSY (a row or DEAD on its way back to NULL).
  *
  * Each leaf counts its rows (live) and DEAD slots (dead).  The counters are
  * changed so that they never under-count a published slot: raised before a
  * slot is set, lowered after it is cleared.  Scans skip a leaf whose counter
  * is zero and any absent subtree, so a sparse or emptied map is cheap to
  * iterate.
+ *
+ * Each leaf also has an occupancy bitmap (one bit per slot), so a scan of a
+ * leaf whose rowids are mostly skipped (a virtual block of 291 rowids holds
+ * ~61 rows of a narrow table) loads only the slots that hold something.
+ * Invariant: a slot holding a row or DEAD has its bit set, except while the
+ * insert that publishes it has not returned yet, or while it is BUSY.
+ *  - insert (row.c): bit set before the CAS 0 -> row publishes the row, and
+ *    checked again after it (an ABA: the slot may have gone row -> BUSY ->
+ *    0, its bit cleared, between the insert's first look and its CAS).  The
+ *    new row's latch is held from before the CAS until after that check,
+ *    so nobody can remove the row in between.  A CAS that finds BUSY waits
+ *    for the slot to become NULL and retries; any other loser returns
+ *    LS_EXISTS (its bit, if it set it, belongs to the winner's slot).
+ *  - row -> DEAD (remove with mark_dead) keeps the bit.
+ *  - row -> NULL (remove, under the row latch, after newest = NULL) and
+ *    DEAD -> NULL (forget) go through BUSY: CAS to BUSY (one owner), clear
+ *    the bit, store NULL.  Readers ignore BUSY: the row was removed (its
+ *    newest is already NULL) or the DEAD rowid is being forgotten.
+ * The bit is cleared only by the owner of a BUSY slot and set only by
+ * inserters, so no stray bit survives at rest (ls_hot_table_verify checks
+ * bit == non-NULL slot exactly).  Readers load a word, walk its set bits
+ * and still check each slot's value.
  */
 #include <string.h>
 
@@ -167,7 +190,7 @@ ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid)
 {
 	uintptr_t	v = slot_value(tbl, rowid);
 
-	return v > HOT_SLOT_DEAD ? (ls_hot_row *) v : NULL;
+	return HOT_SLOT_IS_ROW(v) ? (ls_hot_row *) v : NULL;
 }
 
 /*
@@ -198,7 +221,7 @@ ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint)
 		hint->root = root;
 	}
 	v = atomic_load_explicit(hot_map_leaf_slot(leaf, rowid), memory_order_acquire);
-	return v > HOT_SLOT_DEAD ? (ls_hot_row *) v : NULL;
+	return HOT_SLOT_IS_ROW(v) ? (ls_hot_row *) v : NULL;
 }
 
 bool
@@ -212,14 +235,19 @@ ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid)
 {
 	hot_map_node *leaf = hot_map_leaf_find(tbl, rowid);
 	uintptr_t	expected = HOT_SLOT_DEAD;
+	_Atomic uintptr_t *slot;
 
 	(void) ctx;
 	if (leaf == NULL)
 		return;
-	if (atomic_compare_exchange_strong(hot_map_leaf_slot(leaf, rowid), &expected, 0))
+	slot = hot_map_leaf_slot(leaf, rowid);
+	/* DEAD -> BUSY makes us the one owner; then clear the bit, then NULL */
+	if (atomic_compare_exchange_strong(slot, &expected, HOT_SLOT_BUSY))
 	{
 		atomic_fetch_sub(&leaf->dead, 1);
 		atomic_fetch_sub(&tbl->dead_rowids, 1);
+		hot_occ_clear(leaf, rowid);
+		atomic_store(slot, 0);
 	}
 }
 
@@ -232,8 +260,10 @@ ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid)
  * *cursor >= end, else *cursor = the last collected rowid + 1.  The walk
  * goes down from the root once per leaf, skips leaves whose counter is
  * zero, and restarts from the root after each skipped subtree (at most
- * HOT_MAP_LEVELS loads per skip, no state that could go stale).  Inlined
- * into each caller, so the dead/rows/rowids tests fold away.
+ * HOT_MAP_LEVELS loads per skip, no state that could go stale).  Within a
+ * leaf it walks the set bits of the occupancy bitmap and loads only those
+ * slots (a bit may be stale: the slot's value decides).  Inlined into each
+ * caller, so the dead/rows/rowids tests fold away.
  */
 static inline __attribute__((always_inline)) uint32_t
 scan_slots(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, bool dead,
@@ -267,22 +297,33 @@ scan_slots(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, bool dead,
 		if (count > 0)
 		{
 			uint64_t	base = r & ~(uint64_t) (HOT_MAP_FANOUT - 1);
-			uint64_t	stop = LS_MIN(end - base, (uint64_t) HOT_MAP_FANOUT);
+			uint32_t	stop = (uint32_t) LS_MIN(end - base, (uint64_t) HOT_MAP_FANOUT);
 
-			for (uint64_t i = r - base; i < stop; i++)
+			for (uint32_t w = (uint32_t) (r - base) >> 6; w * 64 < stop; w++)
 			{
-				uintptr_t	v = atomic_load_explicit(&node->slot[i], memory_order_acquire);
+				uint64_t	bits = atomic_load_explicit(&node->occ[w], memory_order_acquire);
 
-				if (dead ? v == HOT_SLOT_DEAD : v > HOT_SLOT_DEAD)
+				if (w * 64 < r - base)
+					bits &= ~UINT64_C(0) << ((r - base) & 63);	/* from r on */
+				if (stop < w * 64 + 64)
+					bits &= (UINT64_C(1) << (stop - w * 64)) - 1;	/* below end */
+				while (bits != 0)
 				{
-					if (rows != NULL)
-						rows[n] = (ls_hot_row *) v;
-					if (rowids != NULL)
-						rowids[n] = base + i;
-					if (++n == max)
+					uint32_t	i = w * 64 + (uint32_t) __builtin_ctzll(bits);
+					uintptr_t	v = atomic_load_explicit(&node->slot[i], memory_order_acquire);
+
+					bits &= bits - 1;
+					if (dead ? v == HOT_SLOT_DEAD : HOT_SLOT_IS_ROW(v))
 					{
-						*cursor = base + i + 1;
-						return n;
+						if (rows != NULL)
+							rows[n] = (ls_hot_row *) v;
+						if (rowids != NULL)
+							rowids[n] = base + i;
+						if (++n == max)
+						{
+							*cursor = base + i + 1;
+							return n;
+						}
 					}
 				}
 			}
@@ -320,7 +361,8 @@ ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_
  * One past the highest rowid below end whose slot is not NULL (a row or
  * DEAD), 0 when there is none.  Walks down from end: absent subtrees and
  * leaves with both counters zero are skipped whole (one walk from the root
- * per leaf or skipped subtree, as scan_slots does forward).
+ * per leaf or skipped subtree, as scan_slots does forward); within a leaf
+ * it walks the occupancy bits downwards.
  */
 uint64_t
 ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
@@ -353,10 +395,24 @@ ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
 
 		if (atomic_load(&node->live) > 0 || atomic_load(&node->dead) > 0)
 		{
-			for (uint64_t i = top - base + 1; i-- > 0;)
+			uint32_t	t = (uint32_t) (top - base);
+
+			for (uint32_t w = t >> 6;; w--)
 			{
-				if (atomic_load_explicit(&node->slot[i], memory_order_acquire) != 0)
-					return base + i + 1;
+				uint64_t	bits = atomic_load_explicit(&node->occ[w], memory_order_acquire);
+
+				if (w == t >> 6 && (t & 63) != 63)
+					bits &= (UINT64_C(2) << (t & 63)) - 1;	/* up to top */
+				while (bits != 0)
+				{
+					uint32_t	i = w * 64 + 63 - (uint32_t) __builtin_clzll(bits);
+
+					if (atomic_load_explicit(&node->slot[i], memory_order_acquire) != 0)
+						return base + i + 1;
+					bits &= ~(UINT64_C(1) << (i & 63));
+				}
+				if (w == 0)
+					break;
 			}
 		}
 		r = base;
@@ -379,8 +435,9 @@ drop_subtree(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node *n)
 			drop_subtree(ctx, tbl, (hot_map_node *) v);
 		else if (v == HOT_SLOT_DEAD)
 			atomic_fetch_sub(&tbl->dead_rowids, 1);
-		else
+		else if (HOT_SLOT_IS_ROW(v))
 			hot_row_retire_all(ctx, tbl, (ls_hot_row *) v);
+		/* BUSY: a remove (which retires the row) or forget is under way */
 	}
 	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, n));
 	hot_retire(ctx, n);

@@ -10,6 +10,7 @@
  *    through memory that stays valid until the reader leaves its epoch);
  *  - remove sets newest to NULL before the map slot changes, so a reader or
  *    a latch waiter holding the header sees an empty row, never freed memory.
+ * Map slots and their occupancy bits: see the rules at the top of ridmap.c.
  */
 #include <string.h>
 
@@ -162,8 +163,9 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 		return st;
 
 	_Atomic uintptr_t *slot = hot_map_leaf_slot(leaf, rowid);
+	uintptr_t	cur = atomic_load_explicit(slot, memory_order_acquire);
 
-	if (atomic_load_explicit(slot, memory_order_acquire) != 0)
+	if (cur != 0 && cur != HOT_SLOT_BUSY)
 		return LS_EXISTS;
 	st = hot_alloc(ctx, sizeof(ls_hot_row), (void **) &row);
 	if (st != LS_OK)
@@ -171,22 +173,42 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 	memset(row, 0, sizeof(*row));
 	row->rowid = rowid;
 	row->origin = (uint8_t) origin;
+	/* held until the occupancy bit is checked below: no remove before */
+	atomic_store_explicit(&row->latch, 1, memory_order_relaxed);
 	atomic_store_explicit(&v->older, NULL, memory_order_relaxed);
 	atomic_store_explicit(&row->newest, v, memory_order_relaxed);
 
-	/* Count first: leaf->live must never under-count published rows. */
-	atomic_fetch_add(&leaf->live, 1);
-
-	uintptr_t	expected = 0;
-
-	if (!atomic_compare_exchange_strong_explicit(slot, &expected, (uintptr_t) row,
-												 memory_order_acq_rel,
-												 memory_order_acquire))
+	for (;;)
 	{
+		uintptr_t	expected = 0;
+
+		/*
+		 * Bit and count first: a published row always has its occupancy bit
+		 * and leaf->live never under-counts published rows.
+		 */
+		hot_occ_set(leaf, rowid);
+		atomic_fetch_add(&leaf->live, 1);
+		if (atomic_compare_exchange_strong(slot, &expected, (uintptr_t) row))
+			break;
 		atomic_fetch_sub(&leaf->live, 1);
-		hot_free(ctx, row);		/* never published */
-		return LS_EXISTS;
+		if (expected != HOT_SLOT_BUSY)
+		{
+			hot_free(ctx, row); /* never published */
+			return LS_EXISTS;
+		}
+		/* going back to NULL (remove or forget): wait for it, try again */
+		while (atomic_load(slot) == HOT_SLOT_BUSY)
+			ls_cpu_relax();
 	}
+
+	/*
+	 * Again after the CAS: between our bit set and the CAS the slot may have
+	 * gone row -> BUSY -> NULL with its bit cleared (only when a rowid is
+	 * inserted again after removal).  The row's latch keeps it from being
+	 * removed before this.
+	 */
+	hot_occ_set(leaf, rowid);
+	ls_hot_row_unlock(row);
 	atomic_fetch_add(&tbl->rows, 1);
 	atomic_fetch_add(&tbl->versions, 1);
 	atomic_fetch_add(&tbl->bytes, hot_obj_size(ctx->hot, row) + hot_obj_size(ctx->hot, v));
@@ -230,8 +252,16 @@ ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark
 			atomic_fetch_add(&tbl->dead_rowids, 1);
 		}
 		if (atomic_compare_exchange_strong(slot, &expected,
-										   mark_dead ? HOT_SLOT_DEAD : 0))
+										   mark_dead ? HOT_SLOT_DEAD : HOT_SLOT_BUSY))
+		{
 			atomic_fetch_sub(&leaf->live, 1);
+			if (!mark_dead)
+			{
+				/* BUSY is ours: clear the occupancy bit, then NULL */
+				hot_occ_clear(leaf, row->rowid);
+				atomic_store(slot, 0);
+			}
+		}
 		else if (mark_dead)
 		{
 			/* not our slot (already removed): undo the DEAD count */

@@ -85,29 +85,69 @@ verify_chain(verify_state *vs, ls_hot_row *row, uint64_t rowid)
 	return true;
 }
 
+/*
+ * Slot i holds v (a row or DEAD) and its occupancy bit looked clear: is that
+ * a broken invariant or a change in flight?  At rest (exact) it is broken.
+ * With writers running, a row's insert holds the row latch until it has
+ * checked the bit, and only the owner of a BUSY slot clears it: a row whose
+ * latch is free, whose bit is still clear afterwards and that still sits in
+ * the slot (a row pointer is not reused while we are in our epoch) broke
+ * the rule.  For DEAD the same double look is used (a false alarm would
+ * need the rowid forgotten, inserted again and removed again between two
+ * loads; the glue never inserts a rowid twice).
+ */
+static bool
+occ_bit_missing(hot_map_node *n, uint32_t i, uintptr_t v, bool exact)
+{
+	if (exact)
+		return true;
+	if (HOT_SLOT_IS_ROW(v) &&
+		atomic_load(&((ls_hot_row *) v)->latch) != 0)
+		return false;
+	return !hot_occ_test(n, i) &&
+		atomic_load_explicit(&n->slot[i], memory_order_acquire) == v;
+}
+
 static bool
 verify_leaf(verify_state *vs, hot_map_node *n, uint64_t base, bool exact)
 {
 	uint64_t	live = 0,
-				dead = 0;
+				dead = 0,
+				bits = 0;
 
+	for (uint32_t w = 0; w < HOT_OCC_WORDS; w++)
+		bits += (uint64_t) __builtin_popcountll(atomic_load(&n->occ[w]));
 	for (uint32_t i = 0; i < HOT_MAP_FANOUT && !vs->failed; i++)
 	{
 		uintptr_t	v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
 
 		if (v == 0)
 			continue;
+		if (v == HOT_SLOT_BUSY)
+		{
+			if (exact)
+				return fail(vs, "slot %llu is BUSY at rest", (unsigned long long) (base + i));
+			continue;
+		}
+		if (v != HOT_SLOT_DEAD && !valid_object(vs->hot, (void *) v))
+			return fail(vs, "slot %llu: row pointer %p outside the heap",
+						(unsigned long long) (base + i), (void *) v);
+		if (!hot_occ_test(n, i) && occ_bit_missing(n, i, v, exact))
+			return fail(vs, "slot %llu holds %s but its occupancy bit is clear",
+						(unsigned long long) (base + i),
+						v == HOT_SLOT_DEAD ? "DEAD" : "a row");
 		if (v == HOT_SLOT_DEAD)
 		{
 			dead++;
 			continue;
 		}
-		if (!valid_object(vs->hot, (void *) v))
-			return fail(vs, "slot %llu: row pointer %p outside the heap",
-						(unsigned long long) (base + i), (void *) v);
 		live++;
 		verify_chain(vs, (ls_hot_row *) v, base + i);
 	}
+	if (!vs->failed && exact && bits != live + dead)
+		return fail(vs, "leaf at %llu has %llu occupancy bits set for %llu rows / %llu dead",
+					(unsigned long long) base, (unsigned long long) bits,
+					(unsigned long long) live, (unsigned long long) dead);
 	vs->rows += live;
 	vs->dead += dead;
 	if (exact && (atomic_load(&n->live) != live || atomic_load(&n->dead) != dead))
@@ -130,6 +170,11 @@ verify_node(verify_state *vs, hot_map_node *n, uint32_t level, uint64_t base, bo
 		return verify_leaf(vs, n, base, exact);
 
 	uint32_t	shift = HOT_MAP_BITS * (HOT_MAP_LEVELS - 1 - level);
+
+	for (uint32_t w = 0; w < HOT_OCC_WORDS; w++)
+		if (atomic_load(&n->occ[w]) != 0)
+			return fail(vs, "inner map node at %llu has occupancy bits",
+						(unsigned long long) base);
 
 	for (uint32_t i = 0; i < HOT_MAP_FANOUT && !vs->failed; i++)
 	{

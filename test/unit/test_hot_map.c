@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "leanstore/hot.h"
+/* white box: the occupancy bitmap of RID-map leaves */
+#include "../../src/hot/hot_internal.h"
 
 typedef struct fixture
 {
@@ -535,6 +537,263 @@ test_ridmap_edges(void **state)
 	fixture_free(f);
 }
 
+/* ---- occupancy bitmap ------------------------------------------------------ */
+
+#define SP_BLOCK	291			/* rowids per virtual block */
+#define SP_FILL		61			/* rows of pgbench_accounts shape per block */
+
+static hot_map_node *
+leaf_of(fixture *f, uint64_t rowid)
+{
+	ls_hot_map_hint h = {0};
+
+	(void) ls_hot_row_get_hinted(f->tbl, rowid, &h);
+	return h.leaf;
+}
+
+/*
+ * White box: in the leaf holding [lo, hi), every slot's bit is set exactly
+ * when the slot is not NULL (what the model says), nothing is BUSY.
+ */
+static void
+assert_leaf_bits(fixture *f, const uint8_t *model, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t r = lo; r < hi; r++)
+	{
+		hot_map_node *leaf = leaf_of(f, r);
+
+		if (leaf == NULL)
+		{
+			assert_int_equal(model[r], M_NULL);
+			continue;
+		}
+		uintptr_t	v = atomic_load(hot_map_leaf_slot(leaf, r));
+
+		assert_true(v != HOT_SLOT_BUSY);
+		assert_int_equal(v != 0, model[r] != M_NULL);
+		if (hot_occ_test(leaf, r) != (v != 0))
+			fail_msg("rowid %llu: slot %s, occupancy bit %d", (unsigned long long) r,
+					 v == 0 ? "NULL" : v == HOT_SLOT_DEAD ? "DEAD" : "row",
+					 (int) hot_occ_test(leaf, r));
+	}
+}
+
+static void
+assert_verify_exact(fixture *f)
+{
+	char		msg[256];
+
+	if (ls_hot_table_verify(f->tbl, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("verify: %s", msg);
+}
+
+/* brute force: one past the highest non-NULL slot below end */
+static uint64_t
+model_used_end(const uint8_t *model, uint64_t n, uint64_t end)
+{
+	for (uint64_t r = LS_MIN(end, n); r > 0; r--)
+		if (model[r - 1] != M_NULL)
+			return r;
+	return 0;
+}
+
+/*
+ * Rows in the first 61 rowids of every 291 (as a table of pgbench_accounts
+ * rows fills its virtual blocks), then removals, DEAD marks and forgets:
+ * every iterator from arbitrary cursors and ends returns exactly what a
+ * brute-force walk of the model returns, ls_hot_table_used_end too, and the
+ * bitmap matches the slots after every phase.
+ */
+static void
+test_ridmap_sparse_blocks(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(64u << 20, 4);
+	uint64_t	nblocks = asan_scale() ? 60 : 200;
+	uint64_t	n = nblocks * SP_BLOCK + 3000;	/* and a tail of empty leaves */
+	uint64_t   *ids = malloc(n * sizeof(*ids));
+	uint8_t    *model = calloc(n, 1);
+	uint64_t	rng = 291;
+
+	for (uint64_t r = 0; r < n; r++)
+		ids[r] = r;
+	ls_hot_epoch_enter(f->ctx);
+	for (uint64_t b = 0; b < nblocks; b++)
+		for (uint64_t j = 0; j < SP_FILL; j++)
+		{
+			insert(f, b * SP_BLOCK + j, b * SP_BLOCK + j);
+			model[b * SP_BLOCK + j] = M_ROW;
+		}
+
+	for (int phase = 0; phase < 4; phase++)
+	{
+		if (phase > 0)
+		{
+			/* remove (NULL or DEAD), forget, insert again into free slots */
+			for (int k = 0; k < 3000; k++)
+			{
+				uint64_t	b = ls_rand_next(&rng) % nblocks;
+				uint64_t	r = b * SP_BLOCK + ls_rand_next(&rng) % (phase == 3 ? SP_BLOCK : SP_FILL);
+				int			what = (int) (ls_rand_next(&rng) % 3);
+
+				if (model[r] == M_ROW)
+				{
+					ls_hot_row *row = ls_hot_row_get(f->tbl, r);
+
+					ls_hot_row_lock(row);
+					ls_hot_row_remove(f->ctx, f->tbl, row, what != 0);
+					model[r] = what != 0 ? M_DEAD : M_NULL;
+				}
+				else if (model[r] == M_DEAD && what != 2)
+				{
+					ls_hot_rowid_forget(f->ctx, f->tbl, r);
+					model[r] = M_NULL;
+				}
+				else if (model[r] == M_NULL && phase >= 2)
+				{
+					insert(f, r, r);
+					model[r] = M_ROW;
+				}
+			}
+		}
+		check_model(f, model, ids, n);
+		assert_verify_exact(f);
+		assert_leaf_bits(f, model, 0, n);
+		check_scan(f, model, ids, n, 0, UINT64_MAX);
+		for (int k = 0; k < 60; k++)
+		{
+			uint64_t	lo,
+						hi;
+
+			if (k < 20)
+			{
+				/* word, leaf and block edges */
+				uint64_t	edges[] = {0, 1, 60, 61, 63, 64, 65, 127, 128, 290, 291, 1023, 1024, 1025};
+
+				lo = (ls_rand_next(&rng) % nblocks) * SP_BLOCK +
+					edges[ls_rand_next(&rng) % 14];
+				hi = lo + edges[ls_rand_next(&rng) % 14];
+			}
+			else
+			{
+				lo = ls_rand_next(&rng) % n;
+				hi = lo + ls_rand_next(&rng) % (k < 40 ? 2000 : n);
+			}
+			check_scan(f, model, ids, n, lo, hi);
+			assert_int_equal(ls_hot_table_used_end(f->tbl, hi), model_used_end(model, n, hi));
+		}
+		assert_int_equal(ls_hot_table_used_end(f->tbl, UINT64_MAX), model_used_end(model, n, n));
+	}
+	ls_hot_epoch_exit(f->ctx);
+	free(ids);
+	free(model);
+	fixture_free(f);
+}
+
+/*
+ * Every single change keeps bit == (slot != NULL): insert, refused insert,
+ * remove to NULL and to DEAD, forget (also of a non-DEAD rowid), insert
+ * again at a forgotten or NULLed rowid; and the verifier notices a bit
+ * that is missing or left over.
+ */
+static void
+test_ridmap_occupancy_steps(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	uint64_t	n = 2 * HOT_MAP_FANOUT;
+	uint8_t    *model = calloc(n, 1);
+	uint64_t	rng = 61;
+	char		msg[256];
+
+	ls_hot_epoch_enter(f->ctx);
+	for (int op = 0; op < (asan_scale() ? 3000 : 12000); op++)
+	{
+		/* rowids clustered on word edges of two leaves */
+		uint64_t	r = (ls_rand_next(&rng) % 32) * 64 + (ls_rand_next(&rng) % 4) * 21;
+		int			what = (int) (ls_rand_next(&rng) % 4);
+
+		switch (model[r])
+		{
+			case M_NULL:
+				if (what == 0)
+					ls_hot_rowid_forget(f->ctx, f->tbl, r);		/* no-op */
+				else
+				{
+					insert(f, r, r);
+					model[r] = M_ROW;
+				}
+				break;
+			case M_ROW:
+				if (what == 0)
+				{
+					assert_insert_refused(f, r);
+					ls_hot_rowid_forget(f->ctx, f->tbl, r);		/* no-op */
+				}
+				else
+				{
+					ls_hot_row *row = ls_hot_row_get(f->tbl, r);
+
+					ls_hot_row_lock(row);
+					ls_hot_row_remove(f->ctx, f->tbl, row, what >= 2);
+					model[r] = what >= 2 ? M_DEAD : M_NULL;
+				}
+				break;
+			case M_DEAD:
+				if (what == 0)
+					assert_insert_refused(f, r);
+				else
+				{
+					ls_hot_rowid_forget(f->ctx, f->tbl, r);
+					model[r] = M_NULL;
+				}
+				break;
+		}
+		assert_leaf_bits(f, model, r & ~(uint64_t) 63, (r | 63) + 1);
+		if (op % 64 == 0)
+		{
+			assert_leaf_bits(f, model, 0, n);
+			assert_verify_exact(f);
+		}
+	}
+	assert_leaf_bits(f, model, 0, n);
+	assert_verify_exact(f);
+
+	/* the verifier catches a clear bit under a row and under DEAD ... */
+	uint64_t	row_at = n,
+				dead_at = n,
+				null_at = n;
+
+	for (uint64_t r = 0; r < n; r++)
+	{
+		if (model[r] == M_ROW && row_at == n)
+			row_at = r;
+		if (model[r] == M_DEAD && dead_at == n)
+			dead_at = r;
+		if (model[r] == M_NULL && null_at == n && leaf_of(f, r) != NULL)
+			null_at = r;
+	}
+	assert_true(row_at < n && dead_at < n && null_at < n);
+	hot_occ_clear(leaf_of(f, row_at), row_at);
+	assert_int_equal(ls_hot_table_verify(f->tbl, false, msg, sizeof(msg)), LS_CORRUPT);
+	assert_non_null(strstr(msg, "holds a row but its occupancy bit is clear"));
+	hot_occ_set(leaf_of(f, row_at), row_at);
+	hot_occ_clear(leaf_of(f, dead_at), dead_at);
+	assert_int_equal(ls_hot_table_verify(f->tbl, false, msg, sizeof(msg)), LS_CORRUPT);
+	assert_non_null(strstr(msg, "holds DEAD but its occupancy bit is clear"));
+	hot_occ_set(leaf_of(f, dead_at), dead_at);
+	/* ... and, at rest, a bit left over on a NULL slot */
+	hot_occ_set(leaf_of(f, null_at), null_at);
+	assert_int_equal(ls_hot_table_verify(f->tbl, false, msg, sizeof(msg)), LS_OK);
+	assert_int_equal(ls_hot_table_verify(f->tbl, true, msg, sizeof(msg)), LS_CORRUPT);
+	assert_non_null(strstr(msg, "occupancy bits set"));
+	hot_occ_clear(leaf_of(f, null_at), null_at);
+	assert_verify_exact(f);
+	ls_hot_epoch_exit(f->ctx);
+	free(model);
+	fixture_free(f);
+}
+
 /* Hinted lookups agree with plain ones; a dropped map's leaf is not reused. */
 static void
 test_ridmap_hint(void **state)
@@ -1039,6 +1298,8 @@ main(void)
 		cmocka_unit_test(test_ridmap_model),
 		cmocka_unit_test(test_ridmap_edges),
 		cmocka_unit_test(test_ridmap_hint),
+		cmocka_unit_test(test_ridmap_sparse_blocks),
+		cmocka_unit_test(test_ridmap_occupancy_steps),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_epoch_protects_reader),
 		cmocka_unit_test(test_idle_context_hands_off),

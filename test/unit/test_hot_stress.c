@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "leanstore/hot.h"
+#include "tu.h"
 
 #define NWRITERS	3
 #define NREADERS	3
@@ -553,11 +554,319 @@ test_multiprocess_stress(void **state)
 	munmap(ctl, sizeof(*ctl));
 }
 
+/* ---- sparse blocks: scans never miss a published row -------------------------- */
+
+/*
+ * Inserters fill virtual blocks the way a table of pgbench_accounts rows
+ * does (rows in the first 61 rowids of every 291; two inserters interleave
+ * inside each block so they share bitmap words), some rows are removed to
+ * NULL, to DEAD, or to DEAD and forgotten right after their insert; two
+ * churners insert, remove and forget again and again at rowids 61..80 of
+ * the blocks (the same leaves and bitmap words, and the same rowids as each
+ * other: slots going back to NULL and filled again).  Scanners note the
+ * inserters' progress, then scan: every row (and every kept DEAD rowid)
+ * whose insert had returned before the scan started must be returned.
+ */
+#define SP_BLOCK	291
+#define SP_FILL		61
+#define SP_CHURN	20			/* churn rowids: offsets SP_FILL .. +SP_CHURN */
+#define SP_INS		2
+#define SP_CHURNERS	2
+#define SP_SCANNERS	2
+#define SP_WORKERS	(SP_INS + SP_CHURNERS + SP_SCANNERS)
+
+enum
+{
+	SP_STABLE, SP_TO_NULL, SP_TO_DEAD, SP_FORGOTTEN
+};
+
+typedef struct sp_ctl
+{
+	ls_hot	   *hot;
+	ls_hot_table *tbl;
+	uint64_t	nblocks;
+	_Atomic uint64_t progress[SP_INS];	/* inserts returned, per inserter */
+	_Atomic uint32_t ins_done;
+	_Atomic uint64_t scans;
+	_Atomic uint64_t scans_during_inserts;
+	_Atomic uint64_t checked;
+	_Atomic uint64_t churn_ops;
+} sp_ctl;
+
+static int
+sp_kind(uint64_t rowid)
+{
+	uint64_t	h = (rowid * UINT64_C(0x9E3779B97F4A7C15)) >> 60;
+
+	return h < 2 ? SP_TO_NULL : h < 4 ? SP_TO_DEAD : h < 5 ? SP_FORGOTTEN : SP_STABLE;
+}
+
+/* k-th rowid inserted by inserter p */
+static uint64_t
+sp_rowid(int p, uint64_t k)
+{
+	uint64_t	per_block = (SP_FILL - (uint64_t) p + SP_INS - 1) / SP_INS;
+
+	return (k / per_block) * SP_BLOCK + (uint64_t) p + SP_INS * (k % per_block);
+}
+
+static ls_status
+sp_insert(ls_hot_ctx *ctx, sp_ctl *c, uint64_t rowid, ls_hot_row **row)
+{
+	ls_hot_version *v;
+	ls_status	st = ls_hot_version_alloc(ctx, 16, &v);
+
+	if (st != LS_OK)
+		return st;
+	memcpy(v->data, &rowid, 8);
+	memset(v->data + 8, 0x5a, 8);
+	st = ls_hot_row_insert(ctx, c->tbl, rowid, LS_ORIGIN_INSERTED, v, row);
+	if (st != LS_OK)
+		ls_hot_version_free(ctx, v);
+	return st;
+}
+
+static int
+sp_inserter(sp_ctl *c, ls_hot_ctx *ctx, int p)
+{
+	uint64_t	total = c->nblocks * ((SP_FILL - (uint64_t) p + SP_INS - 1) / SP_INS);
+
+	for (uint64_t k = 0; k < total; k++)
+	{
+		uint64_t	rowid = sp_rowid(p, k);
+		int			kind = sp_kind(rowid);
+		ls_hot_row *row;
+
+		ls_hot_epoch_enter(ctx);
+		TU_CHECK(sp_insert(ctx, c, rowid, &row) == LS_OK);
+		if (kind != SP_STABLE)
+		{
+			ls_hot_row_lock(row);
+			ls_hot_row_remove(ctx, c->tbl, row, kind != SP_TO_NULL);
+			if (kind == SP_FORGOTTEN)
+				ls_hot_rowid_forget(ctx, c->tbl, rowid);
+		}
+		ls_hot_epoch_exit(ctx);
+		atomic_store_explicit(&c->progress[p], k + 1, memory_order_release);
+		if (k % 512 == 511)
+			sched_yield();		/* two cores: let the scanners in */
+	}
+	return 0;
+}
+
+static int
+sp_churner(sp_ctl *c, ls_hot_ctx *ctx, int w)
+{
+	uint64_t	rng = 0x5eed + (uint64_t) w * 7717;
+	uint64_t	ops = 0;
+
+	while (atomic_load(&c->ins_done) < SP_INS)
+	{
+		/* churn near where the inserters are, so that leaves exist */
+		uint64_t	front = sp_rowid(0, atomic_load(&c->progress[0])) / SP_BLOCK + 2;
+		uint64_t	rowid = (ls_rand_next(&rng) % LS_MIN(front, c->nblocks)) * SP_BLOCK +
+			SP_FILL + ls_rand_next(&rng) % SP_CHURN;
+		ls_hot_row *row;
+		ls_status	st;
+
+		ls_hot_epoch_enter(ctx);
+		row = ls_hot_row_get(c->tbl, rowid);
+		if (row != NULL)
+		{
+			ls_hot_row_lock(row);
+			if (ls_hot_row_is_removed(row))
+				ls_hot_row_unlock(row);
+			else
+				ls_hot_row_remove(ctx, c->tbl, row, ls_rand_next(&rng) % 2 == 0);
+		}
+		else if (ls_hot_rowid_is_dead(c->tbl, rowid))
+			ls_hot_rowid_forget(ctx, c->tbl, rowid);
+		else
+		{
+			st = sp_insert(ctx, c, rowid, NULL);
+			TU_CHECK(st == LS_OK || st == LS_EXISTS);
+		}
+		ls_hot_epoch_exit(ctx);
+		ops++;
+	}
+	atomic_fetch_add(&c->churn_ops, ops);
+	return 0;
+}
+
+static int
+sp_scanner(sp_ctl *c, ls_hot_ctx *ctx, int w)
+{
+	uint64_t	n = c->nblocks * SP_BLOCK;
+	uint8_t    *seen = calloc(n, 1);
+	uint64_t	rng = 0xca11 + (uint64_t) w * 104729;
+	bool		last = false;
+
+	TU_CHECK(seen != NULL);
+	while (!last)
+	{
+		uint64_t	snap[SP_INS];
+		uint64_t	lo = 0,
+					hi = n;
+		int			mode = (int) (ls_rand_next(&rng) % 4);	/* next, batch, dead, next */
+		uint32_t	bs = 1 + (uint32_t) (ls_rand_next(&rng) % 64);
+		uint64_t	prev = 0;
+		bool		any = false;
+
+		last = atomic_load(&c->ins_done) == SP_INS;
+		for (int p = 0; p < SP_INS; p++)
+			snap[p] = atomic_load_explicit(&c->progress[p], memory_order_acquire);
+		if (ls_rand_next(&rng) % 2 == 0)
+		{
+			lo = ls_rand_next(&rng) % n;
+			hi = lo + ls_rand_next(&rng) % (64 * SP_BLOCK);
+		}
+		memset(seen + lo, 0, LS_MIN(hi, n) - lo);
+
+		uint64_t	cursor = lo;
+
+		ls_hot_epoch_enter(ctx);
+		for (;;)
+		{
+			ls_hot_row *batch[64];
+			uint64_t	rowids[64];
+			uint32_t	got = 0;
+
+			if (mode == 2)
+				got = ls_hot_scan_next_dead(c->tbl, &cursor, hi, &rowids[0]) ? 1 : 0;
+			else if (mode == 1)
+				got = ls_hot_scan_batch(c->tbl, &cursor, hi, batch, bs);
+			else if ((batch[0] = ls_hot_scan_next(c->tbl, &cursor, hi)) != NULL)
+				got = 1;
+			for (uint32_t i = 0; i < got; i++)
+			{
+				uint64_t	r = mode == 2 ? rowids[i] : batch[i]->rowid;
+				uint64_t	off = r % SP_BLOCK;
+
+				if (mode != 2)
+				{
+					ls_hot_version *v = ls_hot_row_newest(batch[i]);
+					uint64_t	tag = r;
+
+					if (v != NULL)	/* NULL: removed meanwhile */
+						memcpy(&tag, v->data, 8);
+					TU_CHECK(tag == r);
+				}
+				TU_CHECK(r >= lo && r < hi && r < n);
+				TU_CHECK(!any || r > prev);
+				any = true;
+				prev = r;
+				/* only rowids someone uses; DEAD only where it can be */
+				TU_CHECK(off < SP_FILL + SP_CHURN);
+				TU_CHECK(mode != 2 || off >= SP_FILL || sp_kind(r) == SP_TO_DEAD ||
+						 sp_kind(r) == SP_FORGOTTEN);
+				seen[r] = 1;
+			}
+			if (mode == 1 ? got < bs : got == 0)
+				break;
+		}
+		ls_hot_epoch_exit(ctx);
+
+		/* everything published before the scan started was returned */
+		uint64_t	checked = 0;
+
+		for (int p = 0; p < SP_INS; p++)
+			for (uint64_t k = 0; k < snap[p]; k++)
+			{
+				uint64_t	r = sp_rowid(p, k);
+				int			kind = sp_kind(r);
+
+				if (r < lo || r >= hi)
+					continue;
+				if (mode == 2 ? kind == SP_TO_DEAD : kind == SP_STABLE)
+				{
+					if (!seen[r])
+					{
+						fprintf(stderr, "scanner %d: mode %d missed rowid %llu "
+								"(published before the scan of [%llu, %llu))\n", w, mode,
+								(unsigned long long) r, (unsigned long long) lo,
+								(unsigned long long) hi);
+						return 1;
+					}
+					checked++;
+				}
+			}
+		atomic_fetch_add(&c->checked, checked);
+		atomic_fetch_add(&c->scans, 1);
+		if (!last)
+			atomic_fetch_add(&c->scans_during_inserts, 1);
+	}
+	free(seen);
+	return 0;
+}
+
+static int
+sp_worker(int w, void *arg)
+{
+	sp_ctl	   *c = arg;
+	ls_hot_ctx *ctx;
+	int			rc;
+
+	TU_CHECK(ls_hot_attach(c->hot, 1 + (uint32_t) w, &ctx) == LS_OK);
+	if (w < SP_INS)
+	{
+		rc = sp_inserter(c, ctx, w);
+		atomic_fetch_add(&c->ins_done, 1);
+	}
+	else if (w < SP_INS + SP_CHURNERS)
+		rc = sp_churner(c, ctx, w);
+	else
+		rc = sp_scanner(c, ctx, w);
+	ls_hot_detach(ctx);
+	return rc;
+}
+
+static void
+test_sparse_scans_never_miss(void **state)
+{
+	(void) state;
+	bool		small = asan_scale();
+	size_t		size = small ? (48u << 20) : (160u << 20);
+	void	   *region = tu_shared_region(size);
+	sp_ctl	   *c = tu_shared_region(sizeof(sp_ctl));
+	ls_hot_config cfg = {.max_tables = 4, .max_procs = 1 + SP_WORKERS};
+	ls_hot_key	key = {1, 2, 4};
+	ls_hot_ctx *ctx;
+	char		msg[256];
+
+	assert_int_equal(ls_hot_init(region, size, &cfg, &c->hot), LS_OK);
+	assert_int_equal(ls_hot_attach(c->hot, 0, &ctx), LS_OK);
+	assert_int_equal(ls_hot_table_create(ctx, key, &c->tbl), LS_OK);
+	c->nblocks = small ? 1000 : 4000;
+
+	int			failed = tu_fork_workers(SP_WORKERS, sp_worker, c);
+
+	printf("sparse: %llu scans (%llu while inserting), %llu rows checked, %llu churn ops\n",
+		   (unsigned long long) atomic_load(&c->scans),
+		   (unsigned long long) atomic_load(&c->scans_during_inserts),
+		   (unsigned long long) atomic_load(&c->checked),
+		   (unsigned long long) atomic_load(&c->churn_ops));
+	assert_int_equal(failed, 0);
+	assert_true(atomic_load(&c->scans_during_inserts) > 0);
+	assert_true(atomic_load(&c->churn_ops) > 0);
+
+	/* at rest: bit == non-NULL slot everywhere, counters exact */
+	ls_hot_epoch_enter(ctx);
+	if (ls_hot_table_verify(c->tbl, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
+	ls_hot_epoch_exit(ctx);
+	ls_hot_table_drop(ctx, c->tbl);
+	ls_hot_reclaim(ctx);
+	ls_hot_detach(ctx);
+	tu_free_region(c, sizeof(sp_ctl));
+	tu_free_region(region, size);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_multiprocess_stress),
+		cmocka_unit_test(test_sparse_scans_never_miss),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
