@@ -75,3 +75,21 @@ VACUUM (ANALYZE, VERBOSE false) vac_empty;
 SELECT reltuples <= 0 AS empty_reltuples FROM pg_class WHERE relname = 'vac_empty';
 DROP TABLE vac_t, ana_t, vac_empty;
 DROP FUNCTION ls_estimated_rows(text);
+
+-- VACUUM (PARALLEL n) of a temporary table warns as on heap; of a regular
+-- table it runs (index cleanup in this process)
+CREATE TEMP TABLE vac_tmp (a int PRIMARY KEY) USING leanstore;
+CREATE INDEX vac_tmp_a ON vac_tmp (a);
+INSERT INTO vac_tmp SELECT generate_series(1, 100);
+DELETE FROM vac_tmp WHERE a % 2 = 0;
+VACUUM (PARALLEL 1) vac_tmp;
+VACUUM (PARALLEL 0) vac_tmp;
+SELECT count(*) FROM vac_tmp;
+DROP TABLE vac_tmp;
+CREATE TABLE vac_par (a int PRIMARY KEY, b int) USING leanstore;
+CREATE INDEX vac_par_b ON vac_par (b);
+INSERT INTO vac_par SELECT g, g FROM generate_series(1, 1000) g;
+DELETE FROM vac_par WHERE a <= 500;
+VACUUM (PARALLEL 2) vac_par;
+SELECT count(*), min(a) FROM vac_par;
+DROP TABLE vac_par;

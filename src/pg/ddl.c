@@ -560,6 +560,16 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	if (do_index)
 	{
 		vac_open_indexes(rel, RowExclusiveLock, &nindexes, &Irel);
+
+		/*
+		 * Index cleanup runs in this process (PARALLEL n is an upper bound);
+		 * as heap, say so when the user asked for workers that a temporary
+		 * table could never have.
+		 */
+		if (nindexes > 0 && params->nworkers > 0 && RelationUsesLocalBuffers(rel))
+			ereport(WARNING,
+					(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
+							RelationGetRelationName(rel))));
 		istats = palloc0(sizeof(IndexBulkDeleteResult *) * Max(nindexes, 1));
 		cursor = 0;
 		for (;;)
