@@ -95,7 +95,14 @@ child_new(ls_hot_ctx *ctx, ls_hot_table *tbl, uint32_t level, void **out)
 	ls_status	st;
 
 	if (level < HOT_MAP_LEVELS)
-		return node_new(ctx, tbl, level, (hot_map_node **) out);
+	{
+		hot_map_node *n;
+
+		st = node_new(ctx, tbl, level, &n);
+		if (st == LS_OK)
+			*out = n;
+		return st;
+	}
 	st = hot_alloc(ctx, sizeof(hot_map_chunk), (void **) &c);
 	if (st != LS_OK)
 		return st;
@@ -182,21 +189,24 @@ hot_map_slot_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 					hot_map_node **leaf, _Atomic uintptr_t **slot)
 {
 	hot_map_node *n;
-	hot_map_chunk *c;
+	void	   *child;
 	ls_status	st = root_get_or_create(ctx, tbl, &n);
 
 	for (uint32_t level = 0; st == LS_OK && level < HOT_MAP_LEVELS - 1; level++)
+	{
 		st = child_get_or_create(ctx, tbl, &n->slot[level_index(rowid, level)],
-								 level + 1, (void **) &n);
+								 level + 1, &child);
+		n = child;
+	}
 	if (st != LS_OK)
 		return st;
 	st = child_get_or_create(ctx, tbl,
 							 &n->slot[(rowid & (HOT_MAP_FANOUT - 1)) >> HOT_CHUNK_BITS],
-							 HOT_MAP_LEVELS, (void **) &c);
+							 HOT_MAP_LEVELS, &child);
 	if (st != LS_OK)
 		return st;
 	*leaf = n;
-	*slot = hot_chunk_slot(c, rowid);
+	*slot = hot_chunk_slot((hot_map_chunk *) child, rowid);
 	return LS_OK;
 }
 
