@@ -128,11 +128,30 @@ hot_ctx_add(_Atomic int64_t *counter, int64_t delta)
 #define HOT_OCC_WORDS		(HOT_MAP_FANOUT / 64)
 
 /*
- * Inner node: children; leaf node: slots (0, HOT_SLOT_DEAD, HOT_SLOT_BUSY
- * or a row) and the occupancy bitmap: bit i is set whenever slot i holds a
- * row or DEAD that a reader may need (rules in ridmap.c and README.md), so
- * iteration loads only the slots whose bit is set.  Inner nodes leave occ
- * at zero (the node's size class is the same with or without it).
+ * Leaves keep their slots in chunks of HOT_CHUNK_SLOTS, allocated on first
+ * insert into the chunk (a block of narrow rows uses ~61 of its 291 rowids:
+ * untouched chunks cost nothing).  32 slots = 256 bytes, a 320-byte block
+ * with its prefix (64 would need 528 bytes: a 640-byte block).
+ */
+#define HOT_CHUNK_BITS		5
+#define HOT_CHUNK_SLOTS		(1u << HOT_CHUNK_BITS)
+#define HOT_LEAF_CHUNKS		(HOT_MAP_FANOUT / HOT_CHUNK_SLOTS)
+
+typedef struct hot_map_chunk
+{
+	_Atomic uintptr_t slot[HOT_CHUNK_SLOTS];
+} hot_map_chunk;
+
+/*
+ * Inner node: slot[HOT_MAP_FANOUT] children.  Leaf: slot[HOT_LEAF_CHUNKS]
+ * chunk pointers (NULL until the chunk's first insert; published by CAS and
+ * never unlinked while the table lives, like nodes), whose slots hold 0,
+ * HOT_SLOT_DEAD, HOT_SLOT_BUSY or a row; and the occupancy bitmap: bit i is
+ * set whenever slot i holds a row or DEAD that a reader may need (rules in
+ * ridmap.c and README.md), so iteration loads only the slots whose bit is
+ * set.  A bit is only ever set after its chunk is published, so a set bit
+ * implies the chunk exists.  Inner nodes leave occ at zero.  The two kinds
+ * differ only in the length of slot[] (hot_map_node_size).
  */
 typedef struct hot_map_node
 {
@@ -141,8 +160,39 @@ typedef struct hot_map_node
 	uint32_t	level;			/* 0 = root level, HOT_MAP_LEVELS-1 = leaf */
 	uint32_t	pad;
 	_Atomic uint64_t occ[HOT_OCC_WORDS];	/* leaf: occupancy bitmap */
-	_Atomic uintptr_t slot[HOT_MAP_FANOUT];
+	_Atomic uintptr_t slot[];	/* inner: children; leaf: chunks */
 } hot_map_node;
+
+static inline size_t
+hot_map_node_size(uint32_t level)
+{
+	return sizeof(hot_map_node) + sizeof(_Atomic uintptr_t) *
+		(level == HOT_MAP_LEVELS - 1 ? HOT_LEAF_CHUNKS : HOT_MAP_FANOUT);
+}
+
+/* The chunk of leaf holding rowid, NULL when not created yet. */
+static inline hot_map_chunk *
+hot_map_chunk_of(hot_map_node *leaf, uint64_t rowid)
+{
+	return (hot_map_chunk *)
+		atomic_load_explicit(&leaf->slot[(rowid & (HOT_MAP_FANOUT - 1)) >> HOT_CHUNK_BITS],
+							 memory_order_acquire);
+}
+
+static inline _Atomic uintptr_t *
+hot_chunk_slot(hot_map_chunk *chunk, uint64_t rowid)
+{
+	return &chunk->slot[rowid & (HOT_CHUNK_SLOTS - 1)];
+}
+
+/* rowid's slot in leaf, NULL when its chunk does not exist (slot is 0). */
+static inline _Atomic uintptr_t *
+hot_map_leaf_slot(hot_map_node *leaf, uint64_t rowid)
+{
+	hot_map_chunk *c = hot_map_chunk_of(leaf, rowid);
+
+	return c != NULL ? hot_chunk_slot(c, rowid) : NULL;
+}
 
 static inline _Atomic uint64_t *
 hot_occ_word(hot_map_node *leaf, uint64_t rowid, uint64_t *mask)
@@ -284,10 +334,9 @@ void		hot_retire(ls_hot_ctx *ctx, void *obj);
 uint64_t	hot_min_active_epoch(ls_hot *hot);
 
 /* ridmap.c */
-ls_status	hot_map_leaf_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
-								hot_map_node **leaf);
+ls_status	hot_map_slot_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+								hot_map_node **leaf, _Atomic uintptr_t **slot);
 hot_map_node *hot_map_leaf_find(ls_hot_table *tbl, uint64_t rowid);
-_Atomic uintptr_t *hot_map_leaf_slot(hot_map_node *leaf, uint64_t rowid);
 void		hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 
 /* row.c */

@@ -8,6 +8,13 @@
  * Leaf slots hold 0 (NULL), HOT_SLOT_DEAD or a row header pointer, and
  * for an instant HOT_SLOT_BUSY (a row or DEAD on its way back to NULL).
  *
+ * A leaf holds its slots in chunks of HOT_CHUNK_SLOTS, created on the first
+ * insert into them and published with a CAS on the leaf's chunk pointer,
+ * exactly like nodes (never unlinked while the table lives, retired with the
+ * map): rowids fill 291-rowid virtual blocks as heap fills pages, so a table
+ * of narrow rows uses the first ~61 rowids of each block and the chunks of
+ * the skipped rest are never allocated.  A missing chunk reads as NULL slots.
+ *
  * Each leaf counts its rows (live) and DEAD slots (dead).  The counters are
  * changed so that they never under-count a published slot: raised before a
  * slot is set, lowered after it is cleared.  Scans skip a leaf whose counter
@@ -65,39 +72,72 @@ static ls_status
 node_new(ls_hot_ctx *ctx, ls_hot_table *tbl, uint32_t level, hot_map_node **out)
 {
 	hot_map_node *n;
-	ls_status	st = hot_alloc(ctx, sizeof(hot_map_node), (void **) &n);
+	size_t		size = hot_map_node_size(level);
+	ls_status	st = hot_alloc(ctx, size, (void **) &n);
 
 	if (st != LS_OK)
 		return st;
-	memset(n, 0, sizeof(*n));
+	memset(n, 0, size);
 	n->level = level;
 	atomic_fetch_add(&tbl->bytes, hot_obj_size(ctx->hot, n));
 	*out = n;
 	return LS_OK;
 }
 
+/*
+ * A new zeroed chunk (or node, level < HOT_MAP_LEVELS: the child of a node
+ * at level - 1), counted in the table's bytes until discarded or dropped.
+ */
+static ls_status
+child_new(ls_hot_ctx *ctx, ls_hot_table *tbl, uint32_t level, void **out)
+{
+	hot_map_chunk *c;
+	ls_status	st;
+
+	if (level < HOT_MAP_LEVELS)
+	{
+		hot_map_node *n;
+
+		st = node_new(ctx, tbl, level, &n);
+		if (st == LS_OK)
+			*out = n;
+		return st;
+	}
+	st = hot_alloc(ctx, sizeof(hot_map_chunk), (void **) &c);
+	if (st != LS_OK)
+		return st;
+	memset(c, 0, sizeof(*c));
+	atomic_fetch_add(&tbl->bytes, hot_obj_size(ctx->hot, c));
+	*out = c;
+	return LS_OK;
+}
+
 static void
-node_discard(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node *n)
+child_discard(ls_hot_ctx *ctx, ls_hot_table *tbl, void *n)
 {
 	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, n));
 	hot_free(ctx, n);
 }
 
-/* The child at *slotp, creating it when absent (racing creators: CAS wins). */
+/*
+ * The child at *slotp, creating it when absent (racing creators: CAS wins,
+ * losers free their never published child).  level: the child's level,
+ * HOT_MAP_LEVELS for a leaf's chunk.
+ */
 static ls_status
 child_get_or_create(ls_hot_ctx *ctx, ls_hot_table *tbl, _Atomic uintptr_t *slotp,
-					uint32_t level, hot_map_node **out)
+					uint32_t level, void **out)
 {
 	uintptr_t	cur = atomic_load_explicit(slotp, memory_order_acquire);
-	hot_map_node *n;
+	void	   *n;
 	ls_status	st;
 
 	if (cur != 0)
 	{
-		*out = (hot_map_node *) cur;
+		*out = (void *) cur;
 		return LS_OK;
 	}
-	st = node_new(ctx, tbl, level, &n);
+	st = child_new(ctx, tbl, level, &n);
 	if (st != LS_OK)
 		return st;
 	if (atomic_compare_exchange_strong_explicit(slotp, &cur, (uintptr_t) n,
@@ -107,8 +147,8 @@ child_get_or_create(ls_hot_ctx *ctx, ls_hot_table *tbl, _Atomic uintptr_t *slotp
 		*out = n;
 		return LS_OK;
 	}
-	node_discard(ctx, tbl, n);	/* never published */
-	*out = (hot_map_node *) cur;
+	child_discard(ctx, tbl, n); /* never published */
+	*out = (void *) cur;
 	return LS_OK;
 }
 
@@ -134,24 +174,40 @@ root_get_or_create(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node **out)
 		*out = n;
 		return LS_OK;
 	}
-	node_discard(ctx, tbl, n);
+	child_discard(ctx, tbl, n);
 	*out = cur;
 	return LS_OK;
 }
 
-/* Leaf covering rowid, creating the path (rowid < LS_HOT_MAX_ROWID). */
+/*
+ * Leaf covering rowid and rowid's slot, creating the path and the chunk
+ * (rowid < LS_HOT_MAX_ROWID).  Nothing created is ever taken back, so a
+ * failure (LS_NO_SPACE) leaves a valid map.
+ */
 ls_status
-hot_map_leaf_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid, hot_map_node **leaf)
+hot_map_slot_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+					hot_map_node **leaf, _Atomic uintptr_t **slot)
 {
 	hot_map_node *n;
+	void	   *child;
 	ls_status	st = root_get_or_create(ctx, tbl, &n);
 
 	for (uint32_t level = 0; st == LS_OK && level < HOT_MAP_LEVELS - 1; level++)
+	{
 		st = child_get_or_create(ctx, tbl, &n->slot[level_index(rowid, level)],
-								 level + 1, &n);
-	if (st == LS_OK)
-		*leaf = n;
-	return st;
+								 level + 1, &child);
+		n = child;
+	}
+	if (st != LS_OK)
+		return st;
+	st = child_get_or_create(ctx, tbl,
+							 &n->slot[(rowid & (HOT_MAP_FANOUT - 1)) >> HOT_CHUNK_BITS],
+							 HOT_MAP_LEVELS, &child);
+	if (st != LS_OK)
+		return st;
+	*leaf = n;
+	*slot = hot_chunk_slot((hot_map_chunk *) child, rowid);
+	return LS_OK;
 }
 
 /* Leaf covering rowid, or NULL when the path does not exist. */
@@ -169,20 +225,17 @@ hot_map_leaf_find(ls_hot_table *tbl, uint64_t rowid)
 	return n;
 }
 
-_Atomic uintptr_t *
-hot_map_leaf_slot(hot_map_node *leaf, uint64_t rowid)
-{
-	return &leaf->slot[rowid & (HOT_MAP_FANOUT - 1)];
-}
-
+/* rowid's slot value, 0 when its leaf or chunk does not exist. */
 static uintptr_t
 slot_value(ls_hot_table *tbl, uint64_t rowid)
 {
 	hot_map_node *leaf = hot_map_leaf_find(tbl, rowid);
+	_Atomic uintptr_t *slot;
 
 	if (leaf == NULL)
 		return 0;
-	return atomic_load_explicit(hot_map_leaf_slot(leaf, rowid), memory_order_acquire);
+	slot = hot_map_leaf_slot(leaf, rowid);
+	return slot != NULL ? atomic_load_explicit(slot, memory_order_acquire) : 0;
 }
 
 ls_hot_row *
@@ -199,7 +252,8 @@ ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid)
  * also remembers the map's root: nodes are never unlinked while the map
  * lives, and a dropped map has a new (or no) root, so a leaf is only
  * reused while the caller, inside its epoch, still sees the same root --
- * then the leaf cannot have been retired yet.
+ * then the leaf cannot have been retired yet.  Only the leaf is remembered,
+ * not its chunks: a chunk may appear after the hint was taken.
  */
 ls_hot_row *
 ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint)
@@ -207,6 +261,7 @@ ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint)
 	uint64_t	base = rowid & ~(uint64_t) (HOT_MAP_FANOUT - 1);
 	hot_map_node *root = atomic_load_explicit(&tbl->root, memory_order_acquire);
 	hot_map_node *leaf;
+	_Atomic uintptr_t *slot;
 	uintptr_t	v;
 
 	if (hint->leaf != NULL && hint->base == base && hint->root == root)
@@ -220,7 +275,10 @@ ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint)
 		hint->base = base;
 		hint->root = root;
 	}
-	v = atomic_load_explicit(hot_map_leaf_slot(leaf, rowid), memory_order_acquire);
+	slot = hot_map_leaf_slot(leaf, rowid);
+	if (slot == NULL)
+		return NULL;			/* chunk not created: no row there yet */
+	v = atomic_load_explicit(slot, memory_order_acquire);
 	return HOT_SLOT_IS_ROW(v) ? (ls_hot_row *) v : NULL;
 }
 
@@ -241,6 +299,8 @@ ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid)
 	if (leaf == NULL)
 		return;
 	slot = hot_map_leaf_slot(leaf, rowid);
+	if (slot == NULL)
+		return;					/* no chunk: never DEAD */
 	/* DEAD -> BUSY makes us the one owner; then clear the bit, then NULL */
 	if (atomic_compare_exchange_strong(slot, &expected, HOT_SLOT_BUSY))
 	{
@@ -262,7 +322,9 @@ ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid)
  * zero, and restarts from the root after each skipped subtree (at most
  * HOT_MAP_LEVELS loads per skip, no state that could go stale).  Within a
  * leaf it walks the set bits of the occupancy bitmap and loads only those
- * slots (a bit may be stale: the slot's value decides).  Inlined into each
+ * slots (a bit may be stale: the slot's value decides), loading each
+ * chunk pointer once (a set bit implies the chunk exists; a NULL chunk is
+ * skipped all the same).  Inlined into each
  * caller, so the dead/rows/rowids tests fold away.
  */
 static inline __attribute__((always_inline)) uint32_t
@@ -298,6 +360,8 @@ scan_slots(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, bool dead,
 		{
 			uint64_t	base = r & ~(uint64_t) (HOT_MAP_FANOUT - 1);
 			uint32_t	stop = (uint32_t) LS_MIN(end - base, (uint64_t) HOT_MAP_FANOUT);
+			uint32_t	ci = UINT32_MAX;	/* index of chunk, when loaded */
+			hot_map_chunk *chunk = NULL;
 
 			for (uint32_t w = (uint32_t) (r - base) >> 6; w * 64 < stop; w++)
 			{
@@ -310,9 +374,19 @@ scan_slots(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, bool dead,
 				while (bits != 0)
 				{
 					uint32_t	i = w * 64 + (uint32_t) __builtin_ctzll(bits);
-					uintptr_t	v = atomic_load_explicit(&node->slot[i], memory_order_acquire);
+					uintptr_t	v;
 
 					bits &= bits - 1;
+					if ((i >> HOT_CHUNK_BITS) != ci)
+					{
+						ci = i >> HOT_CHUNK_BITS;
+						chunk = (hot_map_chunk *)
+							atomic_load_explicit(&node->slot[ci], memory_order_acquire);
+					}
+					if (chunk == NULL)
+						continue;
+					v = atomic_load_explicit(&chunk->slot[i & (HOT_CHUNK_SLOTS - 1)],
+											 memory_order_acquire);
 					if (dead ? v == HOT_SLOT_DEAD : HOT_SLOT_IS_ROW(v))
 					{
 						if (rows != NULL)
@@ -406,8 +480,10 @@ ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
 				while (bits != 0)
 				{
 					uint32_t	i = w * 64 + 63 - (uint32_t) __builtin_clzll(bits);
+					_Atomic uintptr_t *slot = hot_map_leaf_slot(node, base + i);
 
-					if (atomic_load_explicit(&node->slot[i], memory_order_acquire) != 0)
+					if (slot != NULL &&
+						atomic_load_explicit(slot, memory_order_acquire) != 0)
 						return base + i + 1;
 					bits &= ~(UINT64_C(1) << (i & 63));
 				}
@@ -423,21 +499,37 @@ ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
 /* ---- drop ----------------------------------------------------------------- */
 
 static void
+drop_chunk(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_chunk *c)
+{
+	for (uint32_t i = 0; i < HOT_CHUNK_SLOTS; i++)
+	{
+		uintptr_t	v = atomic_load_explicit(&c->slot[i], memory_order_acquire);
+
+		if (v == HOT_SLOT_DEAD)
+			atomic_fetch_sub(&tbl->dead_rowids, 1);
+		else if (HOT_SLOT_IS_ROW(v))
+			hot_row_retire_all(ctx, tbl, (ls_hot_row *) v);
+		/* BUSY: a remove (which retires the row) or forget is under way */
+	}
+	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, c));
+	hot_retire(ctx, c);
+}
+
+static void
 drop_subtree(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node *n)
 {
-	for (uint32_t i = 0; i < HOT_MAP_FANOUT; i++)
+	bool		leaf = n->level == HOT_MAP_LEVELS - 1;
+
+	for (uint32_t i = 0; i < (leaf ? HOT_LEAF_CHUNKS : HOT_MAP_FANOUT); i++)
 	{
 		uintptr_t	v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
 
 		if (v == 0)
 			continue;
-		if (n->level < HOT_MAP_LEVELS - 1)
+		if (leaf)
+			drop_chunk(ctx, tbl, (hot_map_chunk *) v);
+		else
 			drop_subtree(ctx, tbl, (hot_map_node *) v);
-		else if (v == HOT_SLOT_DEAD)
-			atomic_fetch_sub(&tbl->dead_rowids, 1);
-		else if (HOT_SLOT_IS_ROW(v))
-			hot_row_retire_all(ctx, tbl, (ls_hot_row *) v);
-		/* BUSY: a remove (which retires the row) or forget is under way */
 	}
 	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, n));
 	hot_retire(ctx, n);

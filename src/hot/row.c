@@ -153,16 +153,17 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 				  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out)
 {
 	hot_map_node *leaf;
+	_Atomic uintptr_t *slot;
 	ls_hot_row *row;
 	ls_status	st;
 
 	if (rowid >= LS_HOT_MAX_ROWID)
 		return LS_INVALID;
-	st = hot_map_leaf_create(ctx, tbl, rowid, &leaf);
+	/* the chunk exists (published) before the bit below can be set */
+	st = hot_map_slot_create(ctx, tbl, rowid, &leaf, &slot);
 	if (st != LS_OK)
 		return st;
 
-	_Atomic uintptr_t *slot = hot_map_leaf_slot(leaf, rowid);
 	uintptr_t	cur = atomic_load_explicit(slot, memory_order_acquire);
 
 	if (cur != 0 && cur != HOT_SLOT_BUSY)
@@ -239,11 +240,11 @@ void
 ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark_dead)
 {
 	hot_map_node *leaf = hot_map_leaf_find(tbl, row->rowid);
+	_Atomic uintptr_t *slot = leaf != NULL ? hot_map_leaf_slot(leaf, row->rowid) : NULL;
 	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
 
-	if (leaf != NULL)
+	if (slot != NULL)
 	{
-		_Atomic uintptr_t *slot = hot_map_leaf_slot(leaf, row->rowid);
 		uintptr_t	expected = (uintptr_t) row;
 
 		if (mark_dead)

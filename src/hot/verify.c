@@ -97,7 +97,7 @@ verify_chain(verify_state *vs, ls_hot_row *row, uint64_t rowid)
  * loads; the glue never inserts a rowid twice).
  */
 static bool
-occ_bit_missing(hot_map_node *n, uint32_t i, uintptr_t v, bool exact)
+occ_bit_missing(hot_map_node *n, _Atomic uintptr_t *slot, uint32_t i, uintptr_t v, bool exact)
 {
 	if (exact)
 		return true;
@@ -105,7 +105,25 @@ occ_bit_missing(hot_map_node *n, uint32_t i, uintptr_t v, bool exact)
 		atomic_load(&((ls_hot_row *) v)->latch) != 0)
 		return false;
 	return !hot_occ_test(n, i) &&
-		atomic_load_explicit(&n->slot[i], memory_order_acquire) == v;
+		atomic_load_explicit(slot, memory_order_acquire) == v;
+}
+
+/* The occupancy bits of chunk ci (HOT_CHUNK_SLOTS <= 64 or a multiple). */
+static uint64_t
+chunk_bits(hot_map_node *n, uint32_t ci)
+{
+	uint64_t	count = 0;
+	uint32_t	first = ci * HOT_CHUNK_SLOTS;
+
+	for (uint32_t w = first >> 6; w * 64 < first + HOT_CHUNK_SLOTS; w++)
+	{
+		uint64_t	bits = atomic_load(&n->occ[w]);
+
+		if (HOT_CHUNK_SLOTS < 64)
+			bits = (bits >> (first & 63)) & ((UINT64_C(1) << (HOT_CHUNK_SLOTS & 63)) - 1);
+		count += (uint64_t) __builtin_popcountll(bits);
+	}
+	return count;
 }
 
 static bool
@@ -117,10 +135,35 @@ verify_leaf(verify_state *vs, hot_map_node *n, uint64_t base, bool exact)
 
 	for (uint32_t w = 0; w < HOT_OCC_WORDS; w++)
 		bits += (uint64_t) __builtin_popcountll(atomic_load(&n->occ[w]));
+	hot_map_chunk *c = NULL;
+
 	for (uint32_t i = 0; i < HOT_MAP_FANOUT && !vs->failed; i++)
 	{
-		uintptr_t	v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
+		uint32_t	ci = i >> HOT_CHUNK_BITS;
+		_Atomic uintptr_t *slot;
+		uintptr_t	v;
 
+		if ((i & (HOT_CHUNK_SLOTS - 1)) == 0)
+		{
+			/* bits first: one set after our chunk load would be no error */
+			uint64_t	cbits = chunk_bits(n, ci);
+
+			c = (hot_map_chunk *) atomic_load_explicit(&n->slot[ci], memory_order_acquire);
+			if (c == NULL)
+			{
+				if (cbits != 0)
+					return fail(vs, "leaf at %llu: chunk %u absent with %llu occupancy bits set",
+								(unsigned long long) base, ci, (unsigned long long) cbits);
+				i += HOT_CHUNK_SLOTS - 1;
+				continue;
+			}
+			if (!valid_object(vs->hot, c))
+				return fail(vs, "leaf at %llu: chunk %u pointer %p outside the heap",
+							(unsigned long long) base, ci, (void *) c);
+			vs->bytes += hot_obj_size(vs->hot, c);
+		}
+		slot = hot_chunk_slot(c, i);
+		v = atomic_load_explicit(slot, memory_order_acquire);
 		if (v == 0)
 			continue;
 		if (v == HOT_SLOT_BUSY)
@@ -132,7 +175,7 @@ verify_leaf(verify_state *vs, hot_map_node *n, uint64_t base, bool exact)
 		if (v != HOT_SLOT_DEAD && !valid_object(vs->hot, (void *) v))
 			return fail(vs, "slot %llu: row pointer %p outside the heap",
 						(unsigned long long) (base + i), (void *) v);
-		if (!hot_occ_test(n, i) && occ_bit_missing(n, i, v, exact))
+		if (!hot_occ_test(n, i) && occ_bit_missing(n, slot, i, v, exact))
 			return fail(vs, "slot %llu holds %s but its occupancy bit is clear",
 						(unsigned long long) (base + i),
 						v == HOT_SLOT_DEAD ? "DEAD" : "a row");

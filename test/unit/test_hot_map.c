@@ -567,7 +567,8 @@ assert_leaf_bits(fixture *f, const uint8_t *model, uint64_t lo, uint64_t hi)
 			assert_int_equal(model[r], M_NULL);
 			continue;
 		}
-		uintptr_t	v = atomic_load(hot_map_leaf_slot(leaf, r));
+		_Atomic uintptr_t *slot = hot_map_leaf_slot(leaf, r);
+		uintptr_t	v = slot != NULL ? atomic_load(slot) : 0;
 
 		assert_true(v != HOT_SLOT_BUSY);
 		assert_int_equal(v != 0, model[r] != M_NULL);
@@ -576,6 +577,38 @@ assert_leaf_bits(fixture *f, const uint8_t *model, uint64_t lo, uint64_t hi)
 					 v == 0 ? "NULL" : v == HOT_SLOT_DEAD ? "DEAD" : "row",
 					 (int) hot_occ_test(leaf, r));
 	}
+}
+
+/* White box: chunks allocated in the leaves holding [0, n). */
+static uint64_t
+count_chunks(fixture *f, uint64_t n)
+{
+	uint64_t	chunks = 0;
+
+	for (uint64_t base = 0; base < n; base += HOT_MAP_FANOUT)
+	{
+		hot_map_node *leaf = leaf_of(f, base);
+
+		for (uint32_t c = 0; leaf != NULL && c < HOT_LEAF_CHUNKS; c++)
+			chunks += atomic_load(&leaf->slot[c]) != 0;
+	}
+	return chunks;
+}
+
+/* Chunks that rowids marked in touched[] (ever inserted) need. */
+static uint64_t
+model_chunks(const uint8_t *touched, uint64_t n)
+{
+	uint64_t	chunks = 0;
+
+	for (uint64_t c = 0; c * HOT_CHUNK_SLOTS < n; c++)
+		for (uint64_t r = c * HOT_CHUNK_SLOTS; r < LS_MIN(n, (c + 1) * HOT_CHUNK_SLOTS); r++)
+			if (touched[r])
+			{
+				chunks++;
+				break;
+			}
+	return chunks;
 }
 
 static void
@@ -613,6 +646,7 @@ test_ridmap_sparse_blocks(void **state)
 	uint64_t	n = nblocks * SP_BLOCK + 3000;	/* and a tail of empty leaves */
 	uint64_t   *ids = malloc(n * sizeof(*ids));
 	uint8_t    *model = calloc(n, 1);
+	uint8_t    *touched = calloc(n, 1);
 	uint64_t	rng = 291;
 
 	for (uint64_t r = 0; r < n; r++)
@@ -623,7 +657,11 @@ test_ridmap_sparse_blocks(void **state)
 		{
 			insert(f, b * SP_BLOCK + j, b * SP_BLOCK + j);
 			model[b * SP_BLOCK + j] = M_ROW;
+			touched[b * SP_BLOCK + j] = 1;
 		}
+	/* only the chunks of used rowids exist: 1-2 (of 64) or 2-3 (of 32) a block */
+	assert_int_equal(count_chunks(f, n), model_chunks(touched, n));
+	assert_true(count_chunks(f, n) * HOT_CHUNK_SLOTS < nblocks * SP_BLOCK / 2);
 
 	for (int phase = 0; phase < 4; phase++)
 	{
@@ -653,9 +691,12 @@ test_ridmap_sparse_blocks(void **state)
 				{
 					insert(f, r, r);
 					model[r] = M_ROW;
+					touched[r] = 1;
 				}
 			}
 		}
+		/* chunks are created on first insert and kept while the table lives */
+		assert_int_equal(count_chunks(f, n), model_chunks(touched, n));
 		check_model(f, model, ids, n);
 		assert_verify_exact(f);
 		assert_leaf_bits(f, model, 0, n);
@@ -687,6 +728,7 @@ test_ridmap_sparse_blocks(void **state)
 	ls_hot_epoch_exit(f->ctx);
 	free(ids);
 	free(model);
+	free(touched);
 	fixture_free(f);
 }
 
@@ -770,7 +812,8 @@ test_ridmap_occupancy_steps(void **state)
 			row_at = r;
 		if (model[r] == M_DEAD && dead_at == n)
 			dead_at = r;
-		if (model[r] == M_NULL && null_at == n && leaf_of(f, r) != NULL)
+		if (model[r] == M_NULL && null_at == n && leaf_of(f, r) != NULL &&
+			hot_map_chunk_of(leaf_of(f, r), r) != NULL)
 			null_at = r;
 	}
 	assert_true(row_at < n && dead_at < n && null_at < n);
@@ -789,6 +832,27 @@ test_ridmap_occupancy_steps(void **state)
 	assert_non_null(strstr(msg, "occupancy bits set"));
 	hot_occ_clear(leaf_of(f, null_at), null_at);
 	assert_verify_exact(f);
+	/* ... and, even with writers running, a bit whose chunk does not exist */
+	{
+		uint64_t	nochunk = 3 * HOT_MAP_FANOUT + 3 * HOT_CHUNK_SLOTS + 5;
+		hot_map_node *leaf;
+
+		insert(f, 3 * HOT_MAP_FANOUT, 3 * HOT_MAP_FANOUT);	/* leaf, chunk 0 */
+		leaf = leaf_of(f, nochunk);
+		assert_non_null(leaf);
+		assert_null(hot_map_chunk_of(leaf, nochunk));
+		assert_null(ls_hot_row_get(f->tbl, nochunk));
+		assert_false(ls_hot_rowid_is_dead(f->tbl, nochunk));
+		ls_hot_rowid_forget(f->ctx, f->tbl, nochunk);	/* no-op */
+		hot_occ_set(leaf, nochunk);
+		assert_int_equal(ls_hot_table_verify(f->tbl, false, msg, sizeof(msg)), LS_CORRUPT);
+		assert_non_null(strstr(msg, "absent"));
+		/* scans and used_end skip it (a set bit without chunk reads NULL) */
+		assert_int_equal(ls_hot_table_used_end(f->tbl, nochunk + 1),
+						 ls_hot_table_used_end(f->tbl, nochunk));
+		hot_occ_clear(leaf, nochunk);
+		assert_verify_exact(f);
+	}
 	ls_hot_epoch_exit(f->ctx);
 	free(model);
 	fixture_free(f);
@@ -822,6 +886,14 @@ test_ridmap_hint(void **state)
 				assert_int_equal(row->rowid, probe[i]);
 		}
 	}
+	/* the hint keeps a leaf, not its chunks: a chunk created later is found */
+	assert_null(ls_hot_row_get_hinted(f->tbl, (1 << 20) + 500, &hint));
+	assert_non_null(hint.leaf);
+	assert_null(hot_map_chunk_of(hint.leaf, (1 << 20) + 500));
+	insert(f, (1 << 20) + 500, (1 << 20) + 500);
+	assert_ptr_equal(ls_hot_row_get_hinted(f->tbl, (1 << 20) + 500, &hint),
+					 ls_hot_row_get(f->tbl, (1 << 20) + 500));
+	assert_non_null(ls_hot_row_get(f->tbl, (1 << 20) + 500));
 	assert_null(ls_hot_row_get_hinted(f->tbl, LS_HOT_MAX_ROWID, &hint));
 	assert_null(ls_hot_row_get_hinted(f->tbl, UINT64_MAX, &hint));
 	/* a removed row reads as absent through the remembered leaf too */

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "leanstore/hot.h"
+#include "../../src/hot/hot_internal.h"	/* HOT_CHUNK_SLOTS */
 #include "tu.h"
 
 #define NWRITERS	3
@@ -861,12 +862,305 @@ test_sparse_scans_never_miss(void **state)
 	tu_free_region(region, size);
 }
 
+/* ---- RID-map chunks: creation races, scans and lookups racing with them ------ */
+
+/*
+ * Round k uses one fresh chunk (rowids CR_BASE(k) .. + HOT_CHUNK_SLOTS, two
+ * untouched chunks between rounds, a fresh leaf every ~10 rounds).  All
+ * inserters meet at a barrier, then insert into that chunk at once: each
+ * its own rowids (p, p + CR_INS, ...) and all of them the chunk's last
+ * rowid (exactly one wins), odd inserters starting with the shared one, so
+ * the first inserts of a round race to publish the chunk (and sometimes the
+ * leaf).  Readers scan (next / batch) and look up (plain and with a leaf
+ * hint kept across rounds) while that happens: every row whose insert had
+ * returned before the scan began must be found, every row found must be
+ * the one inserted at its rowid.  At rest: exactly one chunk per round,
+ * exact verify, and every byte back after the drop (a losing chunk that
+ * leaked or a winner that was overwritten would show).
+ */
+#define CR_INS		4
+#define CR_READERS	2
+#define CR_WORKERS	(CR_INS + CR_READERS)
+#define CR_BASE(k)	((uint64_t) (k) * 3 * HOT_CHUNK_SLOTS)
+#define CR_SHARED(k)	(CR_BASE(k) + HOT_CHUNK_SLOTS - 1)
+
+typedef struct cr_ctl
+{
+	ls_hot	   *hot;
+	ls_hot_table *tbl;
+	uint64_t	rounds;
+	_Atomic uint64_t arrived;	/* barrier: CR_INS per round */
+	_Atomic uint64_t progress[CR_INS];	/* rounds whose inserts returned */
+	_Atomic uint64_t shared_wins;
+	_Atomic uint32_t ins_done;
+	_Atomic uint64_t scans;
+	_Atomic uint64_t scans_racing;
+	_Atomic uint64_t checked;
+	_Atomic uint64_t lookups;
+} cr_ctl;
+
+static ls_status
+cr_insert(ls_hot_ctx *ctx, cr_ctl *c, uint64_t rowid)
+{
+	ls_hot_version *v;
+	ls_status	st = ls_hot_version_alloc(ctx, 16, &v);
+
+	if (st != LS_OK)
+		return st;
+	memcpy(v->data, &rowid, 8);
+	memset(v->data + 8, 0xc4, 8);
+	st = ls_hot_row_insert(ctx, c->tbl, rowid, LS_ORIGIN_INSERTED, v, NULL);
+	if (st != LS_OK)
+		ls_hot_version_free(ctx, v);
+	return st;
+}
+
+static int
+cr_inserter(cr_ctl *c, ls_hot_ctx *ctx, int p)
+{
+	for (uint64_t k = 0; k < c->rounds; k++)
+	{
+		uint64_t	spins = 0;
+		ls_status	st;
+
+		atomic_fetch_add(&c->arrived, 1);
+		while (atomic_load(&c->arrived) < (k + 1) * CR_INS)
+			if (++spins % 64 == 0)
+				sched_yield();	/* two cores: let the others arrive */
+		ls_hot_epoch_enter(ctx);
+		if (p % 2 == 1)
+		{
+			st = cr_insert(ctx, c, CR_SHARED(k));
+			TU_CHECK(st == LS_OK || st == LS_EXISTS);
+			if (st == LS_OK)
+				atomic_fetch_add(&c->shared_wins, 1);
+		}
+		for (uint64_t r = CR_BASE(k) + (uint64_t) p; r < CR_SHARED(k); r += CR_INS)
+			TU_CHECK(cr_insert(ctx, c, r) == LS_OK);
+		if (p % 2 == 0)
+		{
+			st = cr_insert(ctx, c, CR_SHARED(k));
+			TU_CHECK(st == LS_OK || st == LS_EXISTS);
+			if (st == LS_OK)
+				atomic_fetch_add(&c->shared_wins, 1);
+		}
+		ls_hot_epoch_exit(ctx);
+		atomic_store_explicit(&c->progress[p], k + 1, memory_order_release);
+	}
+	return 0;
+}
+
+static int
+cr_check_row(ls_hot_row *row, uint64_t rowid)
+{
+	ls_hot_version *v = ls_hot_row_newest(row);
+	uint64_t	tag;
+
+	TU_CHECK(row->rowid == rowid);
+	TU_CHECK(v != NULL);		/* nobody removes here */
+	memcpy(&tag, v->data, 8);
+	TU_CHECK(tag == rowid);
+	return 0;
+}
+
+static int
+cr_reader(cr_ctl *c, ls_hot_ctx *ctx, int w)
+{
+	uint64_t	n = CR_BASE(c->rounds);
+	uint8_t    *seen = calloc(n, 1);
+	uint64_t	rng = 0xc0ffee + (uint64_t) w * 31;
+	ls_hot_map_hint hint = {0};
+	bool		last = false;
+
+	TU_CHECK(seen != NULL);
+	while (!last)
+	{
+		uint64_t	done = UINT64_MAX,
+					front = 0;
+		int			mode = (int) (ls_rand_next(&rng) % 3);	/* next, batch, lookups */
+		uint32_t	bs = 1 + (uint32_t) (ls_rand_next(&rng) % 64);
+
+		last = atomic_load(&c->ins_done) == CR_INS;
+		for (int p = 0; p < CR_INS; p++)
+		{
+			uint64_t	pr = atomic_load_explicit(&c->progress[p], memory_order_acquire);
+
+			done = LS_MIN(done, pr);
+			front = LS_MAX(front, pr);
+		}
+		/* rows of every round < done were published before we start */
+		uint64_t	lo = done > 4 ? CR_BASE(done - 4) : 0;
+		uint64_t	hi = LS_MIN(n, CR_BASE(front + 2));
+		uint64_t	cursor = lo,
+					checked = 0;
+
+		ls_hot_epoch_enter(ctx);
+		if (mode == 2)
+		{
+			/* lookups of the racing rounds (found or not) and the done ones */
+			for (uint64_t r = lo; r < hi; r++)
+			{
+				ls_hot_row *row = (r & 1) ? ls_hot_row_get_hinted(c->tbl, r, &hint)
+					: ls_hot_row_get(c->tbl, r);
+				uint64_t	off = r % (3 * HOT_CHUNK_SLOTS);
+
+				if (row != NULL)
+				{
+					TU_CHECK(off < HOT_CHUNK_SLOTS);
+					if (cr_check_row(row, r) != 0)
+						return 1;
+				}
+				else if (off < HOT_CHUNK_SLOTS && r < CR_BASE(done))
+				{
+					fprintf(stderr, "reader %d: lookup missed rowid %llu (round %llu done)\n",
+							w, (unsigned long long) r,
+							(unsigned long long) (r / (3 * HOT_CHUNK_SLOTS)));
+					return 1;
+				}
+				checked++;
+			}
+			atomic_fetch_add(&c->lookups, checked);
+		}
+		else
+		{
+			memset(seen + lo, 0, hi - lo);
+			for (;;)
+			{
+				ls_hot_row *batch[64];
+				uint32_t	got = 0;
+
+				if (mode == 1)
+					got = ls_hot_scan_batch(c->tbl, &cursor, hi, batch, bs);
+				else if ((batch[0] = ls_hot_scan_next(c->tbl, &cursor, hi)) != NULL)
+					got = 1;
+				for (uint32_t i = 0; i < got; i++)
+				{
+					uint64_t	r = batch[i]->rowid;
+
+					TU_CHECK(r >= lo && r < hi);
+					TU_CHECK(!seen[r]);
+					TU_CHECK(r % (3 * HOT_CHUNK_SLOTS) < HOT_CHUNK_SLOTS);
+					if (cr_check_row(batch[i], r) != 0)
+						return 1;
+					seen[r] = 1;
+				}
+				if (mode == 1 ? got < bs : got == 0)
+					break;
+			}
+			for (uint64_t r = lo; r < LS_MIN(hi, CR_BASE(done)); r++)
+				if (r % (3 * HOT_CHUNK_SLOTS) < HOT_CHUNK_SLOTS)
+				{
+					if (!seen[r])
+					{
+						fprintf(stderr, "reader %d: mode %d missed rowid %llu "
+								"(round %llu done before the scan of [%llu, %llu))\n",
+								w, mode, (unsigned long long) r,
+								(unsigned long long) (r / (3 * HOT_CHUNK_SLOTS)),
+								(unsigned long long) lo, (unsigned long long) hi);
+						return 1;
+					}
+					checked++;
+				}
+			atomic_fetch_add(&c->scans, 1);
+			if (front > done || !last)
+				atomic_fetch_add(&c->scans_racing, 1);
+		}
+		ls_hot_epoch_exit(ctx);
+		atomic_fetch_add(&c->checked, checked);
+		if (!last)
+			sched_yield();
+	}
+	free(seen);
+	return 0;
+}
+
+static int
+cr_worker(int w, void *arg)
+{
+	cr_ctl	   *c = arg;
+	ls_hot_ctx *ctx;
+	int			rc;
+
+	TU_CHECK(ls_hot_attach(c->hot, 1 + (uint32_t) w, &ctx) == LS_OK);
+	if (w < CR_INS)
+	{
+		rc = cr_inserter(c, ctx, w);
+		atomic_fetch_add(&c->ins_done, 1);
+	}
+	else
+		rc = cr_reader(c, ctx, w);
+	ls_hot_detach(ctx);
+	return rc;
+}
+
+static void
+test_chunk_creation_races(void **state)
+{
+	(void) state;
+	size_t		size = 96u << 20;
+	void	   *region = tu_shared_region(size);
+	cr_ctl	   *c = tu_shared_region(sizeof(cr_ctl));
+	ls_hot_config cfg = {.max_tables = 4, .max_procs = 1 + CR_WORKERS};
+	ls_hot_key	key = {1, 2, 5};
+	ls_hot_ctx *ctx;
+	ls_hot_table_stats ts;
+	ls_hot_stats s;
+	char		msg[256];
+	uint64_t	chunks = 0;
+
+	assert_int_equal(ls_hot_init(region, size, &cfg, &c->hot), LS_OK);
+	assert_int_equal(ls_hot_attach(c->hot, 0, &ctx), LS_OK);
+	assert_int_equal(ls_hot_table_create(ctx, key, &c->tbl), LS_OK);
+	c->rounds = asan_scale() ? 400 : 3000;
+
+	int			failed = tu_fork_workers(CR_WORKERS, cr_worker, c);
+
+	printf("chunks: %llu rounds, %llu scans (%llu racing inserts), %llu rows checked, "
+		   "%llu lookups\n", (unsigned long long) c->rounds,
+		   (unsigned long long) atomic_load(&c->scans),
+		   (unsigned long long) atomic_load(&c->scans_racing),
+		   (unsigned long long) atomic_load(&c->checked),
+		   (unsigned long long) atomic_load(&c->lookups));
+	assert_int_equal(failed, 0);
+	assert_int_equal(atomic_load(&c->shared_wins), c->rounds);
+	assert_true(atomic_load(&c->scans_racing) > 0);
+
+	/* at rest: one chunk per round, every row there, counters exact */
+	ls_hot_epoch_enter(ctx);
+	if (ls_hot_table_verify(c->tbl, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
+	for (uint64_t base = 0; base < CR_BASE(c->rounds); base += HOT_MAP_FANOUT)
+	{
+		ls_hot_map_hint h = {0};
+
+		(void) ls_hot_row_get_hinted(c->tbl, base, &h);
+		for (uint32_t i = 0; h.leaf != NULL && i < HOT_LEAF_CHUNKS; i++)
+			chunks += atomic_load(&((hot_map_node *) h.leaf)->slot[i]) != 0;
+	}
+	assert_int_equal(chunks, c->rounds);
+	ls_hot_table_get_stats(c->tbl, &ts);
+	assert_int_equal(ts.rows, c->rounds * HOT_CHUNK_SLOTS);
+	ls_hot_epoch_exit(ctx);
+
+	/* drop: every byte comes back (no chunk leaked by a lost race) */
+	ls_hot_table_drop(ctx, c->tbl);
+	ls_hot_reclaim(ctx);
+	ls_hot_detach(ctx);
+	ls_hot_get_stats(c->hot, &s);
+	assert_int_equal(s.used_bytes, 0);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.free_bytes + s.slack_bytes, s.heap_bytes);
+	tu_free_region(c, sizeof(cr_ctl));
+	tu_free_region(region, size);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_multiprocess_stress),
 		cmocka_unit_test(test_sparse_scans_never_miss),
+		cmocka_unit_test(test_chunk_creation_races),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
