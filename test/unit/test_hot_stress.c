@@ -753,7 +753,19 @@ sp_scanner(sp_ctl *c, ls_hot_ctx *ctx, int w)
 					TU_CHECK(tag == r);
 				}
 				TU_CHECK(r >= lo && r < hi && r < n);
-				TU_CHECK(!any || r > prev);
+				if (any && r <= prev)
+				{
+					/* rowids must rise: say enough to tell a map bug from reuse */
+					fprintf(stderr, "scanner %d: mode %d batch %u returned rowid %llu "
+							"after %llu (scan of [%llu, %llu), cursor now %llu, item %u "
+							"of %u, row %p, its row_get %p)\n", w, mode, bs,
+							(unsigned long long) r, (unsigned long long) prev,
+							(unsigned long long) lo, (unsigned long long) hi,
+							(unsigned long long) cursor, i, got,
+							mode == 2 ? NULL : (void *) batch[i],
+							(void *) ls_hot_row_get(c->tbl, r));
+					return 1;
+				}
 				any = true;
 				prev = r;
 				/* only rowids someone uses; DEAD only where it can be */
