@@ -922,7 +922,9 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
  * update or delete (status), keeping compatible lockers (a multixact), and
  * optionally install a new version, under the row latch.  Our lock
  * guarantees no other writer changed the version; KEY SHARE lockers may
- * join meanwhile: then build the word again.
+ * join meanwhile: then build the word again.  Afterwards the row's block
+ * loses its visibility map bit if VACUUM marked it (vismap.c: the flag is
+ * read after the write was published, in the same epoch).
  */
 static void
 ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
@@ -938,6 +940,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		uint64		newword;
 		uint64		lockers;
 		bool		done = false;
+		bool		marked = false;
 		int			n = 0;
 
 		memset(&chk, 0, sizeof(chk));
@@ -997,10 +1000,16 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				done = true;
 			}
 			ls_row_unlock(row);
+			if (done)
+				marked = ls_vm_row_marked(row);
 		}
 		ls_epoch_exit();
 		if (done)
+		{
+			if (marked)
+				ls_vm_clear(rel, tbl, rowid);
 			return;
+		}
 	}
 }
 
@@ -1143,7 +1152,7 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		ls_hot_version_free(ls_ctx(), v);
 		ls_report_status(st, rel, "insert into");
 	}
-	ls_vm_note_write(rel, tbl, rowid, true);
+	ls_vm_note_insert(rel, tbl, rowid);
 
 	ls_rowid_to_tid(rowid, &tup->t_self);
 	ls_stamp_new_tuple(tup, xid, cid);
@@ -1290,7 +1299,6 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		ls_finish_write(rel, tbl, rowid, xid, MultiXactStatusUpdate,
 						changingPart ? LS_HV_XMAX_MOVED : 0, cid,
 						LS_ROWID_INVALID, NULL, NULL);
-		ls_vm_note_write(rel, tbl, rowid, false);
 		if (HeapTupleHasExternal(oldtup))
 			heap_toast_delete(rel, oldtup, false);
 		pgstat_count_heap_delete(rel);
@@ -1510,7 +1518,6 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), 0,
 						cid, LS_ROWID_INVALID, v, v);
-		ls_vm_note_write(rel, tbl, rowid, false);
 	}
 	else
 	{
@@ -1525,11 +1532,10 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			ls_hot_version_free(ls_ctx(), v);
 			ls_report_status(st, rel, "update a row of");
 		}
-		ls_vm_note_write(rel, tbl, newrowid, true);
+		ls_vm_note_insert(rel, tbl, newrowid);
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
 						cid, newrowid, NULL, v);
-		ls_vm_note_write(rel, tbl, rowid, false);
 	}
 
 	ls_rowid_to_tid(newrowid, &newtup->t_self);

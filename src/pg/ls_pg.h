@@ -63,6 +63,15 @@ ls_tid_to_rowid(ItemPointer tid)
 		(off - 1);
 }
 
+/* Virtual blocks holding the rowids below limit. */
+static inline BlockNumber
+ls_blocks_for_limit(uint64 limit)
+{
+	uint64		blocks = (limit + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK;
+
+	return (BlockNumber) Min(blocks, (uint64) MaxBlockNumber);
+}
+
 /* Bits of ls_hot_version.user_flags owned by the glue. */
 #define LS_UF_SPECULATIVE	0x0001	/* speculative insert: token in next_rowid */
 
@@ -319,8 +328,9 @@ extern uint64 ls_rel_rowid_limit(Relation rel);
 extern BlockNumber ls_table_nblocks(ls_hot_table *tbl);
 
 /* vismap.c: the visibility map fork (all-visible bits per virtual block) */
-extern void ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
-							 bool new_row);
+extern void ls_vm_note_insert(Relation rel, ls_hot_table *tbl, uint64 rowid);
+extern bool ls_vm_row_marked(ls_hot_row *row);
+extern void ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid);
 extern BlockNumber ls_vm_set_all_visible(Relation rel, ls_hot_table *tbl,
 										 TransactionId oldest_xmin);
 

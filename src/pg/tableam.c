@@ -48,14 +48,6 @@ ls_rel_rowid_limit(Relation rel)
 	return ls_hot_table_rowid_limit(ls_table_for(rel));
 }
 
-static BlockNumber
-ls_blocks_for_limit(uint64 limit)
-{
-	uint64		blocks = (limit + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK;
-
-	return (BlockNumber) Min(blocks, (uint64) MaxBlockNumber);
-}
-
 /*
  * The table's size in virtual blocks: up to the last block that holds a
  * row or a DEAD rowid.  Empty blocks at the end do not count, as heap's

@@ -11,10 +11,11 @@
  * whose current version every snapshot, present and future, sees.
  *
  * VACUUM sets bits (ls_vm_set_all_visible); every write clears the bit of
- * the block it touches (ls_vm_note_write).  Writers must not pay a buffer
- * lock for that on every row, so the hot tier keeps marks that say "a bit
- * may be set here": a flag per row and, for rows not yet inserted, a
- * per-table rowid limit (see hot.h).  The protocol, with the exclusive
+ * the block it touches (ls_vm_note_insert for new rows; for updates and
+ * deletes dml.c's ls_finish_write asks ls_vm_row_marked, then ls_vm_clear).
+ * Writers must not pay a buffer lock for that on every row, so the hot tier
+ * keeps marks that say "a bit may be set here": a flag per row and, for
+ * rows not yet inserted, a per-table rowid limit (see hot.h).  The protocol, with the exclusive
  * content lock of the map page as the only lock:
  *
  *	marker (VACUUM), per block B:          writer of row r in B:
@@ -152,29 +153,35 @@ ls_vm_clear_block(Relation rel, ls_hot_table *tbl, BlockNumber blk)
 }
 
 /*
- * A write to rowid was published (a new row: inserted; otherwise: an xmax
- * or a new version installed).  Clear its block's bit if it may be set.
- * Call it after the row latch was released; it may read a map page.
+ * After a write to an existing row was published (xmax set or a version
+ * installed), inside the epoch that found the row: may its block's bit be
+ * set?  The fence orders the write before the read of the flag.
+ */
+bool
+ls_vm_row_marked(ls_hot_row *row)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return ls_hot_row_allvis(row);
+}
+
+/* Clear the bit of rowid's block (ls_vm_row_marked said it may be set). */
+void
+ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid)
+{
+	ls_vm_clear_block(rel, tbl, (BlockNumber) (rowid / LS_ROWS_PER_BLOCK));
+}
+
+/*
+ * A new row at rowid was published: clear its block's bit if VACUUM may
+ * have marked the block (rowid below the table's all-visible limit).  Call
+ * it after the row latch was released; it may read a map page.
  */
 void
-ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid, bool new_row)
+ls_vm_note_insert(Relation rel, ls_hot_table *tbl, uint64 rowid)
 {
-	bool		marked;
-
 	atomic_thread_fence(memory_order_seq_cst);
-	if (new_row)
-		marked = rowid < ls_hot_table_allvis_limit(tbl);
-	else
-	{
-		ls_hot_row *row;
-
-		ls_epoch_enter();
-		row = ls_hot_row_get(tbl, rowid);
-		marked = row != NULL && ls_hot_row_allvis(row);
-		ls_epoch_exit();
-	}
-	if (marked)
-		ls_vm_clear_block(rel, tbl, (BlockNumber) (rowid / LS_ROWS_PER_BLOCK));
+	if (rowid < ls_hot_table_allvis_limit(tbl))
+		ls_vm_clear(rel, tbl, rowid);
 }
 
 /*
@@ -185,10 +192,7 @@ ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid, bool new_row)
 BlockNumber
 ls_vm_set_all_visible(Relation rel, ls_hot_table *tbl, TransactionId oldest_xmin)
 {
-	uint64		limit = ls_hot_table_rowid_limit(tbl);
-	BlockNumber nblocks = (BlockNumber)
-		Min((limit + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK,
-			(uint64) MaxBlockNumber);
+	BlockNumber nblocks = ls_blocks_for_limit(ls_hot_table_rowid_limit(tbl));
 	BlockNumber nallvis = 0;
 	Buffer		buf = InvalidBuffer;
 
