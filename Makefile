@@ -39,11 +39,27 @@ $(GLUE_OBJS): CFLAGS += -std=gnu11 -Werror -Wno-declaration-after-statement
 ALL_HEADERS = $(wildcard include/leanstore/*.h) $(wildcard src/*/*.h)
 $(OBJS): $(ALL_HEADERS)
 
+# `make LS_ASSERTS=1` builds the server library with LS_ASSERT checks on in
+# the core and Assert on in the glue (test/run does; bench/run builds
+# without).  The stamp makes a change of flavour rebuild every object.
+ifneq ($(LS_ASSERTS),)
+override CPPFLAGS += -DLS_ASSERTS
+LS_FLAVOUR = asserts
+else
+LS_FLAVOUR = release
+endif
+LS_FLAVOUR_STAMP = .flavour-$(LS_FLAVOUR)
+$(LS_FLAVOUR_STAMP):
+	rm -f .flavour-*
+	touch $@
+$(OBJS) $(OBJS:.o=.bc): $(LS_FLAVOUR_STAMP)
+EXTRA_CLEAN = .flavour-*
+
 # ---------------------------------------------------------------------------
 # Core unit tests (cmocka), built outside PGXS into build/<variant>/
 # ---------------------------------------------------------------------------
 UNIT_CC ?= gcc
-UNIT_BASE_CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Iinclude -pthread
+UNIT_BASE_CFLAGS = -std=c11 -D_GNU_SOURCE -DLS_ASSERTS -O2 -g -Wall -Wextra -Werror -Iinclude -pthread
 UNIT_SRCS = $(sort $(wildcard test/unit/test_*.c))
 UNIT_HELPERS = $(filter-out $(UNIT_SRCS),$(wildcard test/unit/*.c))
 UNIT_LIBS = -lcmocka -luring -lpthread -lm

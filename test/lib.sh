@@ -63,16 +63,21 @@ ls_install_packages() {
 LS_BASE_PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-client-15
 	liburing-dev libcmocka-dev)
 
+# ls_build_install: make + install.  LS_BUILD_ASSERTS=1 builds the asserting
+# flavour (LS_ASSERT in the core, Assert in the glue; test/run sets it);
+# unset, the release flavour (bench/run).
 ls_build_install() {
-	ls_log "build: make -j$LS_JOBS"
-	make -j"$LS_JOBS" || return 1
+	local flavour=()
+	[ -n "${LS_BUILD_ASSERTS:-}" ] && flavour=(LS_ASSERTS=1)
+	ls_log "build: make -j$LS_JOBS ${flavour[*]}"
+	make -j"$LS_JOBS" "${flavour[@]}" || return 1
 	if [ -n "${LS_PRIVATE_ROOT:-}" ]; then
 		ls_private_root_prepare || return 1
 		ls_log "install: make install DESTDIR=$LS_PRIVATE_ROOT"
-		make install DESTDIR="$LS_PRIVATE_ROOT" || return 1
+		make install DESTDIR="$LS_PRIVATE_ROOT" "${flavour[@]}" || return 1
 	else
 		ls_log "install: make install"
-		make install || return 1
+		make install "${flavour[@]}" || return 1
 	fi
 }
 

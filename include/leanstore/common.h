@@ -45,6 +45,36 @@ typedef enum ls_status
 const char *ls_status_str(ls_status st);
 
 /* ------------------------------------------------------------------------
+ * Assertions
+ *
+ * LS_ASSERT(cond) states a precondition or invariant as a check.  It is on
+ * when LS_ASSERTS is defined (the unit and sanitizer builds, and the server
+ * build that test/run uses: `make LS_ASSERTS=1`) and compiles to nothing in
+ * the release build that bench/run uses (the condition is not evaluated, so
+ * it must have no side effects).  A failed check prints the condition and
+ * its place to stderr (the server log) and aborts the process: in the
+ * server the postmaster then restarts every backend, as after a failed
+ * Assert in a PostgreSQL built with --enable-cassert.
+ * ------------------------------------------------------------------------ */
+#if defined(__GNUC__) || defined(__clang__)
+#define LS_NORETURN __attribute__((noreturn))
+#else
+#define LS_NORETURN
+#endif
+
+LS_NORETURN void ls_assert_fail(const char *cond, const char *file, int line);
+
+#ifdef LS_ASSERTS
+#define LS_ASSERTS_ON 1
+#define LS_ASSERT(cond) \
+	(__builtin_expect(!!(cond), 1) ? (void) 0 : \
+	 ls_assert_fail(#cond, __FILE__, __LINE__))
+#else
+#define LS_ASSERTS_ON 0
+#define LS_ASSERT(cond) ((void) sizeof(!(cond)))
+#endif
+
+/* ------------------------------------------------------------------------
  * Small utilities
  * ------------------------------------------------------------------------ */
 #define LS_LIKELY(x)	__builtin_expect(!!(x), 1)

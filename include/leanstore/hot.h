@@ -305,6 +305,16 @@ void		ls_hot_row_lock(ls_hot_row *row);
 bool		ls_hot_row_trylock(ls_hot_row *row);
 void		ls_hot_row_unlock(ls_hot_row *row);
 
+/*
+ * Debug helper for assertions: true while some process holds row's latch.
+ * The latch records no owner; the glue tracks its own (ls_row_latch_held_by_me).
+ */
+static inline bool
+ls_hot_row_is_latched(ls_hot_row *row)
+{
+	return atomic_load_explicit(&row->latch, memory_order_relaxed) != 0;
+}
+
 /* true once ls_hot_row_remove ran on row (newest is then NULL). */
 static inline bool
 ls_hot_row_is_removed(ls_hot_row *row)

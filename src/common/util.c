@@ -8,6 +8,8 @@
 #include "leanstore/common.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -46,6 +48,14 @@ ls_status_str(ls_status st)
 			return "busy";
 	}
 	return "unknown status";
+}
+
+void
+ls_assert_fail(const char *cond, const char *file, int line)
+{
+	fprintf(stderr, "leanstore: assertion failed: %s (%s:%d)\n", cond, file, line);
+	fflush(stderr);
+	abort();
 }
 
 uint64_t

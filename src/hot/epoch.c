@@ -139,6 +139,7 @@ ls_hot_detach(ls_hot_ctx *ctx)
 void
 ls_hot_epoch_enter(ls_hot_ctx *ctx)
 {
+	LS_ASSERT(atomic_load(&ctx->attached) != 0);
 	if (ctx->depth++ > 0)
 		return;
 	atomic_store(&ctx->local_epoch, atomic_load(&ctx->hot->global_epoch));

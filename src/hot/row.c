@@ -81,6 +81,7 @@ ls_hot_row_lock(ls_hot_row *row)
 void
 ls_hot_row_unlock(ls_hot_row *row)
 {
+	LS_ASSERT(ls_hot_row_is_latched(row));
 	if (atomic_exchange_explicit(&row->latch, 0, memory_order_release) == 2)
 		ls_futex_wake(&row->latch, 1);
 }
@@ -114,6 +115,10 @@ ls_hot_row_install(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_v
 {
 	ls_hot_version *cur = atomic_load_explicit(&row->newest, memory_order_relaxed);
 
+	LS_ASSERT(ls_hot_in_epoch(ctx));
+	LS_ASSERT(ls_hot_row_is_latched(row));
+	LS_ASSERT(cur != NULL);		/* a removed row gets no new version */
+	LS_ASSERT(v != cur);
 	atomic_store_explicit(&v->older, cur, memory_order_relaxed);
 	atomic_fetch_add(&tbl->versions, 1);
 	atomic_fetch_add(&tbl->bytes, hot_obj_size(ctx->hot, v));
@@ -126,6 +131,8 @@ ls_hot_row_uninstall_newest(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 	ls_hot_version *v = atomic_load_explicit(&row->newest, memory_order_relaxed);
 	ls_hot_version *older;
 
+	LS_ASSERT(ls_hot_in_epoch(ctx));
+	LS_ASSERT(ls_hot_row_is_latched(row));
 	if (v == NULL)
 		return LS_NOT_FOUND;
 	older = ls_hot_version_older(v);
@@ -141,6 +148,9 @@ ls_hot_row_truncate(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_
 {
 	ls_hot_version *cut;
 
+	LS_ASSERT(ls_hot_in_epoch(ctx));
+	LS_ASSERT(ls_hot_row_is_latched(row));
+	LS_ASSERT(keep != NULL);
 	(void) row;
 	cut = atomic_exchange_explicit(&keep->older, NULL, memory_order_acq_rel);
 	chain_retire(ctx, tbl, cut);
@@ -157,6 +167,8 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 	ls_hot_row *row;
 	ls_status	st;
 
+	LS_ASSERT(ls_hot_in_epoch(ctx));
+	LS_ASSERT(v != NULL && v->len <= LS_HOT_MAX_PAYLOAD);
 	if (rowid >= LS_HOT_MAX_ROWID)
 		return LS_INVALID;
 	/* the chunk exists (published) before the bit below can be set */
@@ -241,8 +253,11 @@ ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark
 {
 	hot_map_node *leaf = hot_map_leaf_find(tbl, row->rowid);
 	_Atomic uintptr_t *slot = leaf != NULL ? hot_map_leaf_slot(leaf, row->rowid) : NULL;
-	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
+	ls_hot_version *chain;
 
+	LS_ASSERT(ls_hot_in_epoch(ctx));
+	LS_ASSERT(ls_hot_row_is_latched(row));
+	chain = atomic_exchange(&row->newest, NULL);
 	if (slot != NULL)
 	{
 		uintptr_t	expected = (uintptr_t) row;

@@ -311,6 +311,7 @@ ls_hot_table_reserve_rowid(ls_hot_table *tbl, uint32_t rows_per_block,
 {
 	uint64_t	word = atomic_load(&tbl->rowid_fill);
 
+	LS_ASSERT(rows_per_block >= 1 && capacity <= LS_HOT_FILL_MAX);
 	if (rows_per_block == 0)
 		rows_per_block = 1;
 	if (need > LS_HOT_FILL_MAX)

@@ -322,6 +322,8 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 	LsVacuumState vs = LS_V_DEAD;
 	TransactionId dead_after;
 
+	Assert(ls_in_epoch());
+	Assert(!ls_holds_row_latch());
 	if (newest == NULL)
 		return true;			/* already removed */
 

@@ -238,6 +238,8 @@ ls_xmax_merge(uint64 word, TransactionId xid, MultiXactStatus status,
 	bool		kept_update = false;
 	uint64		result;
 
+	Assert(!ls_in_epoch());
+	Assert(!ls_holds_row_latch());
 	keep = palloc(sizeof(MultiXactMember) * (n + 1));
 	for (int i = 0; i < n; i++)
 	{
@@ -315,6 +317,8 @@ ls_xmax_lockers(uint64 word, TransactionId xid)
 	int			k = 0;
 	uint64		result = 0;
 
+	Assert(!ls_in_epoch());
+	Assert(!ls_holds_row_latch());
 	if (n == 0)
 		return 0;
 	keep = palloc(sizeof(MultiXactMember) * n);
@@ -553,6 +557,8 @@ ls_check_row(ls_hot_row *row, uint64 rowid, CommandId cid,
 	int			n = 0;
 	int			restarts = 0;
 
+	Assert(ls_in_epoch());
+	Assert(!ls_holds_row_latch());
 restart:
 	target = NULL;
 	xs = LS_XS_ABORTED;

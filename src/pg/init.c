@@ -53,8 +53,7 @@ typedef struct LsShared
 static LsShared *ls_shared = NULL;
 
 /* Per-process state */
-static ls_hot_ctx *ls_my_ctx = NULL;
-static ls_hot_row *ls_held_latch = NULL;
+ls_hot_ctx *ls_my_ctx = NULL;
 static bool ls_xact_wrote = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -181,18 +180,6 @@ ls_shared_hot(void)
  * ------------------------------------------------------------------------ */
 
 static void
-ls_release_held(void)
-{
-	if (ls_held_latch != NULL)
-	{
-		ls_hot_row_unlock(ls_held_latch);
-		ls_held_latch = NULL;
-	}
-	if (ls_my_ctx != NULL && ls_hot_in_epoch(ls_my_ctx))
-		ls_hot_epoch_exit_all(ls_my_ctx);
-}
-
-static void
 ls_detach(int code, Datum arg)
 {
 	if (ls_my_ctx == NULL)
@@ -224,41 +211,6 @@ ls_ctx(void)
 						ls_status_str(st))));
 	before_shmem_exit(ls_detach, (Datum) 0);
 	return ls_my_ctx;
-}
-
-void
-ls_epoch_enter(void)
-{
-	ls_hot_epoch_enter(ls_ctx());
-}
-
-void
-ls_epoch_exit(void)
-{
-	ls_hot_epoch_exit(ls_my_ctx);
-}
-
-void
-ls_row_lock(ls_hot_row *row)
-{
-	Assert(ls_held_latch == NULL);
-	ls_hot_row_lock(row);
-	ls_held_latch = row;
-}
-
-void
-ls_row_unlock(ls_hot_row *row)
-{
-	Assert(ls_held_latch == row);
-	ls_held_latch = NULL;
-	ls_hot_row_unlock(row);
-}
-
-/* ls_hot_row_remove releases the latch itself. */
-void
-ls_row_forget_latch(void)
-{
-	ls_held_latch = NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -562,6 +514,10 @@ ls_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			ls_check_held_at_commit();
+			break;
 		case XACT_EVENT_PRE_PREPARE:
 			if (ls_xact_wrote || ls_pending != NULL)
 				ereport(ERROR,

@@ -83,14 +83,24 @@ extern int	ls_hot_memory_mb;
 extern ls_hot *ls_shared_hot(void);
 extern ls_hot_ctx *ls_ctx(void);
 
-/* Enter/leave an epoch; the abort callbacks leave one still held. */
+/* This backend's hot-tier context, NULL before the first use. */
+extern ls_hot_ctx *ls_my_ctx;
+
+/*
+ * hold.c: epochs and the row latch, held like LWLocks (interrupts held,
+ * released at abort, a leak at commit reported).
+ */
 extern void ls_epoch_enter(void);
 extern void ls_epoch_exit(void);
-
-/* Row latch tracked so an error path can release it. */
 extern void ls_row_lock(ls_hot_row *row);
 extern void ls_row_unlock(ls_hot_row *row);
 extern void ls_row_forget_latch(void);
+extern void ls_release_held(void);
+extern void ls_check_held_at_commit(void);
+/* debug helpers for Assert: "is this row latch held by me", "in an epoch" */
+extern bool ls_row_latch_held_by_me(const ls_hot_row *row);
+extern bool ls_holds_row_latch(void);
+extern bool ls_in_epoch(void);
 
 extern ls_hot_key ls_key_for_node(const RelFileNode *node);
 extern ls_hot_table *ls_table_for(Relation rel);
@@ -390,5 +400,24 @@ extern TM_Result ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 							   TupleTableSlot *slot, CommandId cid,
 							   LockTupleMode mode, LockWaitPolicy wait_policy,
 							   uint8 flags, TM_FailureData *tmfd);
+
+/*
+ * The asserting build (make LS_ASSERTS=1) turns PostgreSQL's Assert on in
+ * the glue although the server was built without assertions.
+ */
+#ifdef LS_ASSERTS
+#undef Assert
+#define Assert(condition) \
+	do { \
+		if (!(condition)) \
+			ExceptionalCondition(#condition, "FailedAssertion", \
+								 __FILE__, __LINE__); \
+	} while (0)
+#undef AssertMacro
+#define AssertMacro(condition) \
+	((void) ((condition) || \
+			 (ExceptionalCondition(#condition, "FailedAssertion", \
+								   __FILE__, __LINE__), 0)))
+#endif
 
 #endif							/* LS_PG_H */

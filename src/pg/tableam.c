@@ -282,6 +282,7 @@ ls_scan_claim_chunk(LsScanDesc scan)
 ls_hot_row *
 ls_scan_next_row(LsScanDesc scan)
 {
+	Assert(ls_in_epoch());
 	for (;;)
 	{
 		uint64		hi = Min(scan->chunk_end, scan->tr_max == LS_ROWID_INVALID ?
@@ -327,6 +328,7 @@ ls_scan_prev_row(LsScanDesc scan)
 	uint64		hi = ls_scan_hi(scan);
 	uint64		r;
 
+	Assert(ls_in_epoch());
 	if (hi == 0 || (scan->started && !scan->at_end && scan->cursor < 2))
 	{
 		/* nothing before: the position becomes "before the first row" */
@@ -366,6 +368,7 @@ ls_scan_prev_row(LsScanDesc scan)
 static int
 ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max)
 {
+	Assert(ls_in_epoch());
 	for (;;)
 	{
 		uint64		hi = Min(scan->chunk_end, scan->tr_max == LS_ROWID_INVALID ?

@@ -35,6 +35,7 @@ ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
 	uint16		infomask;
 	uint16		infomask2;
 
+	Assert(ls_in_epoch());
 	/* flags from the source, not from the fresh copy (store forwarding) */
 	infomask = ((MinimalTuple) v->data)->t_infomask & ~HEAP_XACT_MASK;
 	infomask2 = ((MinimalTuple) v->data)->t_infomask2 &
@@ -97,6 +98,8 @@ ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
 void
 ls_report_bad_version(Relation rel)
 {
+	Assert(!ls_in_epoch());
+	Assert(!ls_holds_row_latch());
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("leanstore version in table \"%s\" has an invalid payload length",
@@ -123,6 +126,7 @@ HeapTuple
 ls_version_to_heaptuple(ls_hot_version *v, Relation rel, uint64 rowid,
 						char *buf, Size bufsize)
 {
+	Assert(ls_in_epoch());
 	if (HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + (Size) v->len > bufsize)
 		elog(ERROR, "leanstore tuple buffer too small");
 	return ls_version_copy_out(v, RelationGetRelid(rel), rowid, buf);
@@ -137,6 +141,7 @@ ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 	char	   *buf = MemoryContextAlloc(slot->tts_mcxt, size);
 	HeapTuple	tup = ls_version_to_heaptuple(v, rel, rowid, buf, size);
 
+	Assert(ls_in_epoch());
 	if (TTS_IS_HEAPTUPLE(slot))
 		ExecStoreHeapTuple(tup, slot, true);
 	else

@@ -36,6 +36,7 @@ ls_version_info(ls_hot_version *v, LsVersionInfo *info)
 	uint64		xmin_word = atomic_load_explicit(&v->xmin_word, memory_order_acquire);
 	uint64		xmax_word = atomic_load_explicit(&v->xmax_word, memory_order_acquire);
 
+	Assert(ls_in_epoch());
 	info->xmin = ls_hv_xid(xmin_word);
 	info->xmin_flags = ls_hv_flags(xmin_word);
 	info->xmax = ls_hv_xid(xmax_word);
@@ -371,6 +372,7 @@ ls_version_vacuum_state(ls_hot_version *v, GlobalVisState *vistest,
 {
 	LsVersionInfo info;
 
+	Assert(ls_in_epoch());
 	ls_version_info(v, &info);
 	*dead_after = InvalidTransactionId;
 
@@ -423,6 +425,7 @@ ls_version_visible(ls_hot_version *v, Snapshot snapshot)
 	LsVersionInfo info;
 	TransactionId dead_after;
 
+	Assert(ls_in_epoch());
 	ls_version_info(v, &info);
 	switch (snapshot->snapshot_type)
 	{
@@ -453,6 +456,7 @@ ls_row_newest_valid(ls_hot_row *row)
 	ls_hot_version *v = ls_hot_row_newest(row);
 	int			n = 0;
 
+	Assert(ls_in_epoch());
 	while (v != NULL && n++ < LS_MAX_CHAIN)
 	{
 		LsVersionInfo info;
@@ -480,6 +484,7 @@ ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest)
 	ls_hot_version *v = ls_row_newest_valid(row);
 	TransactionId dead_after;
 
+	Assert(ls_in_epoch());
 	if (v == NULL)
 		return true;
 	return ls_version_vacuum_state(v, vistest, &dead_after) == LS_V_DEAD;
@@ -561,6 +566,7 @@ ls_row_any_version(ls_hot_row *row)
 	LsVersionInfo info;
 	int			n = 0;
 
+	Assert(ls_in_epoch());
 	if (v == NULL)
 		return NULL;
 	seen = ls_row_any_seen(row, v);
@@ -627,6 +633,7 @@ ls_row_visible_version(ls_hot_row *row, Snapshot snapshot)
 	int			n = 0;
 	int			retry = 0;
 
+	Assert(ls_in_epoch());
 again:
 	if (snapshot->snapshot_type == SNAPSHOT_ANY)
 		return ls_row_any_version(row);
@@ -678,6 +685,7 @@ ls_ssi_collect(ls_hot_row *row, ls_hot_version *visible, TransactionId *xids,
 	int			n = 0;
 	int			walked = 0;
 
+	Assert(ls_in_epoch());
 	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && v != visible &&
 		 walked < LS_MAX_CHAIN; v = ls_hot_version_older(v), walked++)
 	{
@@ -704,6 +712,8 @@ ls_ssi_collect(ls_hot_row *row, ls_hot_version *visible, TransactionId *xids,
 void
 ls_ssi_report(Relation rel, Snapshot snapshot, const TransactionId *xids, int n)
 {
+	Assert(!ls_in_epoch());
+	Assert(!ls_holds_row_latch());
 	for (int i = 0; i < n; i++)
 	{
 		TransactionId xid = xids[i];

@@ -81,6 +81,7 @@ ls_vm_flag_block(ls_hot_table *tbl, BlockNumber blk, bool on)
 	uint64		end = cursor + LS_ROWS_PER_BLOCK;
 	ls_hot_row *row;
 
+	Assert(ls_in_epoch());
 	while ((row = ls_hot_scan_next(tbl, &cursor, end)) != NULL)
 		ls_hot_row_set_allvis(row, on);
 }
@@ -97,6 +98,7 @@ ls_vm_row_all_visible(ls_hot_row *row, TransactionId oldest_xmin)
 	LsVersionInfo info;
 	TransactionId dead_after;
 
+	Assert(ls_in_epoch());
 	if (v == NULL ||
 		ls_version_vacuum_state(v, NULL, &dead_after) != LS_V_LIVE)
 		return false;
@@ -118,6 +120,7 @@ ls_vm_block_all_visible(ls_hot_table *tbl, BlockNumber blk,
 	uint64		dead;
 	ls_hot_row *row;
 
+	Assert(ls_in_epoch());
 	if (ls_hot_scan_next_dead(tbl, &cursor, start + LS_ROWS_PER_BLOCK, &dead))
 		return false;
 	cursor = start;
@@ -160,6 +163,7 @@ ls_vm_clear_block(Relation rel, ls_hot_table *tbl, BlockNumber blk)
 bool
 ls_vm_row_marked(ls_hot_row *row)
 {
+	Assert(ls_in_epoch());
 	atomic_thread_fence(memory_order_seq_cst);
 	return ls_hot_row_allvis(row);
 }
@@ -168,6 +172,7 @@ ls_vm_row_marked(ls_hot_row *row)
 void
 ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid)
 {
+	Assert(!ls_holds_row_latch());
 	ls_vm_clear_block(rel, tbl, (BlockNumber) (rowid / LS_ROWS_PER_BLOCK));
 }
 

@@ -93,7 +93,10 @@ insert(fixture *f, uint64_t rowid, uint64_t tag)
 	ls_hot_version *v = make_version(f, tag);
 	ls_hot_row *row;
 
+	/* single-threaded tests may keep using the row after the epoch */
+	ls_hot_epoch_enter(f->ctx);
 	assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, rowid, LS_ORIGIN_INSERTED, v, &row), LS_OK);
+	ls_hot_epoch_exit(f->ctx);
 	return row;
 }
 
@@ -103,7 +106,9 @@ assert_insert_refused(fixture *f, uint64_t rowid)
 {
 	ls_hot_version *v = make_version(f, 0);
 
+	ls_hot_epoch_enter(f->ctx);
 	assert_int_equal(ls_hot_row_insert(f->ctx, f->tbl, rowid, LS_ORIGIN_INSERTED, v, NULL), LS_EXISTS);
+	ls_hot_epoch_exit(f->ctx);
 	ls_hot_version_free(f->ctx, v);
 }
 
@@ -1029,8 +1034,8 @@ test_versions(void **state)
 	assert_int_equal(ls_hot_verify(f->hot, true, msg, sizeof(msg)), LS_OK);
 	/* a counter that disagrees with the map is reported in exact mode */
 	ls_hot_table_reserve_rowid(f->tbl, 1, 0, 0, 0);
-	row = insert(f, 77, 77);
 	ls_hot_epoch_enter(f->ctx);
+	row = insert(f, 77, 77);
 	assert_int_equal(ls_hot_table_verify(f->tbl, true, msg, sizeof(msg)), LS_OK);
 	ls_hot_row_lock(row);
 	ls_hot_version *only = ls_hot_row_newest(row);
@@ -1063,9 +1068,11 @@ test_epoch_protects_reader(void **state)
 
 	assert_int_equal(ls_hot_attach(f->hot, 3, &reader), LS_OK);
 	row = insert(f, 9, 1);
+	ls_hot_epoch_enter(f->ctx);
 	ls_hot_row_lock(row);
 	ls_hot_row_install(f->ctx, f->tbl, row, make_version(f, 2));
 	ls_hot_row_unlock(row);
+	ls_hot_epoch_exit(f->ctx);
 
 	/* error recovery leaves all nesting levels at once */
 	ls_hot_epoch_enter(reader);
