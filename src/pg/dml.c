@@ -1159,6 +1159,8 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		ls_report_status(st, rel, "insert into");
 	}
 	ls_vm_note_insert(rel, tbl, rowid);
+	if (!(options & TABLE_INSERT_FROZEN))
+		ls_abort_note_insert(tbl, rowid, xid);
 
 	ls_rowid_to_tid(rowid, &tup->t_self);
 	ls_stamp_new_tuple(tup, xid, cid);
@@ -1539,6 +1541,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			ls_report_status(st, rel, "update a row of");
 		}
 		ls_vm_note_insert(rel, tbl, newrowid);
+		ls_abort_note_insert(tbl, newrowid, xid);
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
 						cid, newrowid, NULL, v);

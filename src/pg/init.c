@@ -292,10 +292,16 @@ ls_table_for(Relation rel)
 	return tbl;
 }
 
+/*
+ * Report a status of the core as an error: one message per condition (the
+ * operation, what, only appears in the internal message of statuses that
+ * cannot happen).
+ */
 void
 ls_report_status(ls_status st, Relation rel, const char *what)
 {
 	ls_hot_stats hs;
+	const char *relname = rel ? RelationGetRelationName(rel) : NULL;
 
 	switch (st)
 	{
@@ -304,8 +310,13 @@ ls_report_status(ls_status st, Relation rel, const char *what)
 			ls_hot_get_stats(ls_shared_hot(), &hs);
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("leanstore hot tier is full, cannot %s table \"%s\"",
-							what, rel ? RelationGetRelationName(rel) : "?"),
+					 errmsg("leanstore hot tier is full"),
+					 relname ?
+					 errdetail("A row of table \"%s\" did not fit: %llu of %llu bytes are in use, %llu bytes await reclamation.",
+							   relname,
+							   (unsigned long long) hs.used_bytes,
+							   (unsigned long long) hs.region_bytes,
+							   (unsigned long long) hs.retired_bytes) :
 					 errdetail("%llu of %llu bytes are in use, %llu bytes await reclamation.",
 							   (unsigned long long) hs.used_bytes,
 							   (unsigned long long) hs.region_bytes,
@@ -316,23 +327,24 @@ ls_report_status(ls_status st, Relation rel, const char *what)
 		case LS_TOO_LARGE:
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("row is too big for leanstore table \"%s\": maximum size %u bytes",
-							rel ? RelationGetRelationName(rel) : "?",
-							(unsigned) LS_HOT_MAX_PAYLOAD)));
+					 errmsg("row is too big for leanstore table \"%s\"",
+							relname ? relname : "?"),
+					 errdetail("A leanstore row may take at most %u bytes.",
+							   (unsigned) LS_HOT_MAX_PAYLOAD)));
 			break;
 		case LS_INVALID:
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("leanstore table \"%s\" ran out of row identifiers",
-							rel ? RelationGetRelationName(rel) : "?"),
+							relname ? relname : "?"),
 					 errhint("Rewrite the table with VACUUM FULL.")));
 			break;
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("leanstore could not %s table \"%s\": %s",
-							what, rel ? RelationGetRelationName(rel) : "?",
-							ls_status_str(st))));
+					 errmsg_internal("unexpected leanstore status \"%s\" (%s table \"%s\")",
+									 ls_status_str(st), what,
+									 relname ? relname : "?")));
 	}
 	pg_unreachable();
 }
@@ -528,6 +540,7 @@ ls_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 			ls_release_held();
+			ls_forget_inserts();
 			ls_pending_at_xact_end(true);
 			ls_xact_wrote = false;
 			break;
@@ -535,9 +548,11 @@ ls_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			ls_release_held();
 			ls_pending_at_xact_end(false);
+			ls_abort_inserts(1);
 			ls_xact_wrote = false;
 			break;
 		case XACT_EVENT_PREPARE:
+			ls_forget_inserts();
 			ls_pending_at_xact_end(true);
 			ls_xact_wrote = false;
 			break;
@@ -555,9 +570,11 @@ ls_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		case SUBXACT_EVENT_ABORT_SUB:
 			ls_release_held();
 			ls_pending_at_subxact_end(false);
+			ls_abort_inserts(GetCurrentTransactionNestLevel());
 			break;
 		case SUBXACT_EVENT_COMMIT_SUB:
 			ls_pending_at_subxact_end(true);
+			ls_commit_sub_inserts(GetCurrentTransactionNestLevel());
 			break;
 		default:
 			break;

@@ -72,6 +72,12 @@ ls_blocks_for_limit(uint64 limit)
 	return (BlockNumber) Min(blocks, (uint64) MaxBlockNumber);
 }
 
+/*
+ * Longest version chain any walk follows; a longer one is corruption
+ * (a cycle, or a chain no GC has cut for a million updates of one row).
+ */
+#define LS_CHAIN_BOUND		(1 << 20)
+
 /* Bits of ls_hot_version.user_flags owned by the glue. */
 #define LS_UF_SPECULATIVE	0x0001	/* speculative insert: token in next_rowid */
 
@@ -343,6 +349,13 @@ extern bool ls_vm_row_marked(ls_hot_row *row);
 extern void ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid);
 extern BlockNumber ls_vm_set_all_visible(Relation rel, ls_hot_table *tbl,
 										 TransactionId oldest_xmin);
+
+/* abort.c: rows inserted by an aborted (sub)transaction leave at once */
+extern void ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid,
+								 TransactionId xid);
+extern void ls_abort_inserts(int level);
+extern void ls_commit_sub_inserts(int level);
+extern void ls_forget_inserts(void);
 
 /* ddl.c */
 extern void ls_vacuum_rel(Relation rel, struct VacuumParams *params,

@@ -52,3 +52,31 @@ SELECT hf_fill('hf_t2', 3) >= 0.9 * (SELECT rows_kept FROM hf_result WHERE round
 SELECT count(*) = (SELECT rows_kept FROM hf_result WHERE round = 3) AS intact FROM hf_t2;
 DROP TABLE hf_t2, hf_result;
 DROP FUNCTION hf_fill(regclass, int);
+-- A bulk insert that fills the tier and fails gives its rows' memory back at
+-- abort, without a VACUUM: other tables stay writable (issue 12).
+CREATE TABLE hf_big (id int, pad text) USING leanstore;
+CREATE TABLE hf_other (id int, pad text) USING leanstore;
+SELECT used_bytes AS used_before, region_bytes FROM leanstore_stats() \gset
+\set VERBOSITY terse
+INSERT INTO hf_big SELECT g, repeat('x', 200) FROM generate_series(1, 3000000) g;
+SELECT count(*) FROM hf_big;
+INSERT INTO hf_other SELECT g, repeat('y', 200) FROM generate_series(1, 20000) g;
+SELECT count(*) FROM hf_other;
+-- what stays behind is the RID map of the failed rows (DEAD until VACUUM)
+SELECT hot_rows, dead_rowids > 20000 AS dead_rowids_left FROM leanstore_table_stats('hf_big');
+TRUNCATE hf_other;
+SELECT (used_bytes - :used_before) < :region_bytes / 10 AS memory_back FROM leanstore_stats();
+-- the same inside a subtransaction: ROLLBACK TO gives the memory back, and
+-- the transaction goes on writing
+BEGIN;
+INSERT INTO hf_other VALUES (0, 'kept');
+SAVEPOINT s;
+INSERT INTO hf_big SELECT g, repeat('x', 200) FROM generate_series(1, 3000000) g;
+ROLLBACK TO s;
+\set VERBOSITY default
+INSERT INTO hf_other SELECT g, repeat('y', 200) FROM generate_series(1, 20000) g;
+COMMIT;
+SELECT count(*) FROM hf_other;
+SELECT count(*) FROM hf_big;
+SELECT leanstore_verify('hf_big'), leanstore_verify('hf_other');
+DROP TABLE hf_big, hf_other;

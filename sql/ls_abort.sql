@@ -1,0 +1,73 @@
+-- Rows inserted by an aborted (sub)transaction leave the hot tier at abort
+-- (src/pg/abort.c): no VACUUM needed, their rowids are DEAD until VACUUM
+-- removes the index entries.  Rows of other transactions stay.
+CREATE TABLE la (id int PRIMARY KEY, v text) USING leanstore;
+INSERT INTO la SELECT g, 'v' || g FROM generate_series(1, 100) g;
+SELECT hot_rows, dead_rowids FROM leanstore_table_stats('la');
+-- top-level abort: inserts, a moving update (key changed: new rowids) and
+-- in-place updates of the transaction's own rows
+BEGIN;
+INSERT INTO la SELECT g, 'n' || g FROM generate_series(101, 200) g;
+UPDATE la SET id = id + 1000 WHERE id <= 10;
+UPDATE la SET v = 'w' WHERE id BETWEEN 150 AND 160;
+ROLLBACK;
+SELECT hot_rows, dead_rowids FROM leanstore_table_stats('la');
+SELECT count(*), min(id), max(id), count(*) FILTER (WHERE v <> 'v' || id) AS changed FROM la;
+SET enable_seqscan = off;
+SELECT id, v FROM la WHERE id IN (5, 150, 1005) ORDER BY id;
+RESET enable_seqscan;
+-- subtransactions: a rolled back level goes, a released one stays
+BEGIN;
+INSERT INTO la SELECT g, 'a' FROM generate_series(201, 210) g;
+SAVEPOINT a;
+INSERT INTO la SELECT g, 'b' FROM generate_series(211, 220) g;
+ROLLBACK TO a;
+SAVEPOINT b;
+INSERT INTO la SELECT g, 'c' FROM generate_series(221, 230) g;
+RELEASE b;
+SELECT hot_rows FROM leanstore_table_stats('la');
+COMMIT;
+SELECT v, count(*) FROM la WHERE id > 200 GROUP BY v ORDER BY v;
+-- a released level's rows go when its parent level rolls back
+BEGIN;
+SAVEPOINT a;
+INSERT INTO la SELECT g, 'd' FROM generate_series(301, 310) g;
+SAVEPOINT b;
+INSERT INTO la SELECT g, 'e' FROM generate_series(311, 320) g;
+RELEASE b;
+ROLLBACK TO a;
+INSERT INTO la VALUES (400, 'f');
+COMMIT;
+SELECT id, v FROM la WHERE id > 300 ORDER BY id;
+SELECT hot_rows FROM leanstore_table_stats('la');
+-- an error inside a PL/pgSQL exception block (a subtransaction)
+DO $$
+BEGIN
+  BEGIN
+    INSERT INTO la SELECT g, 'g' FROM generate_series(501, 520) g;
+    INSERT INTO la VALUES (1, 'duplicate');
+  EXCEPTION WHEN unique_violation THEN
+    RAISE NOTICE 'caught';
+  END;
+END $$;
+SELECT count(*) FROM la WHERE id > 500;
+SELECT hot_rows FROM leanstore_table_stats('la');
+-- a table created in the aborted transaction simply goes
+BEGIN;
+CREATE TABLE la_new (id int) USING leanstore;
+INSERT INTO la_new SELECT generate_series(1, 100);
+ROLLBACK;
+-- an aborted level's range lies between rows of the levels that stay: only
+-- its own rows go (rows are matched by their inserting xid)
+BEGIN;
+INSERT INTO la VALUES (600, 'x');
+SAVEPOINT s;
+INSERT INTO la VALUES (601, 'y');
+ROLLBACK TO s;
+INSERT INTO la VALUES (602, 'z');
+COMMIT;
+SELECT id, v FROM la WHERE id >= 600 ORDER BY id;
+VACUUM la;
+SELECT hot_rows, dead_rowids FROM leanstore_table_stats('la');
+SELECT leanstore_verify('la');
+DROP TABLE la;
