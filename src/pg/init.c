@@ -662,6 +662,7 @@ _PG_init(void)
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = ls_object_access;
 
+	ls_utility_init();
 	RegisterXactCallback(ls_xact_callback, NULL);
 	RegisterSubXactCallback(ls_subxact_callback, NULL);
 }

@@ -357,6 +357,9 @@ extern void ls_abort_inserts(int level);
 extern void ls_commit_sub_inserts(int level);
 extern void ls_forget_inserts(void);
 
+/* utility.c: ProcessUtility hook (CREATE DATABASE from a template) */
+extern void ls_utility_init(void);
+
 /* ddl.c */
 extern void ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 						  BufferAccessStrategy bstrategy);

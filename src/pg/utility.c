@@ -1,0 +1,100 @@
+/*
+ * utility.c - utility commands that would copy leanstore tables behind
+ * leanstore's back.
+ *
+ * CREATE DATABASE copies a template database file by file (STRATEGY
+ * FILE_COPY) or block by block through shared buffers (WAL_LOG).  Either way
+ * it copies the catalogs and the (empty) main forks of leanstore tables, but
+ * not their rows, which live in the hot tier keyed by database OID.  The new
+ * database's leanstore tables would have no storage at all.  Until leanstore
+ * can copy a database's tables, CREATE DATABASE from a template that holds
+ * leanstore tables fails before it does anything (a ProcessUtility hook).
+ *
+ * ALTER DATABASE ... SET TABLESPACE needs no check: tables in the database's
+ * default tablespace are keyed with tablespace 0 (ls_key_for_node), so their
+ * storage stays theirs when the files move (regress ls_database shows it).
+ */
+#include "postgres.h"
+
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
+
+#include "ls_pg.h"
+
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+/* Does database db own storage in the hot tier? */
+static bool
+ls_database_has_tables(Oid db)
+{
+	ls_hot	   *hot = ls_shared_hot();
+	uint32		cursor = 0;
+	bool		found = false;
+	ls_hot_table *tbl;
+
+	ls_epoch_enter();
+	while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	{
+		if (ls_hot_table_get_key(tbl).db == db)
+		{
+			found = true;
+			break;
+		}
+	}
+	ls_epoch_exit();
+	return found;
+}
+
+static void
+ls_check_createdb(CreatedbStmt *stmt)
+{
+	const char *template = "template1";
+	ListCell   *lc;
+	Oid			db;
+
+	foreach(lc, stmt->options)
+	{
+		DefElem    *opt = lfirst_node(DefElem, lc);
+
+		if (strcmp(opt->defname, "template") == 0 && opt->arg != NULL)
+			template = defGetString(opt);
+	}
+	db = get_database_oid(template, true);
+	if (!OidIsValid(db))
+		return;					/* CREATE DATABASE reports it */
+	if (ls_database_has_tables(db))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot copy database \"%s\" because it contains leanstore tables",
+						template),
+				 errdetail("CREATE DATABASE copies files, and the rows of leanstore tables are kept in leanstore's shared memory instead."),
+				 errhint("Use a template database without leanstore tables, or copy the tables with pg_dump or CREATE TABLE ... AS.")));
+}
+
+static void
+ls_process_utility(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+
+	if (IsA(parsetree, CreatedbStmt))
+		ls_check_createdb((CreatedbStmt *) parsetree);
+
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context,
+							 params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+void
+ls_utility_init(void)
+{
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = ls_process_utility;
+}
