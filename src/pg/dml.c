@@ -1761,6 +1761,15 @@ again:
 		}
 
 		/*
+		 * The updater aborted and its new version is gone (removed at its
+		 * abort, or by GC): our lock on the old version is all there is
+		 * to hold, as heap_lock_updated_tuple does for a successor pruned
+		 * after its inserter aborted.
+		 */
+		if (fres == TM_Deleted && TransactionIdDidAbort(prior))
+			break;
+
+		/*
 		 * The updater deleted or re-keyed its new version and committed
 		 * while we waited: heap's lock fails the same way (TM_Deleted,
 		 * TM_Updated: EvalPlanQual goes on from there).  An updater that
