@@ -43,8 +43,6 @@
 
 #include "ls_pg.h"
 
-#define LS_MAX_CHAIN	(1 << 20)
-
 /* ------------------------------------------------------------------------
  * Storage life cycle
  * ------------------------------------------------------------------------ */
@@ -182,6 +180,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 		ls_hot_row *row;
 		uint64		rowid = 0;
 		int			n = 0;
+		int			hops = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
@@ -189,8 +188,8 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 		if (row != NULL)
 		{
 			rowid = row->rowid;
-			for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
-				 v = ls_hot_version_older(v))
+			for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+				 v = ls_chain_next(row, v, &hops))
 			{
 				if (n == chain_cap)
 				{
@@ -258,8 +257,8 @@ ls_gc_freeze(ls_hot_row *row, TransactionId freeze_limit, LsGcStats *st)
 {
 	int			n = 0;
 
-	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
-		 v = ls_hot_version_older(v), n++)
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+		 v = ls_chain_next(row, v, &n))
 	{
 		LsVersionInfo info;
 		LsXidStatus xs;
@@ -327,8 +326,7 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 	if (newest == NULL)
 		return true;			/* already removed */
 
-	for (ls_hot_version *v = newest; v != NULL && n < LS_MAX_CHAIN;
-		 v = ls_hot_version_older(v), n++)
+	for (ls_hot_version *v = newest; v != NULL; v = ls_chain_next(row, v, &n))
 	{
 		LsVersionInfo info;
 		LsXidStatus xs;
@@ -378,9 +376,10 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 		if (keep != NULL && ls_hot_version_older(keep) != NULL)
 		{
 			int			dropped = 0;
+			int			hops = 0;
 
-			for (ls_hot_version *o = ls_hot_version_older(keep); o != NULL && dropped < LS_MAX_CHAIN;
-				 o = ls_hot_version_older(o))
+			for (ls_hot_version *o = ls_chain_next(row, keep, &hops); o != NULL;
+				 o = ls_chain_next(row, o, &hops))
 				dropped++;
 			ls_hot_row_truncate(ls_ctx(), tbl, row, keep);
 			if (st)
@@ -434,6 +433,7 @@ typedef struct LsDeadSet
 	int64		n;
 	int64		alloc;			/* entries allocated */
 	int64		cap;			/* memory limit in entries */
+	int64		passes;			/* index vacuum passes so far */
 } LsDeadSet;
 
 static bool
@@ -464,6 +464,11 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
 				  IndexBulkDeleteResult **istats, LsDeadSet *ds, double live,
 				  int elevel, BufferAccessStrategy bstrategy)
 {
+	BlockNumber vacuumed = 0;
+
+	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, ds->n);
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_INDEX);
+	ls_test_pause("vacuum-indexes");
 	for (int i = 0; i < nindexes; i++)
 	{
 		IndexVacuumInfo ivinfo;
@@ -478,10 +483,22 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
 		ivinfo.strategy = bstrategy;
 		istats[i] = index_bulk_delete(&ivinfo, istats[i], ls_dead_tid_reaped, ds);
 	}
-	ls_epoch_enter();
-	for (int64 i = 0; i < ds->n; i++)
-		ls_hot_rowid_forget(ls_ctx(), tbl, ds->rowids[i]);
-	ls_epoch_exit();
+	/* forget the rowids in bounded epochs (a cancel leaves them DEAD) */
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
+	for (int64 i = 0; i < ds->n;)
+	{
+		int64		end = Min(ds->n, i + LS_BATCH_ROWS);
+
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		for (; i < end; i++)
+			ls_hot_rowid_forget(ls_ctx(), tbl, ds->rowids[i]);
+		ls_epoch_exit();
+		ls_progress_rowid(PROGRESS_VACUUM_HEAP_BLKS_VACUUMED,
+						  ds->rowids[end - 1] + LS_ROWS_PER_BLOCK, &vacuumed);
+	}
+	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_INDEX_VACUUMS, ++ds->passes);
+	pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, 0);
 	ds->n = 0;
 }
 
@@ -513,6 +530,7 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	BlockNumber relpages;
 	BlockNumber relallvisible;
 	BlockNumber nallvis;
+	BlockNumber scanned = 0;
 
 	/* lost in a restart: nothing to vacuum; a database-wide VACUUM goes on */
 	if (tbl == NULL)
@@ -531,16 +549,32 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	memset(&st, 0, sizeof(st));
 	st.oldest_xid = OldestXmin;
 	limit = ls_hot_table_rowid_limit(tbl);
+	ds.cap = Max((int64) mem_kb * 1024 / (int64) sizeof(uint64), 1024);
+	ds.passes = 0;
+
+	/* pg_stat_progress_vacuum, as heap reports it (in virtual blocks) */
+	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM, RelationGetRelid(rel));
+	{
+		const int	params[] = {PROGRESS_VACUUM_PHASE,
+			PROGRESS_VACUUM_TOTAL_HEAP_BLKS, PROGRESS_VACUUM_MAX_DEAD_TUPLES};
+		const int64 vals[] = {PROGRESS_VACUUM_PHASE_SCAN_HEAP,
+			ls_blocks_for_limit(limit), ds.cap};
+
+		pgstat_progress_update_multi_param(3, params, vals);
+	}
 
 	/* pass 1: GC every row, freezing whatever precedes OldestXmin */
 	for (;;)
 	{
 		ls_hot_row *row;
+		uint64		rowid = 0;
 		int			tries = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
 		row = ls_hot_scan_next(tbl, &cursor, limit);
+		if (row != NULL)
+			rowid = row->rowid;
 		while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
 		{
 			if (++tries >= 100)
@@ -552,10 +586,12 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		ls_epoch_exit();
 		if (row == NULL)
 			break;
+		ls_progress_rowid(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, rowid, &scanned);
 	}
+	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED,
+								 ls_blocks_for_limit(limit));
 
 	/* pass 2: index entries of DEAD rowids */
-	ds.cap = Max((int64) mem_kb * 1024 / (int64) sizeof(uint64), 1024);
 	ds.n = 0;
 	ds.alloc = Min(ds.cap, (int64) 4096);
 	ds.rowids = palloc(sizeof(uint64) * ds.alloc);
@@ -593,11 +629,15 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			}
 			ds.rowids[ds.n++] = dead;
 			dead_rowids += 1;
+			if (ds.n % 1024 == 0)
+				pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, ds.n);
 		}
 		if (ds.n > 0)
 			ls_vacuum_indexes(rel, tbl, Irel, nindexes, istats, &ds,
 							  st.live_rows, elevel, bstrategy);
 
+		pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
+									 PROGRESS_VACUUM_PHASE_INDEX_CLEANUP);
 		for (int i = 0; i < nindexes; i++)
 		{
 			IndexVacuumInfo ivinfo;
@@ -622,6 +662,8 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	pfree(ds.rowids);
 
 	/* pass 3: visibility map bits of blocks every snapshot sees entirely */
+	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
+								 PROGRESS_VACUUM_PHASE_FINAL_CLEANUP);
 	nallvis = ls_vm_set_all_visible(rel, tbl, OldestXmin);
 
 	relpages = ls_table_nblocks(tbl);
@@ -636,9 +678,10 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 						 (PgStat_Counter) st.live_rows,
 						 (PgStat_Counter) st.recently_dead);
 	ls_hot_reclaim(ls_ctx());
+	pgstat_progress_end_command();
 
 	ereport(elevel,
-			(errmsg("leanstore: vacuumed \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes, %u of %u blocks all-visible%s",
+			(errmsg("vacuumed leanstore table \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes, %u of %u blocks all-visible%s",
 					RelationGetRelationName(rel), st.live_rows, st.recently_dead,
 					st.removed_versions, st.removed_rows, dead_rowids,
 					nallvis, relpages,
@@ -711,6 +754,7 @@ typedef struct LsClusterState
 	double		num_tuples;
 	double		tups_vacuumed;
 	double		tups_recently_dead;
+	int64		written;		/* versions written (progress) */
 } LsClusterState;
 
 /* Copy the row at old rowid (once; later calls for it do nothing). */
@@ -745,8 +789,8 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		int			walked = 0;
 		bool		dead_below = false;
 
-		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && walked < LS_MAX_CHAIN;
-			 v = ls_hot_version_older(v), walked++)
+		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+			 v = ls_chain_next(row, v, &walked))
 		{
 			LsVersionInfo info;
 			LsXidStatus xs;
@@ -801,6 +845,8 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 		MemoryContextSwitchTo(old);
 		return;
 	}
+	cs->written += n;
+	pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, cs->written);
 	/* build new versions oldest first */
 	for (int i = n - 1, j = 0; i >= 0; i--, j++)
 	{
@@ -874,6 +920,8 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 	uint64		limit;
 	uint64		cursor;
 	int			natts;
+	int64		scanned_rows = 0;
+	BlockNumber scanned_blocks = 0;
 
 	memset(&cs, 0, sizeof(cs));
 	cs.OldTable = OldTable;
@@ -903,6 +951,13 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	limit = ls_hot_table_rowid_limit(cs.src);
+	pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+								 OldIndex != NULL && !use_sort ?
+								 PROGRESS_CLUSTER_PHASE_INDEX_SCAN_HEAP :
+								 PROGRESS_CLUSTER_PHASE_SEQ_SCAN_HEAP);
+	if (OldIndex == NULL || use_sort)
+		pgstat_progress_update_param(PROGRESS_CLUSTER_TOTAL_HEAP_BLKS,
+									 ls_blocks_for_limit(limit));
 
 	if (OldIndex != NULL && !use_sort)
 	{
@@ -919,6 +974,8 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 				elog(ERROR, "CLUSTER does not support lossy index conditions");
 			if (rowid < limit)
 				ls_cluster_copy_row(&cs, rowid);
+			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
+										 ++scanned_rows);
 		}
 		index_endscan(iscan);
 	}
@@ -946,9 +1003,8 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			{
 				int			walked = 0;
 
-				for (ls_hot_version *v = ls_hot_row_newest(row);
-					 v != NULL && walked < LS_MAX_CHAIN;
-					 v = ls_hot_version_older(v), walked++)
+				for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+					 v = ls_chain_next(row, v, &walked))
 				{
 					LsVersionInfo info;
 
@@ -969,8 +1025,19 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 				break;
 			if (tup != NULL)
 				tuplesort_putheaptuple(ts, tup);
+			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
+										 ++scanned_rows);
+			if (tup != NULL)
+				ls_progress_rowid(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
+								  ls_tid_to_rowid(&tup->t_self), &scanned_blocks);
 		}
+		pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
+									 ls_blocks_for_limit(limit));
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+									 PROGRESS_CLUSTER_PHASE_SORT_TUPLES);
 		tuplesort_performsort(ts);
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+									 PROGRESS_CLUSTER_PHASE_WRITE_NEW_HEAP);
 		while ((tup = tuplesort_getheaptuple(ts, true)) != NULL)
 			ls_cluster_copy_row(&cs, ls_tid_to_rowid(&tup->t_self));
 		tuplesort_end(ts);
@@ -983,6 +1050,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		ls_hot_row *row;
 		uint64		rowid;
 
+		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
 		row = ls_hot_scan_next(cs.src, &cursor, limit);
 		rowid = row != NULL ? row->rowid : 0;
@@ -990,7 +1058,18 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		if (row == NULL)
 			break;
 		ls_cluster_copy_row(&cs, rowid);
+		if (OldIndex == NULL)
+		{
+			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
+										 ++scanned_rows);
+			ls_progress_rowid(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED, rowid,
+							  &scanned_blocks);
+		}
 	}
+	if (OldIndex == NULL)
+		pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
+									 ls_blocks_for_limit(limit));
+	ls_test_pause("cluster-copied");
 
 	/* forward links of moved versions name the new rowids */
 	for (int i = 0; i < cs.nlinks; i++)
@@ -1041,6 +1120,8 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 	double		reltuples = 0;
+	BlockNumber blocks_done = 0;
+	BlockNumber blocks_total = 0;
 
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
@@ -1069,6 +1150,15 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 		scan->cursor = scan->tr_min;
 	}
 
+	if (progress)
+	{
+		uint64		end = scan->tr_max == LS_ROWID_INVALID ?
+			scan->end : Min(scan->end, scan->tr_max + 1);
+
+		if (end > scan->tr_min)
+			blocks_total = ls_blocks_for_limit(end) - ls_blocks_for_limit(scan->tr_min);
+		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_TOTAL, blocks_total);
+	}
 	for (;;)
 	{
 		ls_hot_row *row;
@@ -1130,6 +1220,9 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 		ls_epoch_exit();
 		if (row == NULL)
 			break;
+		if (progress)
+			ls_progress_rowid(PROGRESS_SCAN_BLOCKS_DONE,
+							  ls_tid_to_rowid(&tid) - scan->tr_min, &blocks_done);
 		if (v == NULL)
 			continue;
 
@@ -1139,6 +1232,12 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 			reltuples += 1;
 		FormIndexDatum(indexInfo, slot, estate, values, isnull);
 		callback(index_rel, &tid, values, isnull, alive, callback_state);
+	}
+	if (progress)
+	{
+		/* heap reports the whole range done at the end */
+		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE, blocks_total);
+		ls_test_pause("index-scanned");
 	}
 
 	table_endscan(sscan);

@@ -461,11 +461,14 @@ ls_xmax_same(uint64 a, uint64 b)
 	return (a & ~hints) == (b & ~hints);
 }
 
-/* Has v an older version that was not aborted? */
+/* Has v (a version of row) an older version that was not aborted? */
 static bool
-ls_has_older_valid(ls_hot_version *v)
+ls_has_older_valid(ls_hot_row *row, ls_hot_version *v)
 {
-	for (ls_hot_version *o = ls_hot_version_older(v); o != NULL; o = ls_hot_version_older(o))
+	int			n = 0;
+
+	for (ls_hot_version *o = ls_chain_next(row, v, &n); o != NULL;
+		 o = ls_chain_next(row, o, &n))
 	{
 		LsVersionInfo info;
 
@@ -482,14 +485,14 @@ ls_has_older_valid(ls_hot_version *v)
  * updates, as heap's does); else NULL.
  */
 static ls_hot_version *
-ls_nonkey_visible(ls_hot_version *target, Snapshot snapshot)
+ls_nonkey_visible(ls_hot_row *row, ls_hot_version *target, Snapshot snapshot)
 {
 	int			n = 0;
 
 	if (snapshot == NULL || !IsMVCCSnapshot(snapshot))
 		return NULL;
-	for (ls_hot_version *o = ls_hot_version_older(target); o != NULL && n < 1000000;
-		 o = ls_hot_version_older(o), n++)
+	for (ls_hot_version *o = ls_chain_next(row, target, &n); o != NULL;
+		 o = ls_chain_next(row, o, &n))
 	{
 		LsVersionInfo info;
 
@@ -573,7 +576,7 @@ restart:
 	if (chk->newest == NULL)
 		return TM_Deleted;		/* removed: dead to every snapshot */
 
-	for (v = chk->newest; v != NULL && n < 1000000; v = ls_hot_version_older(v), n++)
+	for (v = chk->newest; v != NULL; v = ls_chain_next(row, v, &n))
 	{
 		ls_version_info(v, &info);
 		xs = ls_xmin_status(v, &info);
@@ -614,7 +617,7 @@ restart:
 		 * affect row a second time").  Tables with BEFORE/AFTER row triggers
 		 * never update in place, so GetTupleForTrigger does not get here.
 		 */
-		if (!(for_lock && info.cmin == cid) && ls_has_older_valid(target))
+		if (!(for_lock && info.cmin == cid) && ls_has_older_valid(row, target))
 		{
 			tmfd->xmax = info.xmin;
 			tmfd->cmax = info.cmin;
@@ -679,9 +682,9 @@ restart:
 	if (rule_snapshot != NULL && xs == LS_XS_COMMITTED &&
 		!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
 		XidInMVCCSnapshot(info.xmin, rule_snapshot) &&
-		ls_has_older_valid(target) &&
+		ls_has_older_valid(row, target) &&
 		!(for_lock && mode == LockTupleKeyShare &&
-		  ls_nonkey_visible(target, rule_snapshot) != NULL) &&
+		  ls_nonkey_visible(row, target, rule_snapshot) != NULL) &&
 		!ls_xmax_has_own(chk->xmax_word))
 	{
 		tmfd->xmax = info.xmin;
@@ -746,8 +749,7 @@ ls_recheck(ls_hot_table *tbl, uint64 rowid, const LsRowCheck *chk)
 
 	if (row == NULL || ls_hot_row_newest(row) != chk->newest)
 		return NULL;
-	for (ls_hot_version *v = chk->newest; v != NULL && n < 1000000;
-		 v = ls_hot_version_older(v), n++)
+	for (ls_hot_version *v = chk->newest; v != NULL; v = ls_chain_next(row, v, &n))
 	{
 		if (v == chk->target)
 			return (ls_xmax_same(atomic_load(&v->xmax_word), chk->xmax_word) &&
@@ -885,7 +887,7 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 				!ls_version_visible(chk.target, snapshot);
 			if (*newer && mode == LockTupleKeyShare)
 			{
-				ls_hot_version *vis = ls_nonkey_visible(chk.target, snapshot);
+				ls_hot_version *vis = ls_nonkey_visible(row, chk.target, snapshot);
 
 				if (vis != NULL)
 				{
@@ -897,7 +899,7 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		else if (rule_snapshot != NULL && mode == LockTupleKeyShare &&
 				 !ls_version_visible(chk.target, rule_snapshot))
 		{
-			ls_hot_version *vis = ls_nonkey_visible(chk.target, rule_snapshot);
+			ls_hot_version *vis = ls_nonkey_visible(row, chk.target, rule_snapshot);
 
 			if (vis != NULL)
 				shown = vis;
@@ -956,8 +958,8 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		{
 			chk.newest = ls_hot_row_newest(row);
 			/* the current version is the newest one not aborted */
-			for (ls_hot_version *v = chk.newest; v != NULL && n < 1000000;
-				 v = ls_hot_version_older(v), n++)
+			for (ls_hot_version *v = chk.newest; v != NULL;
+				 v = ls_chain_next(row, v, &n))
 			{
 				LsVersionInfo info;
 
@@ -977,7 +979,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		}
 		ls_epoch_exit();
 		if (target == NULL || tries > 1000)
-			elog(ERROR, "leanstore: locked version of row " UINT64_FORMAT " in \"%s\" vanished",
+			elog(ERROR, "locked version of row " UINT64_FORMAT " of leanstore table \"%s\" vanished",
 				 rowid, RelationGetRelationName(rel));
 
 		newword = ls_xmax_merge(chk.xmax_word, xid, status, extra_flags);
@@ -1215,7 +1217,8 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 	ls_hot_row *row;
 
 	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "leanstore: invalid TID in speculative insertion");
+		elog(ERROR, "invalid TID in speculative insertion into leanstore table \"%s\"",
+			 RelationGetRelationName(rel));
 
 	ls_epoch_enter();
 	row = ls_hot_row_get(tbl, rowid);
@@ -1293,7 +1296,8 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	TM_Result	res;
 
 	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "leanstore: invalid TID in DELETE");
+		elog(ERROR, "invalid TID in DELETE from leanstore table \"%s\"",
+			 RelationGetRelationName(rel));
 	tmfd->traversed = false;
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 
@@ -1435,7 +1439,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TM_Result	res;
 
 	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "leanstore: invalid TID in UPDATE");
+		elog(ERROR, "invalid TID in UPDATE of leanstore table \"%s\"",
+			 RelationGetRelationName(rel));
 	tmfd->traversed = false;
 	*update_indexes = false;
 	*lockmode = LockTupleNoKeyExclusive;
@@ -1510,7 +1515,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 						 LS_WAIT_BLOCK, &tuplock, XLTW_Update,
 						 tmfd, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 		if (res != TM_Ok)
-			elog(ERROR, "leanstore: could not upgrade own row lock (%d)", (int) res);
+			elog(ERROR, "could not upgrade this transaction's own row lock in leanstore table \"%s\" (result %d)",
+				 RelationGetRelationName(rel), (int) res);
 	}
 	*lockmode = key_changed ? LockTupleExclusive : LockTupleNoKeyExclusive;
 
@@ -1622,7 +1628,8 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	int			restarts = 0;
 
 	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "leanstore: invalid TID in row lock");
+		elog(ERROR, "invalid TID in row lock of leanstore table \"%s\"",
+			 RelationGetRelationName(rel));
 	switch (wait_policy)
 	{
 		case LockWaitSkip:

@@ -24,10 +24,21 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/relfilenodemap.h"
 
 #include "ls_pg.h"
 
 static ls_hot_row *ls_held_latch = NULL;
+
+/*
+ * Version-chain walks (ls_chain_next): the bound, and an overrun found
+ * inside an epoch, reported once the epoch is left.
+ */
+int			ls_chain_bound = LS_CHAIN_BOUND;
+static bool ls_chain_bad = false;
+static ls_hot_key ls_chain_bad_key;
+static uint64 ls_chain_bad_rowid;
 
 /* Epoch levels entered through ls_epoch_enter (each holds interrupts). */
 static int	ls_epoch_holds = 0;
@@ -69,6 +80,8 @@ ls_epoch_enter(void)
 	ls_epoch_holds++;
 }
 
+static void ls_chain_report(void) pg_attribute_noreturn();
+
 void
 ls_epoch_exit(void)
 {
@@ -80,6 +93,63 @@ ls_epoch_exit(void)
 		ls_epoch_holds--;
 		ls_resume_interrupts();
 	}
+	if (unlikely(ls_chain_bad) && ls_epoch_holds == 0)
+		ls_chain_report();
+}
+
+/*
+ * A chain walk passed the bound (inside an epoch): find the row's table
+ * (rare path: look the rowid up in every table of the tier) and remember
+ * it for ls_epoch_exit, which raises the error outside the epoch.
+ */
+void
+ls_chain_overrun(ls_hot_row *row)
+{
+	ls_hot	   *hot = ls_shared_hot();
+	uint32		cursor = 0;
+	ls_hot_table *tbl;
+
+	Assert(ls_in_epoch());
+	if (ls_chain_bad)
+		return;
+	ls_chain_bad = true;
+	ls_chain_bad_rowid = row->rowid;
+	memset(&ls_chain_bad_key, 0, sizeof(ls_chain_bad_key));
+	while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	{
+		if (ls_hot_row_get(tbl, row->rowid) == row)
+		{
+			ls_chain_bad_key = ls_hot_table_get_key(tbl);
+			break;
+		}
+	}
+}
+
+static void
+ls_chain_report(void)
+{
+	ls_hot_key	key = ls_chain_bad_key;
+	uint64		rowid = ls_chain_bad_rowid;
+	Oid			relid = InvalidOid;
+	char	   *relname = NULL;
+
+	ls_chain_bad = false;
+	if (key.rel != InvalidOid && key.db == MyDatabaseId)
+		relid = RelidByRelfilenode(key.spc, key.rel);
+	if (OidIsValid(relid))
+		relname = get_rel_name(relid);
+	if (relname != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("version chain of row " UINT64_FORMAT " in leanstore table \"%s\" is longer than %d versions",
+						rowid, relname, ls_chain_bound),
+				 errdetail("The chain is corrupted (a cycle) or no garbage collection has shortened it."),
+				 errhint("Check the table with leanstore_verify.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("version chain of row " UINT64_FORMAT " in leanstore storage %u/%u/%u is longer than %d versions",
+					rowid, key.spc, key.db, key.rel, ls_chain_bound),
+			 errdetail("The chain is corrupted (a cycle) or no garbage collection has shortened it.")));
 }
 
 void
@@ -131,6 +201,7 @@ ls_release_held(void)
 	if (ls_my_ctx != NULL && ls_hot_in_epoch(ls_my_ctx))
 		ls_hot_epoch_exit_all(ls_my_ctx);
 	ls_epoch_holds = 0;
+	ls_chain_bad = false;
 }
 
 /*
@@ -176,6 +247,24 @@ ls_check_held_at_commit(void)
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(leanstore_test_hold);
+PG_FUNCTION_INFO_V1(leanstore_test_chain_bound);
+
+/*
+ * Lower (or restore, with 0) this backend's version-chain bound, so that a
+ * test reaches it with a few updates (regress ls_chain).
+ */
+Datum
+leanstore_test_chain_bound(PG_FUNCTION_ARGS)
+{
+	int32		bound = PG_GETARG_INT32(0);
+
+	if (bound < 0 || bound == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chain bound must be 0 (the default) or at least 2")));
+	ls_chain_bound = bound == 0 ? LS_CHAIN_BOUND : bound;
+	PG_RETURN_INT32(ls_chain_bound);
+}
 
 Datum
 leanstore_test_hold(PG_FUNCTION_ARGS)

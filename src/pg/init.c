@@ -324,22 +324,16 @@ ls_report_status(ls_status st, Relation rel, const char *what)
 					 errhint("Increase leanstore.hot_memory (currently %d MB) and restart, or delete rows and VACUUM.",
 							 ls_hot_memory_mb)));
 			break;
-		case LS_TOO_LARGE:
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("row is too big for leanstore table \"%s\"",
-							relname ? relname : "?"),
-					 errdetail("A leanstore row may take at most %u bytes.",
-							   (unsigned) LS_HOT_MAX_PAYLOAD)));
-			break;
 		case LS_INVALID:
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("leanstore table \"%s\" ran out of row identifiers",
-							relname ? relname : "?"),
-					 errhint("Rewrite the table with VACUUM FULL.")));
-			break;
+			/* a rowid past the map's end: the table has none left */
+			if (rel != NULL)
+				ls_report_no_rowids(rel);
+			/* FALLTHROUGH */
 		default:
+			/*
+			 * LS_TOO_LARGE cannot reach here: rows are measured against
+			 * LS_HOT_MAX_PAYLOAD ("row is too big") before they are stored.
+			 */
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg_internal("unexpected leanstore status \"%s\" (%s table \"%s\")",

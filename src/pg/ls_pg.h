@@ -78,6 +78,31 @@ ls_blocks_for_limit(uint64 limit)
  */
 #define LS_CHAIN_BOUND		(1 << 20)
 
+/* hold.c: the bound in effect (the asserting build's tests lower it) */
+extern int	ls_chain_bound;
+extern void ls_chain_overrun(ls_hot_row *row) pg_attribute_cold;
+
+/*
+ * The one step of every version-chain walk: the version older than v,
+ * counting the steps in *n (start at 0).  A walk that would go past
+ * ls_chain_bound versions met a cycle or a runaway chain: it ends here
+ * (NULL) and the corruption is raised (ERRCODE_DATA_CORRUPTED, naming the
+ * table and rowid) when the epoch is left, never a silent stop.  Caller
+ * inside an epoch; row is the row whose chain is walked.
+ */
+static inline ls_hot_version *
+ls_chain_next(ls_hot_row *row, ls_hot_version *v, int *n)
+{
+	ls_hot_version *older = ls_hot_version_older(v);
+
+	if (unlikely(older != NULL && ++(*n) >= ls_chain_bound))
+	{
+		ls_chain_overrun(row);
+		return NULL;
+	}
+	return older;
+}
+
 /* Bits of ls_hot_version.user_flags owned by the glue. */
 #define LS_UF_SPECULATIVE	0x0001	/* speculative insert: token in next_rowid */
 
@@ -356,6 +381,17 @@ extern void ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid,
 extern void ls_abort_inserts(int level);
 extern void ls_commit_sub_inserts(int level);
 extern void ls_forget_inserts(void);
+
+/*
+ * progress.c: pg_stat_progress_* (param := rowid's block when it grew) and
+ * the asserting build's pause points for tests (no-ops in release).
+ */
+extern void ls_progress_rowid(int param, uint64 rowid, BlockNumber *reported);
+#ifdef LS_ASSERTS
+extern void ls_test_pause(const char *name);
+#else
+#define ls_test_pause(name) ((void) 0)
+#endif
 
 /* utility.c: ProcessUtility hook (CREATE DATABASE from a template) */
 extern void ls_utility_init(void);

@@ -8,6 +8,8 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/transam.h"
+#include "catalog/pg_class.h"
+#include "commands/defrem.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -48,18 +50,42 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
+/*
+ * Open relid for one of the functions below: a leanstore table (or
+ * materialized view) of this session or a permanent one.  Every other kind
+ * of argument gets its own clear error.
+ */
 static Relation
 ls_open_leanstore(Oid relid, LOCKMODE mode)
 {
-	Relation	rel = relation_open(relid, mode);
+	Relation	rel = try_relation_open(relid, mode);
+	char		relkind;
 
-	if (!RELKIND_HAS_TABLE_AM(rel->rd_rel->relkind) ||
-		rel->rd_tableam == NULL ||
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	relkind = rel->rd_rel->relkind;
+	if (!RELKIND_HAS_TABLE_AM(relkind))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a leanstore table",
+						RelationGetRelationName(rel)),
+				 errdetail_relkind_not_supported(relkind),
+				 relkind == RELKIND_PARTITIONED_TABLE ?
+				 errhint("Call the function for each partition.") : 0));
+	if (rel->rd_tableam == NULL ||
 		rel->rd_tableam->relation_vacuum != ls_vacuum_rel)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a leanstore table",
-						RelationGetRelationName(rel))));
+						RelationGetRelationName(rel)),
+				 errdetail("It uses the access method \"%s\".",
+						   get_am_name(rel->rd_rel->relam))));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
 	return rel;
 }
 
@@ -194,7 +220,7 @@ leanstore_verify(PG_FUNCTION_ARGS)
 			LsVersionInfo oi;
 			const char *vbad;
 
-			if (++n > 100000)
+			if (++n > ls_chain_bound)
 			{
 				bad = "version chain too long (cycle?)";
 				break;
@@ -268,8 +294,9 @@ leanstore_verify(PG_FUNCTION_ARGS)
 	if (vf.problems > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("leanstore_verify found %d problem(s) in \"%s\"",
-						vf.problems, get_rel_name(relid)),
+				 errmsg_plural("leanstore_verify found %d problem in table \"%s\"",
+							   "leanstore_verify found %d problems in table \"%s\"",
+							   vf.problems, vf.problems, get_rel_name(relid)),
 				 errdetail("%s", vf.detail.data)));
 	PG_RETURN_BOOL(true);
 }

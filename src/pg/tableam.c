@@ -1101,7 +1101,7 @@ ls_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 	ls_hot_row *row;
 
 	if (!TTS_IS_HEAPTUPLE(slot) || hslot->tuple == NULL)
-		elog(ERROR, "leanstore: unexpected slot type in tuple_satisfies_snapshot");
+		elog(ERROR, "unexpected slot type in tuple_satisfies_snapshot of a leanstore table");
 	if (rowid == LS_ROWID_INVALID)
 		return false;
 	xmin = HeapTupleHeaderGetRawXmin(hslot->tuple->t_data);
@@ -1114,8 +1114,7 @@ ls_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 		ls_hot_version *v;
 		int			n = 0;
 
-		for (v = ls_hot_row_newest(row); v != NULL && n < 1000000;
-			 v = ls_hot_version_older(v), n++)
+		for (v = ls_hot_row_newest(row); v != NULL; v = ls_chain_next(row, v, &n))
 		{
 			if (ls_hv_xid(atomic_load(&v->xmin_word)) == xmin && v->cmin == cmin)
 			{
@@ -1345,6 +1344,7 @@ ls_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 	{
 		uint64		rowid = base + scan->nextrow++;
 		ls_hot_row *row;
+		int			hops;
 		ls_hot_version *v;
 		bool		sample = false;
 
@@ -1385,8 +1385,9 @@ ls_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 					break;
 			}
 			/* versions older than the current one are dead or dying */
-			for (ls_hot_version *o = ls_hot_version_older(v); o != NULL;
-				 o = ls_hot_version_older(o))
+			hops = 0;
+			for (ls_hot_version *o = ls_chain_next(row, v, &hops); o != NULL;
+				 o = ls_chain_next(row, o, &hops))
 				*deadrows += 1;
 			if (sample)
 			{

@@ -27,9 +27,6 @@
 
 #include "ls_pg.h"
 
-/* Bound on chain walks: a corrupt cycle must not hang a backend. */
-#define LS_MAX_CHAIN	(1 << 20)
-
 void
 ls_version_info(ls_hot_version *v, LsVersionInfo *info)
 {
@@ -457,14 +454,14 @@ ls_row_newest_valid(ls_hot_row *row)
 	int			n = 0;
 
 	Assert(ls_in_epoch());
-	while (v != NULL && n++ < LS_MAX_CHAIN)
+	while (v != NULL)
 	{
 		LsVersionInfo info;
 
 		ls_version_info(v, &info);
 		if (!ls_xmin_aborted(v, &info))
 			return v;
-		v = ls_hot_version_older(v);
+		v = ls_chain_next(row, v, &n);
 	}
 	return NULL;
 }
@@ -535,8 +532,8 @@ ls_row_any_seen(ls_hot_row *row, ls_hot_version *newest_valid)
 	ls_version_info(newest_valid, &info);
 	if (TransactionIdIsCurrentTransactionId(info.xmin) || ls_xmax_names_us(&info))
 		return NULL;
-	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && n < LS_MAX_CHAIN;
-		 v = ls_hot_version_older(v), n++)
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+		 v = ls_chain_next(row, v, &n))
 	{
 		if (ls_version_visible(v, snap))
 			return v;
@@ -587,8 +584,8 @@ ls_row_any_version(ls_hot_row *row)
 		ls_version_info(v, &info);
 		if (ls_xmin_status(v, &info) != LS_XS_IN_PROGRESS)
 			break;
-		for (o = ls_hot_version_older(v); o != NULL && n < LS_MAX_CHAIN;
-			 o = ls_hot_version_older(o), n++)
+		for (o = ls_chain_next(row, v, &n); o != NULL;
+			 o = ls_chain_next(row, o, &n))
 		{
 			LsVersionInfo oi;
 
@@ -605,8 +602,8 @@ ls_row_any_version(ls_hot_row *row)
 	if (!TransactionIdIsCurrentTransactionId(info.xmin) ||
 		info.cmin != GetCurrentCommandId(false))
 		return v;
-	for (ls_hot_version *o = ls_hot_version_older(v); o != NULL && n < LS_MAX_CHAIN;
-		 o = ls_hot_version_older(o), n++)
+	for (ls_hot_version *o = ls_chain_next(row, v, &n); o != NULL;
+		 o = ls_chain_next(row, o, &n))
 	{
 		LsVersionInfo oi;
 
@@ -643,8 +640,8 @@ again:
 		ls_visible_mvcc_settled(first, snapshot))
 		return first;
 
-	for (v = first; v != NULL && n < LS_MAX_CHAIN;
-		 v = ls_hot_version_older(v), n++)
+	n = 0;
+	for (v = first; v != NULL; v = ls_chain_next(row, v, &n))
 	{
 		if (ls_version_visible(v, snapshot))
 			return v;
@@ -686,8 +683,8 @@ ls_ssi_collect(ls_hot_row *row, ls_hot_version *visible, TransactionId *xids,
 	int			walked = 0;
 
 	Assert(ls_in_epoch());
-	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && v != visible &&
-		 walked < LS_MAX_CHAIN; v = ls_hot_version_older(v), walked++)
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && v != visible;
+		 v = ls_chain_next(row, v, &walked))
 	{
 		LsVersionInfo info;
 

@@ -1,0 +1,84 @@
+-- Every SQL function and GUC of leanstore with bad input: NULL, relations
+-- that are not leanstore tables, a dropped OID, values at and past bounds.
+CREATE TABLE bi_ls (id int PRIMARY KEY, v text) USING leanstore;
+INSERT INTO bi_ls VALUES (1, 'one');
+CREATE TABLE bi_heap (id int) USING heap;
+CREATE VIEW bi_view AS SELECT * FROM bi_ls;
+CREATE MATERIALIZED VIEW bi_mv USING leanstore AS SELECT * FROM bi_ls;
+CREATE MATERIALIZED VIEW bi_mv_heap USING heap AS SELECT * FROM bi_ls;
+CREATE TABLE bi_part (id int) PARTITION BY RANGE (id);
+CREATE TABLE bi_part_1 PARTITION OF bi_part FOR VALUES FROM (0) TO (10) USING leanstore;
+CREATE SEQUENCE bi_seq;
+CREATE TYPE bi_comp AS (a int);
+CREATE FOREIGN DATA WRAPPER bi_fdw;
+CREATE SERVER bi_srv FOREIGN DATA WRAPPER bi_fdw;
+CREATE FOREIGN TABLE bi_ft (id int) SERVER bi_srv;
+CREATE TEMP TABLE bi_temp (id int) USING leanstore;
+INSERT INTO bi_temp VALUES (1), (2);
+CREATE TABLE bi_gone (id int) USING leanstore;
+SELECT 'bi_gone'::regclass::oid AS gone_oid \gset
+DROP TABLE bi_gone;
+-- NULL: the functions are strict
+SELECT leanstore_table_stats(NULL) IS NULL AS stats_null, leanstore_verify(NULL) IS NULL AS verify_null;
+-- what works: leanstore tables, partitions, materialized views, own temp tables
+SELECT hot_rows FROM leanstore_table_stats('bi_ls');
+SELECT hot_rows FROM leanstore_table_stats('bi_mv');
+SELECT hot_rows FROM leanstore_table_stats('bi_part_1');
+SELECT hot_rows FROM leanstore_table_stats('bi_temp');
+SELECT leanstore_verify('bi_ls'), leanstore_verify('bi_mv'), leanstore_verify('bi_temp');
+SELECT tables > 0 AS has_tables FROM leanstore_stats();
+-- everything else: one clear error each
+SELECT * FROM leanstore_table_stats('bi_heap');
+SELECT leanstore_verify('bi_heap');
+SELECT * FROM leanstore_table_stats('bi_mv_heap');
+SELECT * FROM leanstore_table_stats('bi_ls_pkey');
+SELECT leanstore_verify('bi_ls_pkey');
+SELECT * FROM leanstore_table_stats('bi_view');
+SELECT leanstore_verify('bi_view');
+SELECT * FROM leanstore_table_stats('bi_part');
+SELECT leanstore_verify('bi_part');
+SELECT * FROM leanstore_table_stats('bi_seq');
+SELECT * FROM leanstore_table_stats('bi_comp');
+SELECT * FROM leanstore_table_stats('bi_ft');
+SELECT * FROM leanstore_table_stats('pg_class');
+-- the TOAST table of a leanstore table is a heap table; a dropped OID (the
+-- messages name OIDs that differ from run to run: SQLSTATEs only)
+\set VERBOSITY sqlstate
+SELECT * FROM leanstore_table_stats((SELECT reltoastrelid FROM pg_class WHERE oid = 'bi_ls'::regclass));
+SELECT * FROM leanstore_table_stats(:gone_oid);
+SELECT leanstore_verify(:gone_oid);
+\set VERBOSITY default
+-- OID 0 and the largest OID
+SELECT * FROM leanstore_table_stats(0);
+SELECT leanstore_verify(4294967295);
+-- names that do not exist fail in regclass input, before leanstore
+SELECT leanstore_verify('no_such_table');
+-- GUCs: both are fixed at server start
+SHOW leanstore.hot_memory;
+SHOW leanstore.max_tables;
+SET leanstore.hot_memory = '64MB';
+SET leanstore.max_tables = 100;
+-- ALTER SYSTEM checks the bounds (32MB .. 1TB, 16 .. 1048576)
+ALTER SYSTEM SET leanstore.hot_memory = '31MB';
+ALTER SYSTEM SET leanstore.hot_memory = '32MB';
+ALTER SYSTEM SET leanstore.hot_memory = '1TB';
+ALTER SYSTEM SET leanstore.hot_memory = '1025GB';
+ALTER SYSTEM SET leanstore.hot_memory = '-1';
+ALTER SYSTEM SET leanstore.hot_memory = 'lots';
+ALTER SYSTEM RESET leanstore.hot_memory;
+ALTER SYSTEM SET leanstore.max_tables = 15;
+ALTER SYSTEM SET leanstore.max_tables = 16;
+ALTER SYSTEM SET leanstore.max_tables = 1048576;
+ALTER SYSTEM SET leanstore.max_tables = 1048577;
+ALTER SYSTEM SET leanstore.max_tables = 1.5;
+ALTER SYSTEM RESET leanstore.max_tables;
+-- names under leanstore. are reserved: a misspelt setting is an error
+SET leanstore.hot_mem = '1GB';
+ALTER SYSTEM SET leanstore.hot_mem = '1GB';
+DROP TABLE bi_ls CASCADE;
+DROP TABLE bi_heap, bi_part, bi_temp;
+DROP SEQUENCE bi_seq;
+DROP TYPE bi_comp;
+DROP FOREIGN TABLE bi_ft;
+DROP SERVER bi_srv;
+DROP FOREIGN DATA WRAPPER bi_fdw;

@@ -1,0 +1,81 @@
+-- Every version-chain walk takes its steps through one helper with one
+-- bound (ls_chain_next); a chain longer than the bound is corruption and
+-- raises ERRCODE_DATA_CORRUPTED naming the table and the rowid, never a
+-- silent stop with a wrong answer.  The asserting build lets a test lower
+-- the bound (1M versions by default) for its own backend.
+CREATE FUNCTION ls_test_chain_bound(int) RETURNS int
+    AS 'leanstore', 'leanstore_test_chain_bound' LANGUAGE C STRICT;
+CREATE TABLE lc (id int PRIMARY KEY, v int) USING leanstore;
+INSERT INTO lc VALUES (1, 0), (2, 0);
+SELECT ls_test_chain_bound(8);
+-- a cursor's snapshot needs the oldest version of a row that the same
+-- transaction then updates in place 7 times: 8 versions, within the bound
+BEGIN;
+DECLARE c1 CURSOR FOR SELECT id, v FROM lc ORDER BY id;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+FETCH ALL FROM c1;
+SELECT id, v FROM lc ORDER BY id;
+ROLLBACK;
+-- the rolled back versions stay on the chain until VACUUM prunes them
+SELECT ls_test_chain_bound(0);
+VACUUM lc;
+-- a read that needs the oldest of 8 versions with the bound lowered to 7:
+-- the error names table and rowid, the scan does not return a wrong row
+BEGIN;
+DECLARE c2 CURSOR FOR SELECT id, v FROM lc ORDER BY id;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+SELECT ls_test_chain_bound(7);
+FETCH ALL FROM c2;
+ROLLBACK;
+SELECT ls_test_chain_bound(0);
+VACUUM lc;
+-- an index scan, and an update whose own walk passes the bound
+SELECT ls_test_chain_bound(8);
+BEGIN;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+DECLARE c3 CURSOR FOR SELECT id, v FROM lc WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+FETCH ALL FROM c3;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+ROLLBACK;
+-- back to the default bound: the same walks succeed
+SELECT ls_test_chain_bound(0);
+VACUUM lc;
+BEGIN;
+DECLARE c5 CURSOR FOR SELECT id, v FROM lc ORDER BY id;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+UPDATE lc SET v = v + 1 WHERE id = 1;
+FETCH ALL FROM c5;
+COMMIT;
+SELECT id, v FROM lc ORDER BY id;
+SELECT ls_test_chain_bound(1);
+SELECT ls_test_chain_bound(-5);
+SELECT leanstore_verify('lc');
+DROP TABLE lc;
+DROP FUNCTION ls_test_chain_bound(int);
