@@ -71,3 +71,26 @@ VACUUM la;
 SELECT hot_rows, dead_rowids FROM leanstore_table_stats('la');
 SELECT leanstore_verify('la');
 DROP TABLE la;
+-- a transaction with very many inserting subtransactions (distinct xids)
+-- keeps at most 8192 ranges: it forgets its oldest ones, whose rows wait
+-- for VACUUM as before
+CREATE TABLE la_many (id int) USING leanstore;
+BEGIN;
+DO $$
+BEGIN
+  FOR i IN 1 .. 10000 LOOP
+    BEGIN
+      INSERT INTO la_many VALUES (i);
+    EXCEPTION WHEN OTHERS THEN
+      RAISE;
+    END;
+  END LOOP;
+END $$;
+SELECT hot_rows FROM leanstore_table_stats('la_many');
+ROLLBACK;
+SELECT hot_rows, dead_rowids FROM leanstore_table_stats('la_many');
+SELECT count(*) FROM la_many;
+VACUUM la_many;
+SELECT hot_rows, dead_rowids FROM leanstore_table_stats('la_many');
+SELECT leanstore_verify('la_many');
+DROP TABLE la_many;

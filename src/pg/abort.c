@@ -35,6 +35,12 @@
 /* Extend the last range while the new rowid is at most this far above. */
 #define LS_INS_GAP		4096
 #define LS_INS_INITIAL	64
+/*
+ * At most this many ranges (40 bytes each): a transaction with very many
+ * inserting subtransactions (distinct xids, so their ranges cannot merge)
+ * forgets its oldest ranges, whose rows then wait for VACUUM as before.
+ */
+#define LS_INS_MAX		8192
 
 typedef struct LsInsRange
 {
@@ -105,6 +111,14 @@ ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid, TransactionId xid)
 	if (ls_ins_n == ls_ins_cap)
 	{
 		ls_ins_compact();
+		if (ls_ins_n == ls_ins_cap && ls_ins_cap >= LS_INS_MAX)
+		{
+			/* forget the older half (safe: those rows wait for VACUUM) */
+			int			drop = ls_ins_n / 2;
+
+			memmove(ls_ins, ls_ins + drop, sizeof(LsInsRange) * (ls_ins_n - drop));
+			ls_ins_n -= drop;
+		}
 		if (ls_ins_n == ls_ins_cap)
 		{
 			int			cap = ls_ins_cap == 0 ? LS_INS_INITIAL : ls_ins_cap * 2;

@@ -128,7 +128,7 @@ ls_version_to_heaptuple(ls_hot_version *v, Relation rel, uint64 rowid,
 {
 	Assert(ls_in_epoch());
 	if (HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + (Size) v->len > bufsize)
-		elog(ERROR, "leanstore tuple buffer too small");
+		elog(ERROR, "tuple buffer too small for a leanstore row version");
 	return ls_version_copy_out(v, RelationGetRelid(rel), rowid, buf);
 }
 
