@@ -406,6 +406,12 @@ uint32_t	ls_bm_dt_blocks(ls_bm *bm, uint32_t dt_id);
 ls_status	ls_bm_read_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf);
 ls_status	ls_bm_write_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf,
 							  bool sync);
+/*
+ * Read one block of a file that no instance is registered for (a meta page
+ * that says whether and how to open the file's tree): as ls_bm_read_block.
+ */
+ls_status	ls_bm_read_file_block(ls_bm *bm, const ls_bm_file *file, uint32_t block,
+								  ls_page *buf);
 /* fsync every segment of dt_id's file that this pool wrote since the last sync. */
 ls_status	ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id);
 

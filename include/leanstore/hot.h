@@ -142,6 +142,8 @@ ls_status	ls_hot_init(void *region, size_t size, const ls_hot_config *cfg, ls_ho
  */
 ls_status	ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out);
 void		ls_hot_detach(ls_hot_ctx *ctx);
+/* Processes attached right now (a shutdown waits for all others to leave). */
+uint32_t	ls_hot_attached_count(ls_hot *hot);
 
 /* ------------------------------------------------------------------------
  * Epochs

@@ -698,6 +698,15 @@ dt_registered(ls_bm *bm, uint32_t dt_id)
 	return s != NULL && atomic_load_explicit(&s->used, memory_order_acquire) != 0;
 }
 
+/* Zeros where a header should be: a hole in the file, never written. */
+static bool
+page_is_hole(const ls_page *p)
+{
+	static const ls_page_header zero;
+
+	return memcmp(&p->hdr, &zero, sizeof(zero)) == 0;
+}
+
 ls_status
 ls_bm_read_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf)
 {
@@ -710,16 +719,33 @@ ls_bm_read_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf)
 	if ((tmp = aligned_page()) == NULL)
 		return LS_NO_MEMORY;
 	st = bm_io_read(bm, pid, tmp);
+	/* a hole in the file (never written) reads as zeros */
+	if (st == LS_OK && page_is_hole(tmp))
+		st = LS_NOT_FOUND;
+	else if (st == LS_OK && (st = bm_page_check(bm, tmp, pid)) != LS_OK)
+		bm_set_error(pid, 0);
 	if (st == LS_OK)
-	{
-		/* a hole in the file (never written) reads as zeros */
-		static const ls_page_header zero;
+		memcpy(buf, tmp, LS_PAGE_SIZE);
+	free(tmp);
+	return st;
+}
 
-		if (memcmp(&tmp->hdr, &zero, sizeof(zero)) == 0)
-			st = LS_NOT_FOUND;
-		else if ((st = bm_page_check(bm, tmp, pid)) != LS_OK)
-			bm_set_error(pid, 0);
-	}
+ls_status
+ls_bm_read_file_block(ls_bm *bm, const ls_bm_file *file, uint32_t block, ls_page *buf)
+{
+	ls_page    *tmp;
+	ls_status	st;
+
+	if (file == NULL || block == LS_BLOCK_INVALID)
+		return LS_INVALID;
+	if ((tmp = aligned_page()) == NULL)
+		return LS_NO_MEMORY;
+	st = bm_io_read_file(bm, file, block, tmp);
+	if (st == LS_OK && page_is_hole(tmp))
+		st = LS_NOT_FOUND;
+	/* the page id's dt part does not matter to the check (blocks only) */
+	if (st == LS_OK && (st = bm_page_check(bm, tmp, ls_pid_make(0, block))) != LS_OK)
+		bm_set_error(ls_pid_make(0, block), 0);
 	if (st == LS_OK)
 		memcpy(buf, tmp, LS_PAGE_SIZE);
 	free(tmp);

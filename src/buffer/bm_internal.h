@@ -147,6 +147,8 @@ bool		bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx, bool force);
 /* io.c: per-process file descriptors and ring */
 /* Create or truncate dt_id's file in data_dir (ls_bm_register_dt). */
 ls_status	bm_io_create_file(ls_bm *bm, uint32_t dt_id);
+/* One block of an unregistered file, read synchronously (no checks). */
+ls_status	bm_io_read_file(ls_bm *bm, const ls_bm_file *file, uint32_t block, void *buf);
 /* LS_NOT_FOUND for a block past the end of its file (reads only). */
 ls_status	bm_io_read(ls_bm *bm, ls_pid pid, void *buf);
 ls_status	bm_io_sync(ls_bm *bm, uint32_t dt_id);

@@ -581,3 +581,34 @@ bm_io_provider_should_stop(ls_bm *bm)
 
 	return p == NULL || atomic_load(&p->provider_stop);
 }
+
+ls_status
+bm_io_read_file(ls_bm *bm, const ls_bm_file *file, uint32_t block, void *buf)
+{
+	uint32_t	per = bm->blocks_per_segment;
+	uint32_t	segno = per ? block / per : 0;
+	off_t		off = (off_t) (per ? block % per : block) * LS_PAGE_SIZE;
+	char		path[LS_BM_PATH_MAX + 64];
+	ls_status	st;
+	int			fd;
+
+	if (bm->file_path != NULL)
+	{
+		if (!bm->file_path(bm->file_path_arg, file, segno, path, sizeof(path)))
+			return LS_NOT_FOUND;
+	}
+	else if (snprintf(path, sizeof(path), segno ? "%s/dt%u.%u" : "%s/dt%u", bm->data_dir,
+					  file->key[0], segno) >= (int) sizeof(path))
+		return LS_INVALID;
+	fd = open_path(bm, path, 0);
+	if (fd < 0)
+	{
+		bm_set_error(ls_pid_make(LS_MAX_DT, block), errno);
+		return errno == ENOENT ? LS_NOT_FOUND : LS_IO_ERROR;
+	}
+	st = sync_rest(fd, false, buf, 0, off);
+	if (st == LS_IO_ERROR)
+		bm_set_error(ls_pid_make(LS_MAX_DT, block), errno);
+	close(fd);
+	return st;
+}
