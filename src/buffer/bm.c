@@ -323,26 +323,33 @@ ls_bm_alloc_page(ls_bm *bm, uint32_t dt_id, uint16_t dt_type, ls_guard *out)
 	return LS_OK;
 }
 
-void
-ls_bm_free_page(ls_bm *bm, ls_guard *g)
+/*
+ * Give back a frame the caller latched exclusively, without writing its page.
+ * A write-back of the frame may still be in flight: wait for it before the
+ * block can be reused (or its file removed), or the old image could land on
+ * top of the new page's.  The writer never blocks on our latch (it only
+ * try-latches).
+ */
+static void
+frame_free_latched(ls_bm *bm, ls_frame *f)
 {
-	ls_frame   *f = g->frame;
-	uint32_t	idx = ls_bm_frame_index(bm, f);
-	ls_pid		pid = f->pid;
-
-	/*
-	 * A write-back of this frame may still be in flight: wait for it before
-	 * the pid can be reused, or the old image could land on top of the new
-	 * page's.  The writer never blocks on our latch (it only try-latches).
-	 */
 	while (atomic_load_explicit(&f->writing, memory_order_acquire) != 0)
 		sched_yield();
 	atomic_store_explicit(&f->dirty, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->state, LS_FRAME_FREE, memory_order_relaxed);
 	f->pid = LS_PID_INVALID;
 	ls_latch_unlock_exclusive(&f->latch);
+	bm_frame_push_free(bm, ls_bm_frame_index(bm, f));
+}
+
+void
+ls_bm_free_page(ls_bm *bm, ls_guard *g)
+{
+	ls_frame   *f = g->frame;
+	ls_pid		pid = f->pid;
+
+	frame_free_latched(bm, f);
 	g->mode = LS_GUARD_NONE;
-	bm_frame_push_free(bm, idx);
 	pid_release(bm, pid);
 }
 
@@ -814,13 +821,7 @@ ls_bm_drop_dt(ls_bm *bm, uint32_t dt_id)
 			atomic_load(&f->state) != LS_FRAME_LOADING)
 		{
 			/* the owning swip goes with the instance: just free the frame */
-			while (atomic_load_explicit(&f->writing, memory_order_acquire) != 0)
-				sched_yield();
-			atomic_store_explicit(&f->dirty, 0, memory_order_relaxed);
-			atomic_store_explicit(&f->state, LS_FRAME_FREE, memory_order_relaxed);
-			f->pid = LS_PID_INVALID;
-			ls_latch_unlock_exclusive(&f->latch);
-			bm_frame_push_free(bm, (uint32_t) i);
+			frame_free_latched(bm, f);
 			bm_iof_purge_pid(bm, pid);
 		}
 		else

@@ -699,8 +699,10 @@ ls_cold_adopt(Relation rel)
 	tbl = ls_hot_table_find(ls_shared_hot(), key);
 	if (tbl != NULL)
 	{
+		/* loaded by somebody else meanwhile (loading ends under the lock) */
+		Assert(ls_hot_table_get_tag(tbl, LS_TAG_READY) != 0);
 		LWLockRelease(ls_cold->adopt_lock);
-		return tbl;				/* adopted by somebody else meanwhile */
+		return tbl;
 	}
 	ls_file_for(&file, rel->rd_node.spcNode, rel->rd_node.dbNode, rel->rd_node.relNode);
 	pg = palloc(LS_PAGE_SIZE);
@@ -728,6 +730,7 @@ ls_cold_adopt(Relation rel)
 		tbl = NULL;
 		ls_adopt_fail(rel, NULL, "no room for its table descriptor", st);
 	}
+	/* findable from now on, but not READY: others wait for the lock */
 	ls_hot_table_set_tag(tbl, LS_TAG_SPC, rel->rd_node.spcNode);
 	ls_hot_table_set_tag(tbl, LS_TAG_PERSISTENCE, (uint32) rel->rd_rel->relpersistence);
 	ls_hot_table_set_fill(tbl, meta.fill_next, meta.fill_used);
@@ -788,6 +791,7 @@ ls_cold_adopt(Relation rel)
 	 */
 	ls_hot_table_raise_allvis_limit(tbl, meta.fill_next);
 	ls_btree_drop(&ls_cold->tree);
+	ls_hot_table_set_tag(tbl, LS_TAG_READY, 1);
 	LWLockRelease(ls_cold->adopt_lock);
 	pg_atomic_fetch_add_u64(&ls_cold->rows_loaded, rows);
 	pg_atomic_fetch_add_u64(&ls_cold->tables_loaded, 1);
@@ -880,6 +884,8 @@ ls_worker_main(Datum arg)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 freed > 0 ? 1 : 20, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		/* absorbs proc signal barriers: DROP DATABASE waits for them */
+		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;

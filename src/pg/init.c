@@ -300,9 +300,10 @@ ls_table_for_or_null(Relation rel)
 		return cache->tbl;
 
 	tbl = ls_hot_table_find(ls_shared_hot(), ls_key_for_node(&rel->rd_node));
-	if (tbl == NULL)
+	if (tbl == NULL || ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
 	{
-		/* first use since a clean restart: load it from its file */
+		/* first use since a clean restart: load it from its file (or wait
+		 * for the backend loading it) */
 		(void) ls_ctx();
 		tbl = ls_cold_adopt(rel);
 	}
@@ -486,6 +487,8 @@ ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 	/* what a clean shutdown needs to find the relation's file (cold.c) */
 	ls_hot_table_set_tag(*out, LS_TAG_SPC, node->spcNode);
 	ls_hot_table_set_tag(*out, LS_TAG_PERSISTENCE, (uint32) persistence);
+	/* nobody else can see this relfilenode before we commit */
+	ls_hot_table_set_tag(*out, LS_TAG_READY, 1);
 	ls_pending_add(key, false);
 	ls_mark_written();
 }

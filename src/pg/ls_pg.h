@@ -116,6 +116,9 @@ extern int	ls_buffer_pool_mb;
 /* Hot table tags (ls_hot_table_get_tag) owned by the glue. */
 #define LS_TAG_SPC			0	/* the storage's real tablespace */
 #define LS_TAG_PERSISTENCE	1	/* relpersistence */
+#define LS_TAG_READY		2	/* 1 once usable; 0 (the value a new table
+								 * starts with) while cold.c loads it:
+								 * others wait on the adopt lock */
 
 typedef struct LsColdStats
 {

@@ -35,6 +35,14 @@ stop_check_start() {
 {
 	psql_run restart_clean_1.sql
 	stop_check_start
+	# the first uses after the start load the table; concurrent ones wait
+	# for that load and see every row, never part of them
+	for i in 1 2 3 4; do
+		(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -A -t -q -d postgres \
+			-c "SELECT count(*) FROM t1" >"$dir/concurrent.$i" 2>&1) &
+	done
+	wait
+	echo "-- (concurrent first reads: $(cat "$dir"/concurrent.* | sort | uniq -c | tr -s ' '))"
 	psql_run restart_clean_2.sql
 	rm -rf "$dir/backup"
 	if ls_as_pg "$LS_PG_BIN/pg_basebackup" -D "$dir/backup" -c fast >"$dir/basebackup.log" 2>&1; then
