@@ -1691,8 +1691,9 @@ again:
 					UnlockTuple(rel, &ktid, tuplock);
 					tuplock = NoLock;
 				}
-				if (res == TM_Updated && kchk.keyshare_moved && khops++ < 1000000)
+				if (res == TM_Updated && kchk.keyshare_moved)
 				{
+					ls_update_chain_step(rel, next, &khops);
 					next = kchk.next_rowid;
 					continue;
 				}
@@ -1709,8 +1710,9 @@ again:
 		{
 			uint64		next = ls_tid_to_rowid(&tmfd->ctid);
 
-			if (next != rowid && next != LS_ROWID_INVALID && hops++ < 1000000)
+			if (next != rowid && next != LS_ROWID_INVALID)
 			{
+				ls_update_chain_step(rel, rowid, &hops);
 				if (tuplock != NoLock)
 				{
 					UnlockTuple(rel, &locked_tid, tuplock);

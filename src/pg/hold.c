@@ -204,6 +204,18 @@ ls_release_held(void)
 	ls_chain_bad = false;
 }
 
+void
+ls_report_long_update_chain(Relation rel, uint64 rowid)
+{
+	Assert(!ls_in_epoch());
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("update chain through row " UINT64_FORMAT " in leanstore table \"%s\" is longer than %d rows",
+					rowid, RelationGetRelationName(rel), ls_chain_bound),
+			 errdetail("The links between moved row versions form a cycle, or the row moved more often than that."),
+			 errhint("Check the table with leanstore_verify.")));
+}
+
 /*
  * Pre-commit: nothing may be held any more.  A leak is a bug in leanstore;
  * it is reported, never released silently.

@@ -90,6 +90,20 @@ extern void ls_chain_overrun(ls_hot_row *row) pg_attribute_cold;
  * table and rowid) when the epoch is left, never a silent stop.  Caller
  * inside an epoch; row is the row whose chain is walked.
  */
+extern void ls_report_long_update_chain(Relation rel, uint64 rowid) pg_attribute_noreturn();
+
+/*
+ * The same bound for walks along update links across rows (a moved row's
+ * next_rowid), outside any epoch: one more hop from rowid, or the
+ * data-corrupted error.
+ */
+static inline void
+ls_update_chain_step(Relation rel, uint64 rowid, int *hops)
+{
+	if (unlikely(++(*hops) > ls_chain_bound))
+		ls_report_long_update_chain(rel, rowid);
+}
+
 static inline ls_hot_version *
 ls_chain_next(ls_hot_row *row, ls_hot_version *v, int *n)
 {

@@ -1053,8 +1053,9 @@ ls_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 	int			hops = 0;
 
 	while (rowid != LS_ROWID_INVALID &&
-		   rowid < ls_hot_table_rowid_limit(scan->tbl) && hops++ < 1000000)
+		   rowid < ls_hot_table_rowid_limit(scan->tbl))
 	{
+		ls_update_chain_step(sscan->rs_rd, rowid, &hops);
 		ls_hot_row *row;
 		ls_hot_version *v;
 		uint64		next = LS_ROWID_INVALID;
