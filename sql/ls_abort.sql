@@ -67,6 +67,29 @@ ROLLBACK TO s;
 INSERT INTO la VALUES (602, 'z');
 COMMIT;
 SELECT id, v FROM la WHERE id >= 600 ORDER BY id;
+-- in-place updates (no indexed column changes) of committed rows: their
+-- new versions go at abort, the committed versions are current again
+SELECT hot_rows, hot_versions FROM leanstore_table_stats('la');
+BEGIN;
+UPDATE la SET v = 'u1' WHERE id <= 50;
+UPDATE la SET v = 'u2' WHERE id <= 50;
+SAVEPOINT s;
+UPDATE la SET v = 'u3' WHERE id <= 20;
+SELECT hot_versions FROM leanstore_table_stats('la');
+ROLLBACK TO s;
+SELECT hot_versions FROM leanstore_table_stats('la');
+SELECT v, count(*) FROM la WHERE id <= 50 GROUP BY v ORDER BY v;
+ROLLBACK;
+SELECT hot_rows, hot_versions FROM leanstore_table_stats('la');
+SELECT count(*) FILTER (WHERE v = 'v' || id) AS unchanged, count(*) FROM la WHERE id <= 100;
+-- a row another transaction updates after ours committed keeps both
+BEGIN;
+UPDATE la SET v = 'kept' WHERE id = 7;
+COMMIT;
+BEGIN;
+UPDATE la SET v = 'gone' WHERE id = 7;
+ROLLBACK;
+SELECT id, v FROM la WHERE id = 7;
 VACUUM la;
 SELECT hot_rows, dead_rowids FROM leanstore_table_stats('la');
 SELECT leanstore_verify('la');

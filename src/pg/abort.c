@@ -1,20 +1,25 @@
 /*
- * abort.c - rows inserted by an aborted (sub)transaction give their hot
- * memory back at once.
+ * abort.c - rows inserted and in-place versions added by an aborted
+ * (sub)transaction give their hot memory back at once.
  *
  * Without this an aborted INSERT's rows stay in the hot tier until VACUUM
  * (or the background GC) visits their table.  The tier is shared by every
  * leanstore table, so one failed bulk load that filled it made every
  * other table unwritable (issue 12).
  *
- * Each backend remembers the rowids it inserted, per table storage, per
- * inserting xid and per subtransaction nest level, as a short list of
+ * Each backend remembers the rowids it inserted or updated in place, per
+ * table storage, per writing xid and per subtransaction nest level, as a
+ * short list of
  * rowid ranges (consecutive inserts extend the last range; a range may
  * cover rows of other transactions, which are skipped below).  At abort of
  * a level, every live row in that level's ranges whose oldest version was
  * inserted by the range's xid is removed (its slot becomes DEAD: index
- * entries may still point at it, VACUUM forgets them), and the memory goes
- * back through epoch reclamation.
+ * entries may still point at it, VACUUM forgets them).  On the other rows
+ * of the ranges, the newest versions that the aborting xids added by
+ * in-place updates are dropped (under the row latch, only while they are
+ * on top: a version another transaction put above them after the abort
+ * became visible leaves the rest to pruning).  The memory goes back
+ * through epoch reclamation.
  *
  * Why removing the whole row is right: while the inserting level runs, no
  * other transaction can see, update or lock the row (its inserter is in
@@ -89,8 +94,8 @@ ls_ins_compact(void)
 }
 
 /*
- * Remember that this transaction inserted rowid into tbl.  Called right
- * after the row was published; may allocate (and so throw) only when the
+ * Remember that this transaction inserted rowid into tbl, or added a version
+ * to it by an in-place update.  Called right after the change was published; may allocate (and so throw) only when the
  * list grows, which keeps the row for VACUUM as before.
  */
 void
@@ -123,11 +128,13 @@ ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid, TransactionId xid)
 		{
 			int			cap = ls_ins_cap == 0 ? LS_INS_INITIAL : ls_ins_cap * 2;
 
+			/* room for cap ranges and, behind them, cap xids (undo) */
+			Size		bytes = (sizeof(LsInsRange) + sizeof(TransactionId)) * cap;
+
 			if (ls_ins == NULL)
-				ls_ins = MemoryContextAlloc(TopMemoryContext,
-											sizeof(LsInsRange) * cap);
+				ls_ins = MemoryContextAlloc(TopMemoryContext, bytes);
 			else
-				ls_ins = repalloc(ls_ins, sizeof(LsInsRange) * cap);
+				ls_ins = repalloc(ls_ins, bytes);
 			ls_ins_cap = cap;
 		}
 	}
@@ -157,7 +164,48 @@ ls_row_inserted_by(ls_hot_row *row, TransactionId xid)
 	return ls_hv_xid(atomic_load(&oldest->xmin_word)) == xid;
 }
 
-/* Remove the live rows of one range that xid inserted. */
+/* xids of the ranges being undone (a level and the children it absorbed) */
+static TransactionId *ls_undo_xids = NULL;
+static int	ls_undo_nxids = 0;
+
+static bool
+ls_undo_xid(TransactionId xid)
+{
+	for (int i = 0; i < ls_undo_nxids; i++)
+		if (ls_undo_xids[i] == xid)
+			return true;
+	return false;
+}
+
+/*
+ * Undo the in-place updates of the aborting xids on row: drop its newest
+ * versions while they are theirs (under the latch; a version another
+ * transaction put on top after our abort became visible stops it, the rest
+ * is left to pruning).  Returns the versions dropped.
+ */
+static uint64
+ls_undo_updates(ls_hot_table *tbl, ls_hot_row *row)
+{
+	uint64		dropped = 0;
+
+	for (int n = 0; n < LS_CHAIN_BOUND; n++)
+	{
+		ls_hot_version *top = ls_hot_row_newest(row);
+
+		if (top == NULL || ls_hot_version_older(top) == NULL ||
+			!ls_undo_xid(ls_hv_xid(atomic_load(&top->xmin_word))))
+			break;
+		if (ls_hot_row_uninstall_newest(ls_my_ctx, tbl, row) != LS_OK)
+			break;
+		dropped++;
+	}
+	return dropped;
+}
+
+/*
+ * Remove the live rows of one range that xid inserted, and drop the
+ * versions the aborting xids added to other rows by in-place updates.
+ */
 static uint64
 ls_ins_undo(const LsInsRange *r)
 {
@@ -180,9 +228,20 @@ ls_ins_undo(const LsInsRange *r)
 		for (uint32 i = 0; i < n; i++)
 		{
 			ls_hot_row *row = rows[i];
+			ls_hot_version *top = ls_hot_row_newest(row);
 
 			if (!ls_row_inserted_by(row, r->xid))
+			{
+				/* an in-place update of ours on top? */
+				if (top == NULL ||
+					!ls_undo_xid(ls_hv_xid(atomic_load(&top->xmin_word))))
+					continue;
+				ls_row_lock(row);
+				if (!ls_hot_row_is_removed(row))
+					removed += ls_undo_updates(tbl, row);
+				ls_row_unlock(row);
 				continue;
+			}
 			ls_row_lock(row);
 			if (ls_hot_row_is_removed(row) || !ls_row_inserted_by(row, r->xid))
 			{
@@ -212,6 +271,12 @@ ls_abort_inserts(int level)
 
 	if (ls_ins_n == 0)
 		return;
+	/* the aborting xids (at most one per range: no allocation needed) */
+	ls_undo_xids = (TransactionId *) &ls_ins[ls_ins_cap];
+	ls_undo_nxids = 0;
+	for (int i = 0; i < ls_ins_n; i++)
+		if (ls_ins[i].level >= level && !ls_undo_xid(ls_ins[i].xid))
+			ls_undo_xids[ls_undo_nxids++] = ls_ins[i].xid;
 	for (int i = 0; i < ls_ins_n; i++)
 	{
 		if (ls_ins[i].level >= level)
@@ -223,6 +288,7 @@ ls_abort_inserts(int level)
 			ls_ins[keep++] = ls_ins[i];
 	}
 	ls_ins_n = keep;
+	ls_undo_nxids = 0;
 	if (removed > 0)
 		ls_hot_reclaim(ls_my_ctx);
 }

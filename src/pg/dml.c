@@ -1532,6 +1532,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), 0,
 						cid, LS_ROWID_INVALID, v, v);
+		ls_abort_note_insert(tbl, rowid, xid);
 	}
 	else
 	{

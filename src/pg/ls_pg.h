@@ -429,7 +429,7 @@ extern void ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid);
 extern BlockNumber ls_vm_set_all_visible(Relation rel, ls_hot_table *tbl,
 										 TransactionId oldest_xmin);
 
-/* abort.c: rows inserted by an aborted (sub)transaction leave at once */
+/* abort.c: rows and in-place versions of an aborted (sub)transaction leave at once */
 extern void ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid,
 								 TransactionId xid);
 extern void ls_abort_inserts(int level);

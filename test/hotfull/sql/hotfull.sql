@@ -80,3 +80,25 @@ SELECT count(*) FROM hf_other;
 SELECT count(*) FROM hf_big;
 SELECT leanstore_verify('hf_big'), leanstore_verify('hf_other');
 DROP TABLE hf_big, hf_other;
+-- the same for a bulk UPDATE in place (no indexed column) that fills the
+-- tier: its new versions give their memory back at abort
+CREATE TABLE hf_upd (id int, pad text) USING leanstore;
+CREATE TABLE hf_other (id int, pad text) USING leanstore;
+INSERT INTO hf_upd SELECT g, repeat('a', 200) FROM generate_series(1, 30000) g;
+SELECT used_bytes AS used_before FROM leanstore_stats() \gset
+\set VERBOSITY terse
+DO $$
+BEGIN
+  FOR i IN 1 .. 100 LOOP
+    UPDATE hf_upd SET pad = repeat(chr(98 + i % 20), 200);
+  END LOOP;
+END $$;
+\set VERBOSITY default
+SELECT count(*), min(pad) = max(pad) AND min(pad) = repeat('a', 200) AS unchanged FROM hf_upd;
+INSERT INTO hf_other SELECT g, repeat('y', 200) FROM generate_series(1, 20000) g;
+SELECT count(*) FROM hf_other;
+TRUNCATE hf_other;
+SELECT (used_bytes - :used_before) < :region_bytes / 10 AS memory_back FROM leanstore_stats();
+SELECT hot_rows, hot_versions FROM leanstore_table_stats('hf_upd');
+SELECT leanstore_verify('hf_upd');
+DROP TABLE hf_upd, hf_other;
