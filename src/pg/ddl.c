@@ -95,6 +95,8 @@ ls_nontransactional_truncate(Relation rel)
 	uint64		cursor = 0;
 	uint64		dead;
 
+	/* the file is truncated below: its tree goes first */
+	ls_cold_drop_for(tbl);
 	for (;;)
 	{
 		ls_hot_row *row;
@@ -185,7 +187,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(src, &cursor, limit);
+		row = ls_rows_next(src, &cursor, limit);
 		if (row != NULL)
 		{
 			rowid = row->rowid;
@@ -369,6 +371,12 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 				st->removed_rows += 1;
 				st->removed_versions += n;
 			}
+			/* a migrated row's cold image must not outlive it */
+			if (!ls_cold_forget_image(tbl, row))
+			{
+				ls_row_unlock(row);
+				return false;
+			}
 			ls_row_forget_latch();
 			ls_hot_row_remove(ls_ctx(), tbl, row, true);
 			return true;
@@ -551,6 +559,9 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		if (row == NULL)
 			break;
 	}
+
+	/* the cold tier's rows are live and frozen: they only count */
+	st.live_rows += (double) ls_cold_count_rows(tbl, limit);
 
 	/* pass 2: index entries of DEAD rowids */
 	ds.cap = Max((int64) mem_kb * 1024 / (int64) sizeof(uint64), 1024);
@@ -737,7 +748,7 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 
 	/* copy out the versions some snapshot may still need, newest first */
 	ls_epoch_enter();
-	row = ls_hot_row_get(cs->src, rowid);
+	row = ls_row_get(cs->src, rowid);
 	if (row != NULL)
 	{
 		int			walked = 0;
@@ -939,7 +950,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			old = MemoryContextSwitchTo(cs.tmpcxt);
 			tup = NULL;
 			ls_epoch_enter();
-			row = ls_hot_scan_next(cs.src, &cursor, limit);
+			row = ls_rows_next(cs.src, &cursor, limit);
 			if (row != NULL)
 			{
 				int			walked = 0;
@@ -982,7 +993,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		uint64		rowid;
 
 		ls_epoch_enter();
-		row = ls_hot_scan_next(cs.src, &cursor, limit);
+		row = ls_rows_next(cs.src, &cursor, limit);
 		rowid = row != NULL ? row->rowid : 0;
 		ls_epoch_exit();
 		if (row == NULL)

@@ -794,11 +794,15 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		if (row == NULL)
 		{
 			ls_epoch_exit();
+			/* a cold row: writers work on hot rows, bring it over */
+			if (ls_cold_migrate(rel, tbl, rowid))
+				continue;
 			tmfd->ctid = tid;
 			tmfd->xmax = InvalidTransactionId;
 			tmfd->cmax = InvalidCommandId;
 			return TM_Deleted;
 		}
+		ls_row_touch(row);
 		res = ls_check_row(row, rowid, cid, rule_snapshot, crosscheck, for_lock,
 						   mode, prior_xmax, &chk, tmfd);
 		if (out != NULL)
@@ -1449,7 +1453,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_hot_row *prow;
 
 		ls_epoch_enter();
-		prow = ls_hot_row_get(tbl, rowid);
+		prow = ls_row_get(tbl, rowid);
 		if (prow != NULL)
 		{
 			ls_hot_version *pv = ls_row_newest_valid(prow);
