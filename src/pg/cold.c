@@ -858,32 +858,6 @@ ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end)
 	return NULL;
 }
 
-/* Rows of [0, end) that only the cold tier holds (VACUUM's count). */
-uint64
-ls_cold_count_rows(ls_hot_table *tbl, uint64 end)
-{
-	uint64		cursor = 0;
-	uint64		n = 0;
-
-	if (ls_cold_of(tbl) == NULL)
-		return 0;
-	for (;;)
-	{
-		ls_hot_row *rows[256];
-		uint32		k;
-
-		CHECK_FOR_INTERRUPTS();
-		ls_epoch_enter();
-		k = ls_rows_batch(tbl, &cursor, end, rows, lengthof(rows));
-		for (uint32 i = 0; i < k; i++)
-			n += ls_row_is_standin(rows[i]);
-		ls_epoch_exit();
-		if (k == 0)
-			break;
-	}
-	return n;
-}
-
 /* ------------------------------------------------------------------------
  * Migration: a write of a cold row
  * ------------------------------------------------------------------------ */

@@ -546,22 +546,31 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(tbl, &cursor, limit);
-		while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+		/* both tiers, each row once: a cold row is live and frozen */
+		row = ls_rows_next(tbl, &cursor, limit);
+		if (row != NULL && ls_row_is_standin(row))
+			st.live_rows += 1;
+		else
 		{
-			if (++tries >= 100)
+			while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
 			{
-				st.incomplete = true;
-				break;
+				if (atomic_load(&row->evicted) != 0)
+				{
+					/* packed meanwhile: live, and now cold */
+					st.live_rows += 1;
+					break;
+				}
+				if (++tries >= 100)
+				{
+					st.incomplete = true;
+					break;
+				}
 			}
 		}
 		ls_epoch_exit();
 		if (row == NULL)
 			break;
 	}
-
-	/* the cold tier's rows are live and frozen: they only count */
-	st.live_rows += (double) ls_cold_count_rows(tbl, limit);
 
 	/* pass 2: index entries of DEAD rowids */
 	ds.cap = Max((int64) mem_kb * 1024 / (int64) sizeof(uint64), 1024);
