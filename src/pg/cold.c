@@ -86,6 +86,8 @@ typedef struct LsColdRow
 	/* payload: the version's MinimalTuple image; continued in chunks */
 } LsColdRow;
 
+#define LS_COLD_FROZEN		0x0002	/* xmin is frozen (else: clog decides) */
+
 #define LS_COLD_FIRST_CHUNK	(LS_BTREE_MAX_VALUE - (uint32) sizeof(LsColdRow))
 #define LS_COLD_CHUNK		LS_BTREE_MAX_VALUE
 
@@ -136,6 +138,8 @@ typedef struct LsColdShared
 } LsColdShared;
 
 static LsColdShared *ls_cold = NULL;
+
+static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
 
 /* Stand-ins of this backend, freed when it leaves its epoch. */
 static MemoryContext ls_standin_cxt = NULL;
@@ -433,14 +437,39 @@ ls_cold_drop_for(ls_hot_table *tbl)
 	LWLockRelease(ls_cold->adopt_lock);
 }
 
+static bool
+ls_last_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
+{
+	(void) val;
+	(void) vlen;
+	if (klen >= 8 && key[0] != LS_KEY_DEAD_PREFIX)
+		*(uint64 *) arg = ls_get_be64(key) + 1;
+	return false;
+}
+
+/*
+ * One past the highest rowid that holds a row, a DEAD slot or a cold image
+ * (the relation's size: trailing rowids without any do not count, as
+ * heap's VACUUM truncates empty pages at its end).  Caller inside an epoch.
+ */
 uint64
 ls_table_used_end(ls_hot_table *tbl)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	uint64		end = ls_hot_table_used_end(tbl, ls_hot_table_rowid_limit(tbl));
 
-	if (ct != NULL)
-		end = Max(end, pg_atomic_read_u64(&ct->cold_end));
+	if (ct != NULL && pg_atomic_read_u64(&ct->cold_end) > end)
+	{
+		uint8		top[8];
+		uint64		cold = 0;
+		ls_status	st;
+
+		ls_put_be64(top, LS_HOT_MAX_ROWID);
+		st = ls_btree_scan_desc(&ct->tree, top, 8, ls_last_cb, &cold);
+		if (st != LS_OK)
+			ls_cold_report(st, "read");
+		end = Max(end, cold);
+	}
 	return end;
 }
 
@@ -515,10 +544,13 @@ ls_cold_remove(ls_btree *t, uint64 rowid)
 	return st;
 }
 
-/* Store rowid's image (a frozen version of v's words), replacing an older one. */
+/*
+ * Store rowid's image, replacing an older one: a frozen version (pack,
+ * shutdown, VACUUM), or one whose inserter clog decides (bulk loads).
+ */
 static ls_status
 ls_cold_store(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
-			  TransactionId xmin, CommandId cmin)
+			  TransactionId xmin, CommandId cmin, bool frozen)
 {
 	uint8		key[LS_COLD_KEY_MAX];
 	char		val[LS_BTREE_MAX_VALUE];
@@ -530,6 +562,7 @@ ls_cold_store(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->total_len = len;
+	hdr->flags = frozen ? LS_COLD_FROZEN : 0;
 	hdr->xmin = xmin;
 	hdr->cmin = cmin;
 	memcpy(val + sizeof(LsColdRow), payload, first);
@@ -581,8 +614,9 @@ ls_standin_new(uint64 rowid, const LsColdRow *hdr)
 	row->rowid = rowid;
 	row->origin = LS_ORIGIN_COLD;
 	atomic_store(&row->newest, v);
-	atomic_store(&v->xmin_word, ls_hv_word(hdr->xmin,
-										   LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN));
+	atomic_store(&v->xmin_word,
+				 ls_hv_word(hdr->xmin, (hdr->flags & LS_COLD_FROZEN) ?
+							LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN : 0));
 	v->cmin = hdr->cmin;
 	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
 	v->len = len;
@@ -859,6 +893,125 @@ ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end)
 }
 
 /* ------------------------------------------------------------------------
+ * Bulk loads: rows straight into the tree
+ * ------------------------------------------------------------------------ */
+
+int			ls_bulk_load_rows = 10000;
+
+/* Rows this backend inserted into one relation in the current transaction. */
+static Oid	ls_bulk_relid = InvalidOid;
+static TransactionId ls_bulk_xid = InvalidTransactionId;
+static uint64 ls_bulk_count = 0;
+
+/*
+ * Should this insert go straight to the cold tree?  After
+ * leanstore.bulk_load_rows rows of one transaction into one (permanent or
+ * unlogged) table: a large load would flood the hot tier with rows pack
+ * cannot move before they commit.
+ */
+bool
+ls_bulk_cold(Relation rel, ls_hot_table *tbl, TransactionId xid)
+{
+	if (ls_cold == NULL || ls_bulk_load_rows <= 0 ||
+		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return false;
+	if (ls_bulk_relid != RelationGetRelid(rel) || ls_bulk_xid != GetTopTransactionIdIfAny())
+	{
+		ls_bulk_relid = RelationGetRelid(rel);
+		ls_bulk_xid = GetTopTransactionIdIfAny();
+		ls_bulk_count = 0;
+	}
+	(void) xid;
+	return ++ls_bulk_count > (uint64) ls_bulk_load_rows;
+}
+
+/*
+ * Insert v (a new version: payload, xmin, cmin; freed here) as rowid's
+ * image.  The rowid is fresh: no hot row, no image, nobody else writes it.
+ * Outside epochs.
+ */
+void
+ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	uint64		xmin_word = atomic_load(&v->xmin_word);
+	ls_status	st;
+
+	if (ct == NULL)
+	{
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+		ct = ls_cold_ensure(tbl);
+		LWLockRelease(ls_cold->adopt_lock);
+		if (ct == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("could not create the cold tree of leanstore table \"%s\"",
+							RelationGetRelationName(rel)),
+					 errhint("Increase leanstore.max_tables (every leanstore table needs one descriptor) and restart.")));
+	}
+	st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
+					   ls_hv_xid(xmin_word), v->cmin,
+					   (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0);
+	ls_hot_version_free(ls_ctx(), v);
+	if (st != LS_OK)
+		ls_cold_report(st, "insert into");
+	ls_cold_raise_end(ct, rowid);
+}
+
+/*
+ * VACUUM, for a cold row whose inserter clog decides: an aborted insert
+ * leaves (image removed, rowid DEAD for index cleanup); a committed one
+ * older than oldest_xmin is frozen.  Outside epochs.  Returns what the row
+ * is now: LS_V_DEAD (removed), LS_V_LIVE, or LS_V_INSERT_IN_PROGRESS.
+ */
+LsVacuumState
+ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	LWLock	   *lock;
+	ls_hot_row *standin;
+	LsVacuumState res = LS_V_LIVE;
+
+	if (ct == NULL)
+		return LS_V_LIVE;
+	lock = ls_row_stripe(rowid);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	ls_epoch_enter();
+	if (ls_hot_row_get(tbl, rowid) == NULL && !ls_hot_rowid_is_dead(tbl, rowid) &&
+		(standin = ls_cold_standin(ct, rowid)) != NULL)
+	{
+		ls_hot_version *v = ls_hot_row_newest(standin);
+		uint64		w = atomic_load(&v->xmin_word);
+		TransactionId xmin = ls_hv_xid(w);
+		ls_status	st = LS_OK;
+
+		if (ls_hv_flags(w) & LS_HV_XMIN_FROZEN)
+			res = LS_V_LIVE;
+		else if (TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin))
+			res = LS_V_INSERT_IN_PROGRESS;
+		else if (!TransactionIdDidCommit(xmin))
+		{
+			st = ls_cold_remove(&ct->tree, rowid);
+			if (st == LS_OK)
+				st = ls_adopt_dead(tbl, rowid);
+			res = LS_V_DEAD;
+		}
+		else if (TransactionIdPrecedes(xmin, oldest_xmin))
+			st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
+							   xmin, v->cmin, true);
+		if (st != LS_OK)
+		{
+			ls_epoch_exit();
+			LWLockRelease(lock);
+			ls_cold_report(st, "vacuum");
+		}
+	}
+	ls_epoch_exit();
+	LWLockRelease(lock);
+	return res;
+}
+
+/* ------------------------------------------------------------------------
  * Migration: a write of a cold row
  * ------------------------------------------------------------------------ */
 
@@ -1014,7 +1167,7 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 		goto out;
 	if (ls_hot_row_is_removed(row) || ls_hot_row_newest(row) != v ||
 		atomic_load(&v->xmax_word) != xmax_word ||
-		ls_cold_store(&ct->tree, rowid, payload, len, xmin, cmin) != LS_OK)
+		ls_cold_store(&ct->tree, rowid, payload, len, xmin, cmin, true) != LS_OK)
 	{
 		ls_hot_row_unlock(row);
 		goto out;
@@ -1204,7 +1357,7 @@ ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
 			if (rows[i].payload != NULL)
 			{
 				st = ls_cold_store(&ct->tree, rows[i].rowid, rows[i].payload, rows[i].len,
-								   rows[i].xmin, rows[i].cmin);
+								   rows[i].xmin, rows[i].cmin, true);
 				ls_cold_raise_end(ct, rows[i].rowid);
 			}
 			else

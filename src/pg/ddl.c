@@ -546,10 +546,33 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		/* both tiers, each row once: a cold row is live and frozen */
+		/* both tiers, each row once */
 		row = ls_rows_next(tbl, &cursor, limit);
 		if (row != NULL && ls_row_is_standin(row))
-			st.live_rows += 1;
+		{
+			uint64		rowid = row->rowid;
+
+			if (ls_hv_flags(atomic_load(&ls_hot_row_newest(row)->xmin_word)) &
+				LS_HV_XMIN_FROZEN)
+				st.live_rows += 1;
+			else
+			{
+				/* a bulk-loaded row: clog decides, outside the epoch */
+				ls_epoch_exit();
+				switch (ls_cold_settle(tbl, rowid, OldestXmin))
+				{
+					case LS_V_DEAD:
+						st.removed_rows += 1;
+						break;
+					case LS_V_LIVE:
+						st.live_rows += 1;
+						break;
+					default:
+						break;
+				}
+				continue;
+			}
+		}
 		else
 		{
 			while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))

@@ -1148,13 +1148,18 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		atomic_store(&v->next_rowid, (uint64) token);
 	}
 
-	ls_epoch_enter();
-	st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
-	ls_epoch_exit();
-	if (st != LS_OK)
+	if (!speculative && ls_bulk_cold(rel, tbl, xid))
+		ls_cold_insert(rel, tbl, rowid, v);	/* frees v */
+	else
 	{
-		ls_hot_version_free(ls_ctx(), v);
-		ls_report_status(st, rel, "insert into");
+		ls_epoch_enter();
+		st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
+		ls_epoch_exit();
+		if (st != LS_OK)
+		{
+			ls_hot_version_free(ls_ctx(), v);
+			ls_report_status(st, rel, "insert into");
+		}
 	}
 	ls_vm_note_insert(rel, tbl, rowid);
 

@@ -721,6 +721,14 @@ _PG_init(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.bulk_load_rows",
+							"Rows a transaction inserts into one table before further rows go straight to the cold tier.",
+							"Large loads (COPY, INSERT ... SELECT) then do not flood the hot tier; 0 keeps every insert hot.",
+							&ls_bulk_load_rows,
+							10000, 0, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 	DefineCustomBoolVariable("leanstore.pack_eager",
 							 "Pack every row that may go into the cold tier at once (for tests).",
 							 "Rows go cold as soon as every snapshot sees them, whatever the hot tier's fill.",

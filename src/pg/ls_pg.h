@@ -174,6 +174,12 @@ ls_row_is_standin(const ls_hot_row *row)
 	return row->origin == LS_ORIGIN_COLD;
 }
 
+/* Bulk loads: rows of large loads go straight to the tree. */
+extern int	ls_bulk_load_rows;
+extern bool ls_bulk_cold(Relation rel, ls_hot_table *tbl, TransactionId xid);
+extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
+						   ls_hot_version *v);
+
 /* Writes (outside epochs): bring rowid's cold image into the hot tier. */
 extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
 /* Under the row latch, before a migrated row leaves as DEAD. */
@@ -289,6 +295,10 @@ extern LsVacuumState ls_version_vacuum_state(ls_hot_version *v,
 											 GlobalVisState *vistest,
 											 TransactionId *dead_after);
 extern bool ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest);
+
+/* cold.c: VACUUM of a cold row whose inserter clog decides (bulk loads) */
+extern LsVacuumState ls_cold_settle(ls_hot_table *tbl, uint64 rowid,
+									TransactionId oldest_xmin);
 
 /* SSI rw-conflicts out: collect inside an epoch, report outside. */
 #define LS_SSI_MAX_XIDS 8
