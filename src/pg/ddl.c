@@ -93,6 +93,8 @@ ls_nontransactional_truncate(Relation rel)
 	uint64		cursor = 0;
 	uint64		dead;
 
+	/* the file is truncated below: its tree goes first */
+	ls_cold_drop_for(tbl);
 	for (;;)
 	{
 		ls_hot_row *row;
@@ -184,7 +186,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(src, &cursor, limit);
+		row = ls_rows_next(src, &cursor, limit);
 		if (row != NULL)
 		{
 			rowid = row->rowid;
@@ -368,6 +370,12 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 			{
 				st->removed_rows += 1;
 				st->removed_versions += n;
+			}
+			/* a migrated row's cold image must not outlive it */
+			if (!ls_cold_forget_image(tbl, row))
+			{
+				ls_row_unlock(row);
+				return false;
 			}
 			ls_row_forget_latch();
 			ls_hot_row_remove(ls_ctx(), tbl, row, true);
@@ -572,15 +580,48 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(tbl, &cursor, limit);
+		/* both tiers, each row once */
+		row = ls_rows_next(tbl, &cursor, limit);
 		if (row != NULL)
 			rowid = row->rowid;
-		while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+		if (row != NULL && ls_row_is_standin(row))
 		{
-			if (++tries >= 100)
+			if (ls_hv_flags(atomic_load(&ls_hot_row_newest(row)->xmin_word)) &
+				LS_HV_XMIN_FROZEN)
+				st.live_rows += 1;
+			else
 			{
-				st.incomplete = true;
-				break;
+				/* a bulk-loaded row: clog decides, outside the epoch */
+				ls_epoch_exit();
+				switch (ls_cold_settle(tbl, rowid, OldestXmin))
+				{
+					case LS_V_DEAD:
+						st.removed_rows += 1;
+						break;
+					case LS_V_LIVE:
+						st.live_rows += 1;
+						break;
+					default:
+						break;
+				}
+				continue;
+			}
+		}
+		else
+		{
+			while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+			{
+				if (atomic_load(&row->evicted) != 0)
+				{
+					/* packed meanwhile: live, and now cold */
+					st.live_rows += 1;
+					break;
+				}
+				if (++tries >= 100)
+				{
+					st.incomplete = true;
+					break;
+				}
 			}
 		}
 		ls_epoch_exit();
@@ -783,7 +824,7 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 
 	/* copy out the versions some snapshot may still need, newest first */
 	ls_epoch_enter();
-	row = ls_hot_row_get(cs->src, rowid);
+	row = ls_row_get(cs->src, rowid);
 	if (row != NULL)
 	{
 		int			walked = 0;
@@ -998,7 +1039,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			old = MemoryContextSwitchTo(cs.tmpcxt);
 			tup = NULL;
 			ls_epoch_enter();
-			row = ls_hot_scan_next(cs.src, &cursor, limit);
+			row = ls_rows_next(cs.src, &cursor, limit);
 			if (row != NULL)
 			{
 				int			walked = 0;
@@ -1052,7 +1093,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(cs.src, &cursor, limit);
+		row = ls_rows_next(cs.src, &cursor, limit);
 		rowid = row != NULL ? row->rowid : 0;
 		ls_epoch_exit();
 		if (row == NULL)

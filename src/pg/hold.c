@@ -88,6 +88,9 @@ ls_epoch_exit(void)
 	Assert(ls_epoch_holds > 0);
 	Assert(ls_in_epoch());
 	ls_hot_epoch_exit(ls_my_ctx);
+	/* cold rows read in the epoch were stand-ins valid inside it only */
+	if (!ls_hot_in_epoch(ls_my_ctx))
+		ls_standins_release();
 	if (ls_epoch_holds > 0)
 	{
 		ls_epoch_holds--;
@@ -200,6 +203,7 @@ ls_release_held(void)
 	}
 	if (ls_my_ctx != NULL && ls_hot_in_epoch(ls_my_ctx))
 		ls_hot_epoch_exit_all(ls_my_ctx);
+	ls_standins_release();
 	ls_epoch_holds = 0;
 	ls_chain_bad = false;
 }

@@ -34,8 +34,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	ls_hot_stats hs;
 	LsColdStats cs;
-	Datum		values[25];
-	bool		nulls[25] = {0};
+	Datum		values[26];
+	bool		nulls[26] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -61,11 +61,12 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[17] = Int64GetDatum((int64) cs.evictions);
 	values[18] = Int64GetDatum((int64) cs.provider_rounds);
 	values[19] = Int64GetDatum((int64) cs.rows_packed);
-	values[20] = Int64GetDatum((int64) cs.rows_loaded);
-	values[21] = Int64GetDatum((int64) cs.tables_packed);
-	values[22] = Int64GetDatum((int64) cs.tables_loaded);
-	values[23] = Int64GetDatum((int64) cs.cold_pages);
-	values[24] = Int64GetDatum((int64) cs.epoch);
+	values[20] = Int64GetDatum((int64) cs.rows_migrated);
+	values[21] = Int64GetDatum((int64) cs.cold_reads);
+	values[22] = Int64GetDatum((int64) cs.tables_packed);
+	values[23] = Int64GetDatum((int64) cs.tables_loaded);
+	values[24] = Int64GetDatum((int64) cs.cold_pages);
+	values[25] = Int64GetDatum((int64) cs.epoch);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
