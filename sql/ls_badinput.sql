@@ -21,10 +21,10 @@ DROP TABLE bi_gone;
 -- NULL: the functions are strict
 SELECT leanstore_table_stats(NULL) IS NULL AS stats_null, leanstore_verify(NULL) IS NULL AS verify_null;
 -- what works: leanstore tables, partitions, materialized views, own temp tables
-SELECT hot_rows FROM leanstore_table_stats('bi_ls');
-SELECT hot_rows FROM leanstore_table_stats('bi_mv');
-SELECT hot_rows FROM leanstore_table_stats('bi_part_1');
-SELECT hot_rows FROM leanstore_table_stats('bi_temp');
+SELECT rowid_limit FROM leanstore_table_stats('bi_ls');
+SELECT rowid_limit FROM leanstore_table_stats('bi_mv');
+SELECT rowid_limit FROM leanstore_table_stats('bi_part_1');
+SELECT rowid_limit FROM leanstore_table_stats('bi_temp');
 SELECT leanstore_verify('bi_ls'), leanstore_verify('bi_mv'), leanstore_verify('bi_temp');
 SELECT tables > 0 AS has_tables FROM leanstore_stats();
 -- everything else: one clear error each

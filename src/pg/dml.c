@@ -1168,10 +1168,10 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 			ls_hot_version_free(ls_ctx(), v);
 			ls_report_status(st, rel, "insert into");
 		}
+		if (!(options & TABLE_INSERT_FROZEN))
+			ls_abort_note_insert(tbl, rowid, xid);
 	}
 	ls_vm_note_insert(rel, tbl, rowid);
-	if (!(options & TABLE_INSERT_FROZEN))
-		ls_abort_note_insert(tbl, rowid, xid);
 
 	ls_rowid_to_tid(rowid, &tup->t_self);
 	ls_stamp_new_tuple(tup, xid, cid);
