@@ -1156,7 +1156,11 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 	}
 	v = ls_hot_row_newest(row);
 	if (!ls_packable(v, vis))
+	{
+		/* it stays hot: at least drop what nobody can see any more */
+		ls_collect_row(tbl, row, vis);
 		goto out;
+	}
 	xmax_word = atomic_load(&v->xmax_word);
 	xmin = ls_hv_xid(atomic_load(&v->xmin_word));
 	cmin = v->cmin;

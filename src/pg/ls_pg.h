@@ -457,6 +457,8 @@ extern void ls_index_validate_scan(Relation table_rel, Relation index_rel,
 								   struct ValidateIndexState *state);
 extern void ls_prune_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 						 GlobalVisState *vistest);
+extern void ls_collect_row(ls_hot_table *tbl, ls_hot_row *row,
+						   GlobalVisState *vistest);
 
 /* dml.c */
 extern void ls_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
