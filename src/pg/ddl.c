@@ -419,6 +419,18 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 	return true;
 }
 
+/*
+ * Pack's helper for a row that may not go cold: drop what no snapshot sees
+ * (old versions; the whole row when its deleter is visible to all, which
+ * leaves a DEAD rowid for VACUUM's index cleanup).  Caller inside an epoch,
+ * no latch held.
+ */
+void
+ls_collect_row(ls_hot_table *tbl, ls_hot_row *row, GlobalVisState *vistest)
+{
+	(void) ls_gc_row(NULL, tbl, row, vistest, InvalidTransactionId, NULL);
+}
+
 void
 ls_prune_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 			 GlobalVisState *vistest)

@@ -221,6 +221,7 @@ extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 							ls_hot_row **rows, uint32 max);
 extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
+extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
 extern void ls_standins_release(void);
 
 static inline bool
@@ -533,6 +534,8 @@ extern void ls_index_validate_scan(Relation table_rel, Relation index_rel,
 								   struct ValidateIndexState *state);
 extern void ls_prune_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 						 GlobalVisState *vistest);
+extern void ls_collect_row(ls_hot_table *tbl, ls_hot_row *row,
+						   GlobalVisState *vistest);
 
 /* dml.c */
 extern void ls_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
