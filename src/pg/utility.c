@@ -4,11 +4,13 @@
  *
  * CREATE DATABASE copies a template database file by file (STRATEGY
  * FILE_COPY) or block by block through shared buffers (WAL_LOG).  Either way
- * it copies the catalogs and the (empty) main forks of leanstore tables, but
- * not their rows, which live in the hot tier keyed by database OID.  The new
- * database's leanstore tables would have no storage at all.  Until leanstore
- * can copy a database's tables, CREATE DATABASE from a template that holds
- * leanstore tables fails before it does anything (a ProcessUtility hook).
+ * it copies the catalogs and the main forks of leanstore tables as they are
+ * on disk, without the rows in the hot tier (keyed by database OID) and the
+ * cold pages still in leanstore's buffer pool.  Until leanstore can copy a
+ * database's tables, CREATE DATABASE from a template that has leanstore
+ * tables open in this server run fails before it does anything (a
+ * ProcessUtility hook).  Tables not opened since a clean start are only in
+ * their files and are not detected (README: limitations).
  *
  * ALTER DATABASE ... SET TABLESPACE needs no check: tables in the database's
  * default tablespace are keyed with tablespace 0 (ls_key_for_node), so their
