@@ -25,7 +25,16 @@ CREATE FUNCTION leanstore_stats(
     OUT tables bigint,
     OUT hot_rows bigint,
     OUT hot_versions bigint,
-    OUT epoch bigint)
+    OUT epoch bigint,
+    -- hash cache of unique-index point lookups
+    OUT hash_cache_bytes bigint,
+    OUT hash_cache_entries bigint,
+    OUT hash_cache_hits bigint,
+    OUT hash_cache_misses bigint,
+    OUT hash_cache_stale bigint,
+    OUT hash_cache_fills bigint,
+    OUT hash_cache_evictions bigint,
+    OUT hash_cache_removed bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;

@@ -34,6 +34,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "ls_hashscan.h"
 #include "ls_pg.h"
 
 PG_MODULE_MAGIC;
@@ -498,6 +499,7 @@ ls_storage_free(ls_hot_key key)
 		ls_storage_free_database(key.db);
 		return;
 	}
+	ls_hashcache_forget_storage(key);
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
 		ls_hot_table_drop(ls_my_ctx, tbl);
@@ -680,6 +682,7 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+	ls_hashscan_init();
 	MarkGUCPrefixReserved("leanstore");
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -17,6 +17,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "ls_hashscan.h"
 #include "ls_pg.h"
 
 PG_FUNCTION_INFO_V1(leanstore_stats);
@@ -28,8 +29,9 @@ leanstore_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	ls_hot_stats hs;
-	Datum		values[11];
-	bool		nulls[11] = {0};
+	ls_hc_stats hc;
+	Datum		values[19];
+	bool		nulls[19] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -45,6 +47,17 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[8] = Int64GetDatum((int64) hs.rows);
 	values[9] = Int64GetDatum((int64) hs.versions);
 	values[10] = Int64GetDatum((int64) hs.epoch);
+	/* hash cache (hashscan.c); zeros when leanstore.hash_cache_memory = 0 */
+	if (!ls_hashcache_stats(&hc))
+		memset(&hc, 0, sizeof(hc));
+	values[11] = Int64GetDatum((int64) hc.region_bytes);
+	values[12] = Int64GetDatum((int64) hc.entries);
+	values[13] = Int64GetDatum((int64) hc.counters[LS_HC_C_HITS]);
+	values[14] = Int64GetDatum((int64) hc.counters[LS_HC_C_MISSES]);
+	values[15] = Int64GetDatum((int64) hc.counters[LS_HC_C_STALE]);
+	values[16] = Int64GetDatum((int64) hc.counters[LS_HC_C_FILLS]);
+	values[17] = Int64GetDatum((int64) hc.counters[LS_HC_C_EVICTIONS]);
+	values[18] = Int64GetDatum((int64) hc.counters[LS_HC_C_REMOVED]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

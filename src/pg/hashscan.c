@@ -1,0 +1,794 @@
+/*
+ * hashscan.c - the hash cache in front of unique B-tree indexes of leanstore
+ * tables, and the CustomScan "LeanStore Hash Lookup" that uses it.
+ *
+ * The cache (include/leanstore/hashcache.h) maps a hash of (table storage,
+ * index, key bytes) to a rowid.  A lookup that finds an entry fetches the
+ * row through the table AM's index fetch (the snapshot decides, predicate
+ * locks and statistics as for any index fetch) and evaluates the index's
+ * key conditions on the visible version; only when they hold is the row the
+ * answer.  Otherwise (no entry, entry stale, row invisible) the node runs
+ * the ordinary B-tree scan and fills the cache with the row that scan
+ * returned.  The cache is never trusted, so nothing has to invalidate it
+ * for correctness; entries are removed when a table's storage goes away
+ * (TRUNCATE, DROP, rewrites) and when a lookup finds them stale.
+ *
+ * Planning: set_rel_pathlist_hook wraps every index path of a leanstore
+ * table whose index is a plain unique, immediate, non-partial B-tree index
+ * on columns, restricted by one same-type equality per key column
+ * (constants, parameters, outer references of a nested loop).  Such a
+ * path returns at most one row (uniqueness), so the wrapper keeps the
+ * index path's row estimate and pathkeys and costs half as much (it skips
+ * the descent on a hit).  leanstore.hash_cache = off plans nothing.
+ *
+ * SERIALIZABLE transactions bypass the cache and always scan the index: a
+ * B-tree scan takes a predicate lock on the leaf page it read, which a
+ * lookup that never descends cannot take.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/relation.h"
+#include "access/stratnum.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_am.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "ls_hashscan.h"
+
+#define LS_HASH_NAME "LeanStore Hash Lookup"
+#define LS_HASH_MAX_KEYS INDEX_MAX_KEYS
+
+/* GUCs */
+static bool ls_hash_cache_on = true;
+int			ls_hash_cache_memory_mb = 64;
+
+static ls_hc *ls_hcache = NULL;	/* NULL: no cache (memory 0) */
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* ------------------------------------------------------------------------
+ * Shared memory
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsHashShared
+{
+	ls_hc	   *hc;
+} LsHashShared;
+
+static Size
+ls_hash_region_size(void)
+{
+	return (Size) ls_hash_cache_memory_mb * 1024 * 1024;
+}
+
+static void
+ls_hash_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(add_size(MAXALIGN(sizeof(LsHashShared)),
+									add_size(ls_hash_region_size(), 4096)));
+}
+
+static void
+ls_hash_shmem_startup(void)
+{
+	LsHashShared *sh;
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	sh = ShmemInitStruct("leanstore hash cache control", sizeof(LsHashShared), &found);
+	if (!found)
+	{
+		sh->hc = NULL;
+		if (ls_hash_cache_memory_mb > 0)
+		{
+			void	   *region;
+			bool		rfound;
+
+			region = ShmemInitStruct("leanstore hash cache",
+									 ls_hash_region_size() + 4096, &rfound);
+			if (ls_hc_init(region, ls_hash_region_size(), &sh->hc) != LS_OK)
+				sh->hc = NULL;	/* cannot happen: the minimum is 1 MB */
+		}
+	}
+	ls_hcache = sh->hc;
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static inline uint32
+ls_hash_slot(void)
+{
+	return (uint32) MyBackendId;
+}
+
+/* ------------------------------------------------------------------------
+ * Hashing keys
+ * ------------------------------------------------------------------------ */
+
+/* Seed of one (table storage, index); *tag: the table's tag. */
+static uint64
+ls_hash_seed(Relation rel, Oid indexoid, uint32 *tag)
+{
+	ls_hot_key	key = ls_key_for_node(&rel->rd_node);
+	uint64		th = ls_hc_hash(0, &key, sizeof(key));
+
+	*tag = ls_hc_tag(th);
+	return ls_hc_hash(th, &indexoid, sizeof(indexoid));
+}
+
+/* Fold one key value into h; the same bytes give the same hash whatever
+ * the datum's header (short/long varlena, toasted). */
+static uint64
+ls_hash_datum(uint64 h, Datum d, int16 typlen, bool typbyval)
+{
+	if (typbyval)
+	{
+		int64		v;
+
+		switch (typlen)
+		{
+			case 1:
+				v = DatumGetChar(d);
+				break;
+			case 2:
+				v = DatumGetInt16(d);
+				break;
+			case 4:
+				v = DatumGetInt32(d);
+				break;
+			default:
+				v = (int64) d;
+				break;
+		}
+		return ls_hc_hash(h, &v, sizeof(v));
+	}
+	if (typlen > 0)
+		return ls_hc_hash(h, DatumGetPointer(d), typlen);
+	if (typlen == -1)
+	{
+		struct varlena *p = (struct varlena *) DatumGetPointer(d);
+		struct varlena *u = pg_detoast_datum_packed(p);
+
+		h = ls_hc_hash(h, VARDATA_ANY(u), VARSIZE_ANY_EXHDR(u));
+		if (u != p)
+			pfree(u);
+		return h;
+	}
+	return ls_hc_hash(h, DatumGetCString(d), strlen(DatumGetCString(d)));
+}
+
+/* ------------------------------------------------------------------------
+ * Cache maintenance (called from the storage life cycle)
+ * ------------------------------------------------------------------------ */
+
+/* A table storage goes away (DROP, TRUNCATE, rewrite): drop its entries. */
+void
+ls_hashcache_forget_storage(ls_hot_key key)
+{
+	uint64		n;
+
+	if (ls_hcache == NULL)
+		return;
+	n = ls_hc_remove_table(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
+						   LS_HC_ANY_ROWID);
+	if (n > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, n);
+}
+
+/*
+ * One row of rel leaves the hot tier without its key at hand (pack): drop
+ * its entries.  This sweeps the whole cache; callers that know the row's
+ * key values should prefer letting the lookups find the entry stale.
+ */
+void
+ls_hashcache_forget_rowid(Relation rel, uint64 rowid)
+{
+	ls_hot_key	key;
+	uint64		n;
+
+	if (ls_hcache == NULL)
+		return;
+	key = ls_key_for_node(&rel->rd_node);
+	n = ls_hc_remove_table(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
+						   rowid);
+	if (n > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, n);
+}
+
+bool
+ls_hashcache_stats(ls_hc_stats *st)
+{
+	if (ls_hcache == NULL)
+		return false;
+	ls_hc_get_stats(ls_hcache, true, st);
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Planning
+ * ------------------------------------------------------------------------ */
+
+/* What the lookup needs per key column, taken from an index path. */
+typedef struct LsHashKeyCols
+{
+	int			nkeys;
+	Oid			opno[LS_HASH_MAX_KEYS];
+	Oid			subtype[LS_HASH_MAX_KEYS];
+	Oid			collid[LS_HASH_MAX_KEYS];
+	Expr	   *arg[LS_HASH_MAX_KEYS];	/* the compared value */
+	Expr	   *qual[LS_HASH_MAX_KEYS]; /* "key = value" (the recheck) */
+	IndexClause *iclause[LS_HASH_MAX_KEYS]; /* the index clause it came from */
+} LsHashKeyCols;
+
+/*
+ * Can the hash lookup replace this index path?  Fills cols when it can.
+ */
+static bool
+ls_hash_match_path(IndexPath *ip, LsHashKeyCols *cols)
+{
+	IndexOptInfo *info = ip->indexinfo;
+	ListCell   *lc;
+
+	if (info->relam != BTREE_AM_OID || !info->unique || !info->immediate ||
+		info->indpred != NIL || info->nkeycolumns < 1 ||
+		info->nkeycolumns > LS_HASH_MAX_KEYS || ip->indexorderbys != NIL)
+		return false;
+	for (int i = 0; i < info->nkeycolumns; i++)
+	{
+		if (info->indexkeys[i] <= 0)	/* expression or system column */
+			return false;
+		cols->arg[i] = NULL;
+	}
+	cols->nkeys = info->nkeycolumns;
+
+	foreach(lc, ip->indexclauses)
+	{
+		IndexClause *ic = lfirst_node(IndexClause, lc);
+		RestrictInfo *rinfo;
+		OpExpr	   *op;
+		int			col = ic->indexcol;
+		int			strategy;
+		Oid			lefttype;
+		Oid			righttype;
+
+		if (ic->lossy || col >= info->nkeycolumns || cols->arg[col] != NULL ||
+			list_length(ic->indexquals) != 1)
+			continue;
+		rinfo = linitial_node(RestrictInfo, ic->indexquals);
+		if (!IsA(rinfo->clause, OpExpr))
+			continue;
+		op = (OpExpr *) rinfo->clause;
+		if (list_length(op->args) != 2)
+			continue;
+		get_op_opfamily_properties(op->opno, info->opfamily[col], false,
+								   &strategy, &lefttype, &righttype);
+		if (strategy != BTEqualStrategyNumber || lefttype != righttype)
+			continue;
+		cols->opno[col] = op->opno;
+		cols->subtype[col] = righttype;
+		cols->collid[col] = op->inputcollid;
+		cols->arg[col] = (Expr *) lsecond(op->args);
+		cols->qual[col] = (Expr *) op;
+		cols->iclause[col] = ic;
+	}
+	for (int i = 0; i < cols->nkeys; i++)
+		if (cols->arg[i] == NULL)
+			return false;
+	return true;
+}
+
+static bool
+ls_is_leanstore_rel(Oid relid)
+{
+	Relation	rel;
+	bool		result;
+
+	rel = relation_open(relid, NoLock);
+	result = rel->rd_tableam != NULL &&
+		rel->rd_tableam->relation_vacuum == ls_vacuum_rel;
+	relation_close(rel, NoLock);
+	return result;
+}
+
+static Plan *ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
+							   struct CustomPath *best_path, List *tlist,
+							   List *clauses, List *custom_plans);
+static Node *ls_hash_create_state(CustomScan *cscan);
+
+static const CustomPathMethods ls_hash_path_methods = {
+	.CustomName = LS_HASH_NAME,
+	.PlanCustomPath = ls_hash_plan_path,
+};
+
+static const CustomScanMethods ls_hash_scan_methods = {
+	.CustomName = LS_HASH_NAME,
+	.CreateCustomScanState = ls_hash_create_state,
+};
+
+static void
+ls_hash_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+				 RangeTblEntry *rte)
+{
+	List	   *add = NIL;
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!ls_hash_cache_on || ls_hcache == NULL ||
+		rte->rtekind != RTE_RELATION || rel->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
+		rel->indexlist == NIL)
+		return;
+	if (!ls_is_leanstore_rel(rte->relid))
+		return;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = (Path *) lfirst(lc);
+		IndexPath  *ip;
+		CustomPath *cp;
+		LsHashKeyCols cols;
+
+		if (!IsA(p, IndexPath))
+			continue;
+		ip = (IndexPath *) p;
+		if (!ls_hash_match_path(ip, &cols))
+			continue;
+		cp = makeNode(CustomPath);
+		cp->path.pathtype = T_CustomScan;
+		cp->path.parent = rel;
+		cp->path.pathtarget = rel->reltarget;
+		cp->path.param_info = ip->path.param_info;
+		cp->path.parallel_aware = false;
+		cp->path.parallel_safe = ip->path.parallel_safe;
+		cp->path.parallel_workers = 0;
+		cp->path.rows = ip->path.rows;
+		/* a hit skips the descent: half the index path's cost */
+		cp->path.startup_cost = ip->path.startup_cost / 2;
+		cp->path.total_cost = ip->path.total_cost / 2;
+		cp->path.pathkeys = ip->path.pathkeys;
+		cp->flags = 0;
+		cp->custom_paths = NIL;
+		cp->custom_private = list_make1(ip);
+		cp->methods = &ls_hash_path_methods;
+		add = lappend(add, cp);
+	}
+	foreach(lc, add)
+		add_path(rel, (Path *) lfirst(lc));
+}
+
+/*
+ * custom_exprs = (values, rechecks): the compared values in key column
+ * order, and the "key = value" conditions.  custom_private = OID list:
+ * index, then per key column (comparison function, collation, subtype).
+ */
+static Plan *
+ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
+				  struct CustomPath *best_path, List *tlist,
+				  List *clauses, List *custom_plans)
+{
+	IndexPath  *ip = linitial(best_path->custom_private);
+	CustomScan *cs = makeNode(CustomScan);
+	LsHashKeyCols cols;
+	List	   *values = NIL;
+	List	   *rechecks = NIL;
+	List	   *priv;
+	List	   *qual = NIL;
+	List	   *used = NIL;
+	ListCell   *lc;
+
+	if (!ls_hash_match_path(ip, &cols))
+		elog(ERROR, "leanstore hash lookup path no longer matches its index");
+
+	priv = list_make1_oid(ip->indexinfo->indexoid);
+	for (int i = 0; i < cols.nkeys; i++)
+	{
+		values = lappend(values, copyObject(cols.arg[i]));
+		rechecks = lappend(rechecks, copyObject(cols.qual[i]));
+		priv = lappend_oid(priv, get_opcode(cols.opno[i]));
+		priv = lappend_oid(priv, cols.collid[i]);
+		priv = lappend_oid(priv, cols.subtype[i]);
+		used = lappend(used, cols.iclause[i]);
+	}
+
+	/*
+	 * The key conditions are checked by the lookup itself; drop them, and
+	 * join clauses derived from the same equivalence classes, from the
+	 * qual (as an index scan drops its index conditions).
+	 */
+	foreach(lc, clauses)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (ri->pseudoconstant)
+			continue;
+		if (is_redundant_with_indexclauses(ri, used))
+			continue;
+		qual = lappend(qual, ri->clause);
+	}
+
+	cs->scan.plan.targetlist = tlist;
+	cs->scan.plan.qual = qual;
+	cs->scan.scanrelid = rel->relid;
+	cs->flags = best_path->flags;
+	cs->custom_plans = NIL;
+	cs->custom_exprs = list_make2(values, rechecks);
+	cs->custom_private = priv;
+	cs->custom_scan_tlist = NIL;
+	cs->methods = &ls_hash_scan_methods;
+	return &cs->scan.plan;
+}
+
+/* ------------------------------------------------------------------------
+ * Execution
+ * ------------------------------------------------------------------------ */
+
+typedef enum LsHashPhase
+{
+	LS_HP_START,				/* keys not evaluated yet */
+	LS_HP_INDEX,				/* scanning the index */
+	LS_HP_DONE,
+} LsHashPhase;
+
+typedef struct LsHashScanState
+{
+	CustomScanState css;
+	Oid			indexoid;
+	Relation	index;
+	int			nkeys;
+	ScanKeyData keys[LS_HASH_MAX_KEYS];
+	Oid			funcs[LS_HASH_MAX_KEYS];
+	Oid			collids[LS_HASH_MAX_KEYS];
+	Oid			subtypes[LS_HASH_MAX_KEYS];
+	int16		typlen[LS_HASH_MAX_KEYS];
+	bool		typbyval[LS_HASH_MAX_KEYS];
+	List	   *values;			/* ExprStates */
+	ExprState  *recheck;
+	ExprContext *keycxt;		/* where key values live during a scan */
+	IndexFetchTableData *fetch;
+	IndexScanDesc iscan;
+	uint64		seed;
+	uint32		tag;
+	LsHashPhase phase;
+	bool		fill;			/* fill the cache from the index scan */
+	uint64		hash;
+	/* EXPLAIN ANALYZE */
+	uint64		hits;
+	uint64		misses;
+	uint64		stale;
+	uint64		bypassed;
+} LsHashScanState;
+
+static void ls_hash_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *ls_hash_exec(CustomScanState *node);
+static void ls_hash_end(CustomScanState *node);
+static void ls_hash_rescan(CustomScanState *node);
+static void ls_hash_explain(CustomScanState *node, List *ancestors,
+							ExplainState *es);
+
+static const CustomExecMethods ls_hash_exec_methods = {
+	.CustomName = LS_HASH_NAME,
+	.BeginCustomScan = ls_hash_begin,
+	.ExecCustomScan = ls_hash_exec,
+	.EndCustomScan = ls_hash_end,
+	.ReScanCustomScan = ls_hash_rescan,
+	.ExplainCustomScan = ls_hash_explain,
+};
+
+static Node *
+ls_hash_create_state(CustomScan *cscan)
+{
+	LsHashScanState *s = palloc0(sizeof(LsHashScanState));
+
+	NodeSetTag(s, T_CustomScanState);
+	s->css.methods = &ls_hash_exec_methods;
+	return (Node *) s;
+}
+
+static void
+ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	List	   *values = linitial(cs->custom_exprs);
+	List	   *rechecks = lsecond(cs->custom_exprs);
+	ListCell   *lc;
+	int			i;
+
+	/*
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot, which has no
+	 * system columns (UPDATE and DELETE need ctid): replace it with the
+	 * table AM's slot and compile the projection and qual again for it.
+	 */
+	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
+						  table_slot_callbacks(rel));
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, cs->scan.scanrelid);
+	node->ss.ps.qual = ExecInitQual(cs->scan.plan.qual, &node->ss.ps);
+
+	s->indexoid = linitial_oid(cs->custom_private);
+	s->nkeys = list_length(values);
+	lc = list_second_cell(cs->custom_private);
+	for (i = 0; i < s->nkeys; i++)
+	{
+		s->funcs[i] = lfirst_oid(lc);
+		lc = lnext(cs->custom_private, lc);
+		s->collids[i] = lfirst_oid(lc);
+		lc = lnext(cs->custom_private, lc);
+		s->subtypes[i] = lfirst_oid(lc);
+		lc = lnext(cs->custom_private, lc);
+	}
+	i = 0;
+	foreach(lc, values)
+	{
+		get_typlenbyval(exprType((Node *) lfirst(lc)), &s->typlen[i], &s->typbyval[i]);
+		i++;
+	}
+	s->values = ExecInitExprList(values, &node->ss.ps);
+	s->recheck = ExecInitQual(rechecks, &node->ss.ps);
+	s->phase = LS_HP_START;
+
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	s->index = index_open(s->indexoid,
+						  exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode);
+	s->keycxt = CreateExprContext(estate);
+	s->fetch = table_index_fetch_begin(rel);
+	s->seed = ls_hash_seed(rel, s->indexoid, &s->tag);
+}
+
+/* Evaluate the key values into the scan keys; false when one is NULL. */
+static bool
+ls_hash_eval_keys(LsHashScanState *s)
+{
+	ExprContext *ec = s->keycxt;
+	MemoryContext old;
+	ListCell   *lc;
+	int			i = 0;
+	bool		ok = true;
+	uint64		h = s->seed;
+
+	ResetExprContext(ec);
+	old = MemoryContextSwitchTo(ec->ecxt_per_tuple_memory);
+	foreach(lc, s->values)
+	{
+		bool		isnull;
+		Datum		d = ExecEvalExpr((ExprState *) lfirst(lc), ec, &isnull);
+
+		if (isnull)
+		{
+			ok = false;			/* "= NULL" matches nothing */
+			break;
+		}
+		ScanKeyEntryInitialize(&s->keys[i], 0, (AttrNumber) (i + 1),
+							   BTEqualStrategyNumber, s->subtypes[i],
+							   s->collids[i], s->funcs[i], d);
+		h = ls_hash_datum(h, d, s->typlen[i], s->typbyval[i]);
+		i++;
+	}
+	MemoryContextSwitchTo(old);
+	s->hash = h;
+	return ok;
+}
+
+/* Try the cache; true with the row in slot when the entry held. */
+static bool
+ls_hash_probe(LsHashScanState *s, TupleTableSlot *slot)
+{
+	ExprContext *ec = s->css.ss.ps.ps_ExprContext;
+	EState	   *estate = s->css.ss.ps.state;
+	uint64		rowid;
+	ItemPointerData tid;
+	bool		call_again = false;
+
+	if (!ls_hc_lookup(ls_hcache, s->hash, &rowid))
+	{
+		s->misses++;
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_MISSES, 1);
+		return false;
+	}
+	ls_rowid_to_tid(rowid, &tid);
+	if (table_index_fetch_tuple(s->fetch, &tid, estate->es_snapshot, slot,
+								&call_again, NULL))
+	{
+		ec->ecxt_scantuple = slot;
+		if (ExecQual(s->recheck, ec))
+		{
+			s->hits++;
+			ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_HITS, 1);
+			return true;
+		}
+		ExecClearTuple(slot);
+	}
+	/* stale: gone, moved to another key, or not visible to us */
+	s->stale++;
+	ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_STALE, 1);
+	if (ls_hc_remove(ls_hcache, s->hash, rowid) > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, 1);
+	return false;
+}
+
+static TupleTableSlot *
+ls_hash_next(ScanState *ss)
+{
+	LsHashScanState *s = (LsHashScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	EState	   *estate = ss->ps.state;
+
+	if (s->phase == LS_HP_START)
+	{
+		if (!ls_hash_eval_keys(s))
+		{
+			s->phase = LS_HP_DONE;
+			return NULL;
+		}
+		s->fill = false;
+		if (ls_hcache != NULL && IsMVCCSnapshot(estate->es_snapshot) &&
+			!IsolationIsSerializable())
+		{
+			if (ls_hash_probe(s, slot))
+			{
+				/* unique: nothing else can match */
+				s->phase = LS_HP_DONE;
+				return slot;
+			}
+			s->fill = true;
+		}
+		else
+			s->bypassed++;
+		if (s->iscan == NULL)
+			s->iscan = index_beginscan(ss->ss_currentRelation, s->index,
+									   estate->es_snapshot, s->nkeys, 0);
+		index_rescan(s->iscan, s->keys, s->nkeys, NULL, 0);
+		s->phase = LS_HP_INDEX;
+	}
+	if (s->phase == LS_HP_INDEX)
+	{
+		if (index_getnext_slot(s->iscan, ForwardScanDirection, slot))
+		{
+			if (s->fill)
+			{
+				ls_hc_fill_result fr;
+
+				fr = ls_hc_fill(ls_hcache, s->hash, s->tag,
+								ls_tid_to_rowid(&slot->tts_tid));
+				if (fr != LS_HC_SKIPPED)
+					ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_FILLS, 1);
+				if (fr == LS_HC_EVICTED)
+					ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_EVICTIONS, 1);
+				s->fill = false;
+			}
+			return slot;
+		}
+		s->phase = LS_HP_DONE;
+	}
+	return NULL;
+}
+
+/* EvalPlanQual: does the test tuple satisfy the key conditions? */
+static bool
+ls_hash_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	LsHashScanState *s = (LsHashScanState *) ss;
+	ExprContext *ec = ss->ps.ps_ExprContext;
+
+	ec->ecxt_scantuple = slot;
+	return ExecQualAndReset(s->recheck, ec);
+}
+
+static TupleTableSlot *
+ls_hash_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, ls_hash_next, ls_hash_recheck);
+}
+
+static void
+ls_hash_rescan(CustomScanState *node)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+
+	s->phase = LS_HP_START;
+	ExecScanReScan(&node->ss);
+}
+
+static void
+ls_hash_end(CustomScanState *node)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+
+	/* the slot may borrow the fetch's buffer */
+	if (node->ss.ss_ScanTupleSlot)
+		ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	if (s->iscan)
+		index_endscan(s->iscan);
+	if (s->fetch)
+		table_index_fetch_end(s->fetch);
+	if (s->index)
+		index_close(s->index, NoLock);
+}
+
+static void
+ls_hash_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	List	   *rechecks = lsecond(cs->custom_exprs);
+	List	   *context;
+	char	   *cond;
+
+	ExplainPropertyText("Index Name", get_rel_name(linitial_oid(cs->custom_private)), es);
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	cond = deparse_expression((Node *) make_ands_explicit(rechecks), context,
+							  es->verbose, false);
+	ExplainPropertyText("Lookup Cond", cond, es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Hash Hits", NULL, (int64) s->hits, es);
+		ExplainPropertyInteger("Hash Misses", NULL, (int64) (s->misses + s->stale), es);
+		if (s->stale > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyInteger("Hash Stale", NULL, (int64) s->stale, es);
+		if (s->bypassed > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyInteger("Hash Bypassed", NULL, (int64) s->bypassed, es);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Module load (from _PG_init)
+ * ------------------------------------------------------------------------ */
+void
+ls_hashscan_init(void)
+{
+	DefineCustomBoolVariable("leanstore.hash_cache",
+							 "Plans hash-cached point lookups on unique indexes of leanstore tables.",
+							 "When off, the planner uses the ordinary index scans.",
+							 &ls_hash_cache_on,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.hash_cache_memory",
+							"Shared memory for the hash cache of unique-index point lookups.",
+							"0 disables the cache.",
+							&ls_hash_cache_memory_mb,
+							64, 0, 1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = ls_hash_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = ls_hash_shmem_startup;
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = ls_hash_pathlist;
+	RegisterCustomScanMethods(&ls_hash_scan_methods);
+}
