@@ -65,6 +65,14 @@ SELECT v FROM hs WHERE code = 'c1001';
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 1001;
 DELETE FROM hs WHERE id = 1001;
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 1001;
+-- colliding hashes (test setting: 1 bit of each hash kept): the entry of
+-- another key is found, its row fails the recheck, the index answers
+SET leanstore.hash_cache_test_bits = 1;
+SELECT v FROM hs WHERE id = 1002;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1000 WHERE o.id < 9;
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1000 WHERE o.id < 9 ORDER BY 1;
+RESET leanstore.hash_cache_test_bits;
 -- NULL keys match nothing, without a lookup
 SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE hs_p(NULL);

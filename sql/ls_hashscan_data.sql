@@ -127,6 +127,21 @@ FETCH cur;
 EXECUTE hd_id(17);
 COMMIT;
 
+-- colliding hashes (a test setting keeps 2 bits of each key hash): a hit
+-- names another key's row, which the recheck refuses
+SET leanstore.hash_cache_test_bits = 2;
+SELECT hd_sum(1, 100);
+SELECT hd_sum(1, 100);
+SELECT hd_sum(90, 120);
+EXECUTE hd_code('c30');
+EXECUTE hd_code('c31');
+EXECUTE hd_code('c30');
+EXECUTE hd_ab(30, 'b0');
+EXECUTE hd_ab(31, 'b0');
+EXECUTE hd_ab(30, 'b0');
+SELECT o.id, i.v FROM hd o JOIN hd i ON i.id = o.id + 1 WHERE o.id BETWEEN 40 AND 45 ORDER BY 1;
+RESET leanstore.hash_cache_test_bits;
+
 -- TRUNCATE (rolled back, then for good)
 EXECUTE hd_id(20);
 BEGIN;

@@ -64,6 +64,12 @@
 static bool ls_hash_cache_on = true;
 int			ls_hash_cache_memory_mb = 64;
 
+/*
+ * Tests only: keep this many low bits of each key hash (0 = all), so that
+ * different keys collide and every lookup's key recheck is exercised.
+ */
+static int	ls_hash_test_bits = 0;
+
 static ls_hc *ls_hcache = NULL;	/* NULL: no cache (memory 0) */
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -596,6 +602,8 @@ ls_hash_eval_keys(LsHashScanState *s)
 		i++;
 	}
 	MemoryContextSwitchTo(old);
+	if (ls_hash_test_bits > 0 && ls_hash_test_bits < 64)
+		h &= (UINT64CONST(1) << ls_hash_test_bits) - 1;
 	s->hash = h;
 	return ok;
 }
@@ -782,6 +790,15 @@ ls_hashscan_init(void)
 							64, 0, 1024 * 1024,
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("leanstore.hash_cache_test_bits",
+							"Tests only: keeps this many bits of each hash-cache key hash (0 keeps all).",
+							"Makes different keys collide in the hash cache, so that the key recheck of every lookup is exercised.",
+							&ls_hash_test_bits,
+							0, 0, 64,
+							PGC_SUSET,
+							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							NULL, NULL, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
