@@ -393,9 +393,29 @@ ls_hash_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 }
 
 /*
- * custom_exprs = (values, rechecks): the compared values in key column
- * order, and the "key = value" conditions.  custom_private = OID list:
- * index, then per key column (comparison function, collation, subtype).
+ * Does the plan read a system column of the scanned relation (ctid for
+ * UPDATE, DELETE and row marks, tableoid, xmin, ...)?
+ */
+static bool
+ls_hash_needs_sysattrs(Index relid, List *tlist, List *qual)
+{
+	Bitmapset  *attrs = NULL;
+	int			k = -1;
+
+	pull_varattnos((Node *) tlist, relid, &attrs);
+	pull_varattnos((Node *) qual, relid, &attrs);
+	while ((k = bms_next_member(attrs, k)) >= 0)
+		if (k + FirstLowInvalidHeapAttributeNumber < 0)
+			return true;
+	return false;
+}
+
+/*
+ * custom_exprs = (values, conditions): the compared values in key column
+ * order, and the "key = value" conditions (for EXPLAIN).  custom_private =
+ * (OIDs, ints): OIDs = index, then per key column its comparison
+ * function, collation and subtype; ints = reads system columns, then per
+ * key column the table attribute, typlen and typbyval of the value.
  */
 static Plan *
 ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
@@ -407,7 +427,8 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 	LsHashKeyCols cols;
 	List	   *values = NIL;
 	List	   *rechecks = NIL;
-	List	   *priv;
+	List	   *oids;
+	List	   *ints;
 	List	   *qual = NIL;
 	List	   *used = NIL;
 	ListCell   *lc;
@@ -415,22 +436,13 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 	if (!ls_hash_match_path(ip, &cols))
 		elog(ERROR, "leanstore hash lookup path no longer matches its index");
 
-	priv = list_make1_oid(ip->indexinfo->indexoid);
-	for (int i = 0; i < cols.nkeys; i++)
-	{
-		values = lappend(values, copyObject(cols.arg[i]));
-		rechecks = lappend(rechecks, copyObject(cols.qual[i]));
-		priv = lappend_oid(priv, get_opcode(cols.opno[i]));
-		priv = lappend_oid(priv, cols.collid[i]);
-		priv = lappend_oid(priv, cols.subtype[i]);
-		used = lappend(used, cols.iclause[i]);
-	}
-
 	/*
 	 * The key conditions are checked by the lookup itself; drop them, and
 	 * join clauses derived from the same equivalence classes, from the
 	 * qual (as an index scan drops its index conditions).
 	 */
+	for (int i = 0; i < cols.nkeys; i++)
+		used = lappend(used, cols.iclause[i]);
 	foreach(lc, clauses)
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
@@ -442,13 +454,31 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 		qual = lappend(qual, ri->clause);
 	}
 
+	oids = list_make1_oid(ip->indexinfo->indexoid);
+	ints = list_make1_int(ls_hash_needs_sysattrs(rel->relid, tlist, qual) ? 1 : 0);
+	for (int i = 0; i < cols.nkeys; i++)
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		values = lappend(values, copyObject(cols.arg[i]));
+		rechecks = lappend(rechecks, copyObject(cols.qual[i]));
+		oids = lappend_oid(oids, get_opcode(cols.opno[i]));
+		oids = lappend_oid(oids, cols.collid[i]);
+		oids = lappend_oid(oids, cols.subtype[i]);
+		get_typlenbyval(exprType((Node *) cols.arg[i]), &typlen, &typbyval);
+		ints = lappend_int(ints, ip->indexinfo->indexkeys[i]);
+		ints = lappend_int(ints, typlen);
+		ints = lappend_int(ints, typbyval ? 1 : 0);
+	}
+
 	cs->scan.plan.targetlist = tlist;
 	cs->scan.plan.qual = qual;
 	cs->scan.scanrelid = rel->relid;
 	cs->flags = best_path->flags;
 	cs->custom_plans = NIL;
 	cs->custom_exprs = list_make2(values, rechecks);
-	cs->custom_private = priv;
+	cs->custom_private = list_make2(oids, ints);
 	cs->custom_scan_tlist = NIL;
 	cs->methods = &ls_hash_scan_methods;
 	return &cs->scan.plan;
@@ -456,6 +486,19 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 
 /* ------------------------------------------------------------------------
  * Execution
+ *
+ * Rows are fetched into a slot of the table AM's kind (hslot): the hash
+ * hit by rowid, the fallback through index_getnext_slot.  PostgreSQL 15
+ * gives a custom scan a virtual scan slot; when the plan reads no system
+ * column, the row's columns are handed out through it (no second
+ * projection to build per execution).  When it does (ctid of UPDATE,
+ * DELETE, row marks), the scan slot is replaced by hslot and the
+ * projection and qual are compiled again for it.
+ *
+ * What an execution costs matters as much as the lookup (PL/pgSQL runs
+ * the executor once per statement): the index is opened and the context
+ * for by-reference keys created only on the first miss, the scan keys are
+ * set up once, and the key recheck calls the equality functions directly.
  * ------------------------------------------------------------------------ */
 
 typedef enum LsHashPhase
@@ -469,22 +512,24 @@ typedef struct LsHashScanState
 {
 	CustomScanState css;
 	Oid			indexoid;
-	Relation	index;
+	LOCKMODE	lockmode;
+	Relation	index;			/* opened at the first miss */
 	int			nkeys;
-	ScanKeyData keys[LS_HASH_MAX_KEYS];
-	Oid			funcs[LS_HASH_MAX_KEYS];
-	Oid			collids[LS_HASH_MAX_KEYS];
-	Oid			subtypes[LS_HASH_MAX_KEYS];
-	int16		typlen[LS_HASH_MAX_KEYS];
-	bool		typbyval[LS_HASH_MAX_KEYS];
+	bool		byref_keys;		/* a key value is passed by reference */
+	bool		heap_mode;		/* scan slot replaced by hslot */
+	ScanKey		keys;			/* nkeys, arguments set per lookup */
+	AttrNumber *attnos;			/* table column of each key */
+	int16	   *typlen;
+	bool	   *typbyval;
 	List	   *values;			/* ExprStates */
-	ExprState  *recheck;
-	ExprContext *keycxt;		/* where key values live during a scan */
+	ExprContext *keycxt;		/* by-reference key values live here */
+	TupleTableSlot *hslot;
 	IndexFetchTableData *fetch;
 	IndexScanDesc iscan;
 	uint64		seed;
 	uint32		tag;
 	LsHashPhase phase;
+	bool		keys_ok;		/* keys evaluated, none NULL */
 	bool		fill;			/* fill the cache from the index scan */
 	uint64		hash;
 	/* EXPLAIN ANALYZE */
@@ -526,48 +571,50 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 	LsHashScanState *s = (LsHashScanState *) node;
 	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
 	Relation	rel = node->ss.ss_currentRelation;
+	List	   *oids = linitial(cs->custom_private);
+	List	   *ints = lsecond(cs->custom_private);
 	List	   *values = linitial(cs->custom_exprs);
-	List	   *rechecks = lsecond(cs->custom_exprs);
-	ListCell   *lc;
-	int			i;
+	int			n = list_length(values);
 
-	/*
-	 * PostgreSQL 15 gives a custom scan a virtual scan slot, which has no
-	 * system columns (UPDATE and DELETE need ctid): replace it with the
-	 * table AM's slot and compile the projection and qual again for it.
-	 */
-	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel),
-						  table_slot_callbacks(rel));
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, cs->scan.scanrelid);
-	node->ss.ps.qual = ExecInitQual(cs->scan.plan.qual, &node->ss.ps);
-
-	s->indexoid = linitial_oid(cs->custom_private);
-	s->nkeys = list_length(values);
-	lc = list_second_cell(cs->custom_private);
-	for (i = 0; i < s->nkeys; i++)
+	s->indexoid = linitial_oid(oids);
+	s->lockmode = exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode;
+	s->nkeys = n;
+	s->keys = palloc(sizeof(ScanKeyData) * n);
+	s->attnos = palloc(sizeof(AttrNumber) * n);
+	s->typlen = palloc(sizeof(int16) * n);
+	s->typbyval = palloc(sizeof(bool) * n);
+	for (int i = 0; i < n; i++)
 	{
-		s->funcs[i] = lfirst_oid(lc);
-		lc = lnext(cs->custom_private, lc);
-		s->collids[i] = lfirst_oid(lc);
-		lc = lnext(cs->custom_private, lc);
-		s->subtypes[i] = lfirst_oid(lc);
-		lc = lnext(cs->custom_private, lc);
-	}
-	i = 0;
-	foreach(lc, values)
-	{
-		get_typlenbyval(exprType((Node *) lfirst(lc)), &s->typlen[i], &s->typbyval[i]);
-		i++;
+		ScanKeyEntryInitialize(&s->keys[i], 0, (AttrNumber) (i + 1),
+							   BTEqualStrategyNumber,
+							   list_nth_oid(oids, 3 + 3 * i),	/* subtype */
+							   list_nth_oid(oids, 2 + 3 * i),	/* collation */
+							   list_nth_oid(oids, 1 + 3 * i),	/* function */
+							   (Datum) 0);
+		s->attnos[i] = (AttrNumber) list_nth_int(ints, 1 + 3 * i);
+		s->typlen[i] = (int16) list_nth_int(ints, 2 + 3 * i);
+		s->typbyval[i] = list_nth_int(ints, 3 + 3 * i) != 0;
+		if (!s->typbyval[i])
+			s->byref_keys = true;
 	}
 	s->values = ExecInitExprList(values, &node->ss.ps);
-	s->recheck = ExecInitQual(rechecks, &node->ss.ps);
 	s->phase = LS_HP_START;
-
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	s->index = index_open(s->indexoid,
-						  exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode);
-	s->keycxt = CreateExprContext(estate);
+
+	s->hslot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
+								  table_slot_callbacks(rel));
+	if (linitial_int(ints) != 0)
+	{
+		/* system columns: the scan slot must be the table AM's own */
+		s->heap_mode = true;
+		node->ss.ss_ScanTupleSlot = s->hslot;
+		node->ss.ps.scanops = s->hslot->tts_ops;
+		node->ss.ps.scanopsfixed = true;
+		node->ss.ps.scanopsset = true;
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, cs->scan.scanrelid);
+		node->ss.ps.qual = ExecInitQual(cs->scan.plan.qual, &node->ss.ps);
+	}
 	s->fetch = table_index_fetch_begin(rel);
 	s->seed = ls_hash_seed(rel, s->indexoid, &s->tag);
 }
@@ -576,14 +623,25 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 static bool
 ls_hash_eval_keys(LsHashScanState *s)
 {
-	ExprContext *ec = s->keycxt;
+	ExprContext *ec;
 	MemoryContext old;
 	ListCell   *lc;
 	int			i = 0;
-	bool		ok = true;
 	uint64		h = s->seed;
 
-	ResetExprContext(ec);
+	/*
+	 * By-value keys can be evaluated in the node's per-tuple context; a
+	 * by-reference value must survive the whole index scan.
+	 */
+	if (s->byref_keys)
+	{
+		if (s->keycxt == NULL)
+			s->keycxt = CreateExprContext(s->css.ss.ps.state);
+		ec = s->keycxt;
+		ResetExprContext(ec);
+	}
+	else
+		ec = s->css.ss.ps.ps_ExprContext;
 	old = MemoryContextSwitchTo(ec->ecxt_per_tuple_memory);
 	foreach(lc, s->values)
 	{
@@ -592,12 +650,11 @@ ls_hash_eval_keys(LsHashScanState *s)
 
 		if (isnull)
 		{
-			ok = false;			/* "= NULL" matches nothing */
-			break;
+			/* "= NULL" matches nothing */
+			MemoryContextSwitchTo(old);
+			return false;
 		}
-		ScanKeyEntryInitialize(&s->keys[i], 0, (AttrNumber) (i + 1),
-							   BTEqualStrategyNumber, s->subtypes[i],
-							   s->collids[i], s->funcs[i], d);
+		s->keys[i].sk_argument = d;
 		h = ls_hash_datum(h, d, s->typlen[i], s->typbyval[i]);
 		i++;
 	}
@@ -605,14 +662,58 @@ ls_hash_eval_keys(LsHashScanState *s)
 	if (ls_hash_test_bits > 0 && ls_hash_test_bits < 64)
 		h &= (UINT64CONST(1) << ls_hash_test_bits) - 1;
 	s->hash = h;
-	return ok;
+	return true;
 }
 
-/* Try the cache; true with the row in slot when the entry held. */
+/* Do the key columns of the row in slot equal the evaluated keys? */
 static bool
-ls_hash_probe(LsHashScanState *s, TupleTableSlot *slot)
+ls_hash_keys_match(LsHashScanState *s, TupleTableSlot *slot)
 {
-	ExprContext *ec = s->css.ss.ps.ps_ExprContext;
+	for (int i = 0; i < s->nkeys; i++)
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(slot, s->attnos[i], &isnull);
+
+		if (isnull ||
+			!DatumGetBool(FunctionCall2Coll(&s->keys[i].sk_func,
+											s->keys[i].sk_collation,
+											d, s->keys[i].sk_argument)))
+			return false;
+	}
+	return true;
+}
+
+/* Hand the row in hslot out through the scan slot. */
+static TupleTableSlot *
+ls_hash_out(LsHashScanState *s)
+{
+	TupleTableSlot *out = s->css.ss.ss_ScanTupleSlot;
+	int			natts;
+
+	if (s->heap_mode)
+		return s->hslot;
+	/* the values point into hslot's tuple, valid until the next fetch */
+	natts = out->tts_tupleDescriptor->natts;
+	slot_getallattrs(s->hslot);
+	ExecClearTuple(out);
+	memcpy(out->tts_values, s->hslot->tts_values, natts * sizeof(Datum));
+	memcpy(out->tts_isnull, s->hslot->tts_isnull, natts * sizeof(bool));
+	ExecStoreVirtualTuple(out);
+	out->tts_tid = s->hslot->tts_tid;
+	out->tts_tableOid = s->hslot->tts_tableOid;
+	return out;
+}
+
+static inline void
+ls_hash_count(ls_hc_counter c)
+{
+	ls_hc_count(ls_hcache, ls_hash_slot(), c, 1);
+}
+
+/* Try the cache; true with the row in hslot when the entry held. */
+static bool
+ls_hash_probe(LsHashScanState *s)
+{
 	EState	   *estate = s->css.ss.ps.state;
 	uint64		rowid;
 	ItemPointerData tid;
@@ -621,27 +722,26 @@ ls_hash_probe(LsHashScanState *s, TupleTableSlot *slot)
 	if (!ls_hc_lookup(ls_hcache, s->hash, &rowid))
 	{
 		s->misses++;
-		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_MISSES, 1);
+		ls_hash_count(LS_HC_C_MISSES);
 		return false;
 	}
 	ls_rowid_to_tid(rowid, &tid);
-	if (table_index_fetch_tuple(s->fetch, &tid, estate->es_snapshot, slot,
+	if (table_index_fetch_tuple(s->fetch, &tid, estate->es_snapshot, s->hslot,
 								&call_again, NULL))
 	{
-		ec->ecxt_scantuple = slot;
-		if (ExecQual(s->recheck, ec))
+		if (ls_hash_keys_match(s, s->hslot))
 		{
 			s->hits++;
-			ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_HITS, 1);
+			ls_hash_count(LS_HC_C_HITS);
 			return true;
 		}
-		ExecClearTuple(slot);
+		ExecClearTuple(s->hslot);
 	}
-	/* stale: gone, moved to another key, or not visible to us */
+	/* stale: gone, moved to another key, not visible to us, a collision */
 	s->stale++;
-	ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_STALE, 1);
+	ls_hash_count(LS_HC_C_STALE);
 	if (ls_hc_remove(ls_hcache, s->hash, rowid) > 0)
-		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, 1);
+		ls_hash_count(LS_HC_C_REMOVED);
 	return false;
 }
 
@@ -649,12 +749,12 @@ static TupleTableSlot *
 ls_hash_next(ScanState *ss)
 {
 	LsHashScanState *s = (LsHashScanState *) ss;
-	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 	EState	   *estate = ss->ps.state;
 
 	if (s->phase == LS_HP_START)
 	{
-		if (!ls_hash_eval_keys(s))
+		s->keys_ok = ls_hash_eval_keys(s);
+		if (!s->keys_ok)
 		{
 			s->phase = LS_HP_DONE;
 			return NULL;
@@ -663,39 +763,43 @@ ls_hash_next(ScanState *ss)
 		if (ls_hcache != NULL && IsMVCCSnapshot(estate->es_snapshot) &&
 			!IsolationIsSerializable())
 		{
-			if (ls_hash_probe(s, slot))
+			if (ls_hash_probe(s))
 			{
 				/* unique: nothing else can match */
 				s->phase = LS_HP_DONE;
-				return slot;
+				return ls_hash_out(s);
 			}
 			s->fill = true;
 		}
 		else
 			s->bypassed++;
 		if (s->iscan == NULL)
+		{
+			if (s->index == NULL)
+				s->index = index_open(s->indexoid, s->lockmode);
 			s->iscan = index_beginscan(ss->ss_currentRelation, s->index,
 									   estate->es_snapshot, s->nkeys, 0);
+		}
 		index_rescan(s->iscan, s->keys, s->nkeys, NULL, 0);
 		s->phase = LS_HP_INDEX;
 	}
 	if (s->phase == LS_HP_INDEX)
 	{
-		if (index_getnext_slot(s->iscan, ForwardScanDirection, slot))
+		if (index_getnext_slot(s->iscan, ForwardScanDirection, s->hslot))
 		{
 			if (s->fill)
 			{
 				ls_hc_fill_result fr;
 
 				fr = ls_hc_fill(ls_hcache, s->hash, s->tag,
-								ls_tid_to_rowid(&slot->tts_tid));
+								ls_tid_to_rowid(&s->hslot->tts_tid));
 				if (fr != LS_HC_SKIPPED)
-					ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_FILLS, 1);
+					ls_hash_count(LS_HC_C_FILLS);
 				if (fr == LS_HC_EVICTED)
-					ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_EVICTIONS, 1);
+					ls_hash_count(LS_HC_C_EVICTIONS);
 				s->fill = false;
 			}
-			return slot;
+			return ls_hash_out(s);
 		}
 		s->phase = LS_HP_DONE;
 	}
@@ -707,10 +811,13 @@ static bool
 ls_hash_recheck(ScanState *ss, TupleTableSlot *slot)
 {
 	LsHashScanState *s = (LsHashScanState *) ss;
-	ExprContext *ec = ss->ps.ps_ExprContext;
 
-	ec->ecxt_scantuple = slot;
-	return ExecQualAndReset(s->recheck, ec);
+	if (s->phase == LS_HP_START)
+	{
+		s->keys_ok = ls_hash_eval_keys(s);
+		s->phase = LS_HP_DONE;
+	}
+	return s->keys_ok && ls_hash_keys_match(s, slot);
 }
 
 static TupleTableSlot *
@@ -733,9 +840,11 @@ ls_hash_end(CustomScanState *node)
 {
 	LsHashScanState *s = (LsHashScanState *) node;
 
-	/* the slot may borrow the fetch's buffer */
+	/* the slots may borrow the fetch's buffer */
 	if (node->ss.ss_ScanTupleSlot)
 		ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	if (s->hslot)
+		ExecClearTuple(s->hslot);
 	if (s->iscan)
 		index_endscan(s->iscan);
 	if (s->fetch)
@@ -753,7 +862,7 @@ ls_hash_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *context;
 	char	   *cond;
 
-	ExplainPropertyText("Index Name", get_rel_name(linitial_oid(cs->custom_private)), es);
+	ExplainPropertyText("Index Name", get_rel_name(s->indexoid), es);
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	cond = deparse_expression((Node *) make_ands_explicit(rechecks), context,
 							  es->verbose, false);
