@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# bench/lookup.sh [all|inserver|pgbench]: primary-key point lookups, heap vs
+# leanstore (the hash lookup, issue 10), on one throwaway cluster.
+#
+#   inserver  1M rows of pgbench_accounts' shape in a heap and a leanstore
+#             table (same rows, VACUUM ANALYZE'd, every key looked up once
+#             to warm shared_buffers and the hash cache); a PL/pgSQL
+#             function per table looks up LK_LOOKUPS random keys
+#             (SELECT abalance INTO x ... WHERE aid = k) and returns the
+#             microseconds per lookup.  LK_RUNS rounds; each round runs
+#             heap, leanstore and leanstore with leanstore.hash_cache = off,
+#             in an order that rotates per round.  Per round the paired
+#             ratio heap us / leanstore us (> 1: leanstore faster); the
+#             median of the rounds' ratios and their min / max are printed:
+#               RESULT inserver_pk_lookup_ratio=...
+#               RESULT inserver_pk_lookup_ratio_nocache=...
+#   pgbench   pgbench scale LK_SCALE loaded once into heap tables and once
+#             into leanstore tables; select-only (-S) with -M prepared,
+#             LK_RUNS interleaved runs of LK_SECS seconds, LK_CLIENTS
+#             clients; median TPS ratio leanstore / heap:
+#               RESULT pgbench_select_prepared_ratio=...
+#   all       (default) both
+#
+# Environment: LK_ROWS (1000000), LK_LOOKUPS per measurement (200000),
+# LK_RUNS (7), LK_SCALE (10), LK_SECS (10), LK_CLIENTS (2),
+# LK_NO_BUILD=1 skips make install.  Output also in bench/out/lookup-*.txt.
+# Both engines run with synchronous_commit = off and autovacuum = off.
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO"
+# shellcheck source=test/lib.sh
+. "$REPO/test/lib.sh"
+
+JOB=${1:-all}
+case "$JOB" in
+	all | inserver | pgbench) ;;
+	*) echo "usage: bench/lookup.sh [all|inserver|pgbench]" >&2; exit 2 ;;
+esac
+
+ROWS=${LK_ROWS:-1000000}
+LOOKUPS=${LK_LOOKUPS:-200000}
+RUNS=${LK_RUNS:-7}
+SCALE=${LK_SCALE:-10}
+SECS=${LK_SECS:-10}
+CLIENTS=${LK_CLIENTS:-2}
+STATUS=0
+
+ls_bench_setup lookup "${LK_NO_BUILD:-0}"
+
+# "median min max" of the numbers on stdin
+stats() {
+	sort -g | awk '{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "NA NA NA"; exit }
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.3f %.3f %.3f\n", m, v[1], v[NR]
+		}'
+}
+
+PSQL="$LS_PG_BIN/psql -X -q -v ON_ERROR_STOP=1"
+
+start_cluster() {
+	local dir=$1
+	cat >"$dir/bench.conf" <<-EOF
+		shared_preload_libraries = 'leanstore'
+		shared_buffers = '1GB'
+		leanstore.hot_memory = '2GB'
+		leanstore.hash_cache_memory = '64MB'
+		synchronous_commit = off
+		max_connections = 20
+		autovacuum = off
+		max_wal_size = '4GB'
+		checkpoint_timeout = '30min'
+	EOF
+	ls_cluster_start "$dir" "$dir/bench.conf"
+}
+
+run_inserver() {
+	local dir=$1 r order eng us h l n ratio ratio_nc
+	ls_log "inserver: $ROWS rows per table, $LOOKUPS random lookups per measurement, $RUNS rounds"
+	ls_as_pg $PSQL -d postgres -c "CREATE DATABASE lookup" || return 1
+	ls_as_pg $PSQL -d lookup <<-EOF || return 1
+		CREATE EXTENSION leanstore;
+		CREATE TABLE acc_heap (aid int PRIMARY KEY, bid int, abalance int, filler char(84)) USING heap;
+		CREATE TABLE acc_ls (aid int PRIMARY KEY, bid int, abalance int, filler char(84)) USING leanstore;
+		INSERT INTO acc_heap SELECT g, g / 100000, 0, '' FROM generate_series(1, $ROWS) g;
+		INSERT INTO acc_ls SELECT * FROM acc_heap;
+		VACUUM ANALYZE acc_heap;
+		VACUUM ANALYZE acc_ls;
+		CREATE FUNCTION lk_heap(n int, nrows int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+		DECLARE s bigint := 0; x int; k int; t0 timestamptz := clock_timestamp();
+		BEGIN
+		  FOR i IN 1..n LOOP
+		    k := 1 + floor(random() * nrows)::int;
+		    SELECT abalance INTO x FROM acc_heap WHERE aid = k;
+		    s := s + x;
+		  END LOOP;
+		  RETURN extract(epoch FROM clock_timestamp() - t0) * 1e6 / n;
+		END \$\$;
+		CREATE FUNCTION lk_ls(n int, nrows int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+		DECLARE s bigint := 0; x int; k int; t0 timestamptz := clock_timestamp();
+		BEGIN
+		  FOR i IN 1..n LOOP
+		    k := 1 + floor(random() * nrows)::int;
+		    SELECT abalance INTO x FROM acc_ls WHERE aid = k;
+		    s := s + x;
+		  END LOOP;
+		  RETURN extract(epoch FROM clock_timestamp() - t0) * 1e6 / n;
+		END \$\$;
+		-- warm: every key once (shared_buffers; hash cache entries)
+		DO \$\$ BEGIN
+		  FOR i IN 1..$ROWS LOOP
+		    PERFORM abalance FROM acc_heap WHERE aid = i;
+		    PERFORM abalance FROM acc_ls WHERE aid = i;
+		  END LOOP;
+		END \$\$;
+	EOF
+	ls_as_pg $PSQL -d lookup -c "EXPLAIN (COSTS OFF) SELECT abalance FROM acc_ls WHERE aid = 1"
+	: >"$OUT/lookup-inserver-runs.txt"
+	for r in $(seq 1 "$RUNS"); do
+		case $((r % 3)) in
+			1) order="heap ls lsoff" ;;
+			2) order="ls lsoff heap" ;;
+			0) order="lsoff heap ls" ;;
+		esac
+		for eng in $order; do
+			case $eng in
+				heap) us=$(ls_as_pg $PSQL -At -d lookup -c "SELECT lk_heap($LOOKUPS, $ROWS)") ;;
+				ls) us=$(ls_as_pg $PSQL -At -d lookup -c "SELECT lk_ls($LOOKUPS, $ROWS)") ;;
+				lsoff) us=$(ls_as_pg $PSQL -At -d lookup -c "SET leanstore.hash_cache = off" \
+					-c "SELECT lk_ls($LOOKUPS, $ROWS)") ;;
+			esac
+			[ -n "$us" ] || return 1
+			echo "$r $eng $us" >>"$OUT/lookup-inserver-runs.txt"
+		done
+		h=$(awk -v r="$r" '$1 == r && $2 == "heap" { print $3 }' "$OUT/lookup-inserver-runs.txt")
+		l=$(awk -v r="$r" '$1 == r && $2 == "ls" { print $3 }' "$OUT/lookup-inserver-runs.txt")
+		n=$(awk -v r="$r" '$1 == r && $2 == "lsoff" { print $3 }' "$OUT/lookup-inserver-runs.txt")
+		printf '  round %d: us/lookup heap %.3f  leanstore %.3f  leanstore (hash_cache off) %.3f  ratio %.3f  (off %.3f)\n' \
+			"$r" "$h" "$l" "$n" "$(echo "$h $l" | awk '{ print $1 / $2 }')" "$(echo "$h $n" | awk '{ print $1 / $2 }')"
+		echo "$r $(echo "$h $l $n" | awk '{ printf "%.4f %.4f", $1 / $2, $1 / $3 }')" >>"$OUT/lookup-inserver-ratios.txt.tmp"
+	done
+	mv "$OUT/lookup-inserver-ratios.txt.tmp" "$OUT/lookup-inserver-ratios.txt"
+	ls_as_pg $PSQL -d lookup -c "SELECT hash_cache_entries, hash_cache_hits, hash_cache_misses, hash_cache_stale, hash_cache_evictions FROM leanstore_stats()"
+	for eng in heap ls lsoff; do
+		set -- $(awk -v e="$eng" '$2 == e { print $3 }' "$OUT/lookup-inserver-runs.txt" | stats)
+		printf '  %-6s us/lookup median %s  min %s  max %s\n' "$eng" "$1" "$2" "$3"
+	done
+	set -- $(awk '{ print $2 }' "$OUT/lookup-inserver-ratios.txt" | stats)
+	ratio=$1
+	echo "  paired ratio heap/leanstore: median $1  min $2  max $3  ($RUNS rounds)"
+	set -- $(awk '{ print $3 }' "$OUT/lookup-inserver-ratios.txt" | stats)
+	ratio_nc=$1
+	echo "  paired ratio heap/leanstore (hash_cache off): median $1  min $2  max $3"
+	echo "RESULT inserver_pk_lookup_ratio=$ratio"
+	echo "RESULT inserver_pk_lookup_ratio_nocache=$ratio_nc"
+}
+
+run_pgbench() {
+	local dir=$1 i eng tps h l ratio pgbench=$LS_PG_BIN/pgbench
+	ls_log "pgbench -S -M prepared: scale $SCALE, $CLIENTS clients, ${SECS}s per run, $RUNS runs per engine"
+	ls_as_pg $PSQL -d postgres -c "CREATE DATABASE pgb_heap" -c "CREATE DATABASE pgb_leanstore" || return 1
+	ls_as_pg $PSQL -d pgb_leanstore -c "CREATE EXTENSION leanstore" || return 1
+	ls_as_pg "$pgbench" -i -q -s "$SCALE" pgb_heap >"$OUT/lookup-pgbench-init-heap.log" 2>&1 || return 1
+	ls_as_pg env PGOPTIONS='-c default_table_access_method=leanstore' \
+		"$pgbench" -i -q -s "$SCALE" pgb_leanstore >"$OUT/lookup-pgbench-init-leanstore.log" 2>&1 || return 1
+	: >"$OUT/lookup-pgbench-runs.txt"
+	for i in $(seq 1 "$RUNS"); do
+		for eng in heap leanstore; do
+			ls_as_pg "$pgbench" -n -S -M prepared -c "$CLIENTS" -j "$CLIENTS" -T "$SECS" "pgb_$eng" \
+				>"$OUT/lookup-pgbench-$eng-$i.log" 2>&1 || { tail "$OUT/lookup-pgbench-$eng-$i.log"; return 1; }
+			tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' "$OUT/lookup-pgbench-$eng-$i.log")
+			[ -n "$tps" ] || return 1
+			printf '  run %d  %-10s %10.1f tps\n' "$i" "$eng" "$tps"
+			echo "$i $eng $tps" >>"$OUT/lookup-pgbench-runs.txt"
+		done
+	done
+	for eng in heap leanstore; do
+		set -- $(awk -v e="$eng" '$2 == e { print $3 }' "$OUT/lookup-pgbench-runs.txt" | stats)
+		printf '  %-10s tps median %s  min %s  max %s\n' "$eng" "$1" "$2" "$3"
+	done
+	set -- $(awk '{ t[$1 " " $2] = $3 } END { for (k in t) { split(k, a, " "); if (a[2] == "leanstore") print t[k] / t[a[1] " heap"] } }' \
+		"$OUT/lookup-pgbench-runs.txt" | stats)
+	ratio=$1
+	echo "  paired ratio leanstore/heap: median $1  min $2  max $3"
+	echo "RESULT pgbench_select_prepared_ratio=$ratio"
+}
+
+# the cluster directory is made in the main shell (ls_scratch_dir), so the
+# exit trap stops the server whatever happens in the pipeline
+lookup_job() {
+	local what=$1 dir=$2
+	start_cluster "$dir" || { echo "could not start the cluster" >&2; return 1; }
+	"run_$what" "$dir"
+	local rc=$?
+	ls_cluster_stop "$dir"
+	return $rc
+}
+
+case "$JOB" in
+	inserver | pgbench) jobs=$JOB ;;
+	all) jobs="inserver pgbench" ;;
+esac
+for j in $jobs; do
+	ls_scratch_dir lookup || exit 1
+	lookup_job "$j" "$LS_SCRATCH" 2>&1 | tee "$OUT/lookup-$j.txt"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || STATUS=1
+done
+exit $STATUS
+
