@@ -39,8 +39,8 @@
 
 typedef struct ls_hc ls_hc;
 
-/* Region size for a cache of (at least) nbuckets buckets, and the largest
- * bucket count (a power of two) that fits in size bytes (0: too small). */
+/* Region size for a cache of nbuckets buckets, and the largest bucket
+ * count that fits in size bytes (0: too small). */
 size_t		ls_hc_region_size(uint64_t nbuckets);
 uint64_t	ls_hc_buckets_for(size_t size);
 

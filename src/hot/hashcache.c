@@ -33,8 +33,7 @@ struct ls_hc
 {
 	uint64_t	magic;
 	uint64_t	region_bytes;
-	uint64_t	nbuckets;		/* a power of two */
-	uint64_t	mask;
+	uint64_t	nbuckets;
 	hc_stripe	stripes[LS_HC_STRIPES];
 	hc_bucket	buckets[];
 };
@@ -45,26 +44,16 @@ _Static_assert(LS_HC_TAG_BITS + LS_HC_ROWID_BITS == 64, "val word layout");
 size_t
 ls_hc_region_size(uint64_t nbuckets)
 {
-	uint64_t	n = 1;
-
-	while (n < nbuckets)
-		n <<= 1;
 	/* header, buckets, and slack to align the header to a cache line */
-	return sizeof(ls_hc) + n * sizeof(hc_bucket) + LS_CACHELINE;
+	return sizeof(ls_hc) + nbuckets * sizeof(hc_bucket) + LS_CACHELINE;
 }
 
 uint64_t
 ls_hc_buckets_for(size_t size)
 {
-	uint64_t	n;
-
 	if (size < ls_hc_region_size(1))
 		return 0;
-	n = (size - sizeof(ls_hc) - LS_CACHELINE) / sizeof(hc_bucket);
-	/* round down to a power of two */
-	while (n & (n - 1))
-		n &= n - 1;
-	return n;
+	return (size - sizeof(ls_hc) - LS_CACHELINE) / sizeof(hc_bucket);
 }
 
 ls_status
@@ -80,7 +69,6 @@ ls_hc_init(void *region, size_t size, ls_hc **out)
 	memset(hc, 0, sizeof(ls_hc) + n * sizeof(hc_bucket));
 	hc->region_bytes = size;
 	hc->nbuckets = n;
-	hc->mask = n - 1;
 	atomic_thread_fence(memory_order_release);
 	hc->magic = HC_MAGIC;
 	*out = hc;
@@ -135,8 +123,11 @@ hc_key(uint64_t hash)
 static inline hc_bucket *
 hc_bucket_for(ls_hc *hc, uint64_t key)
 {
-	/* the low bits pick the bucket; the entry keeps the whole hash */
-	return &hc->buckets[(key ^ (key >> 32)) & hc->mask];
+	/*
+	 * Any bucket count: the hash scaled to [0, nbuckets) by a multiply
+	 * (its high bits pick the bucket); the entry keeps the whole hash.
+	 */
+	return &hc->buckets[(uint64_t) (((__uint128_t) key * hc->nbuckets) >> 64)];
 }
 
 static inline uint64_t

@@ -28,12 +28,14 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heaptoast.h"
 #include "access/nbtree.h"
 #include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
@@ -227,6 +229,70 @@ ls_hashcache_forget_rowid(Relation rel, uint64 rowid)
 						   rowid);
 	if (n > 0)
 		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, n);
+}
+
+/*
+ * A row version leaves (DELETE, an update that moves the row to a new
+ * rowid, pack): remove the entries its keys have in the cache, for each
+ * unique index the lookup can use.  The hash is the one a lookup of the
+ * same key bytes computes; keys stored out of line (TOAST) are skipped
+ * (their entries go stale, which costs one lookup).
+ */
+void
+ls_hashcache_forget_tuple(Relation rel, HeapTuple tup, uint64 rowid)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *indexes;
+	ListCell   *lc;
+	uint32		removed = 0;
+
+	if (ls_hcache == NULL || !rel->rd_rel->relhasindex)
+		return;
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index ind = idx->rd_index;
+		bool		usable;
+		uint32		tag;
+		uint64		h;
+
+		usable = idx->rd_rel->relam == BTREE_AM_OID && ind->indisunique &&
+			ind->indimmediate && ind->indnkeyatts >= 1 &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL);
+		h = ls_hash_seed(rel, RelationGetRelid(idx), &tag);
+		for (int i = 0; usable && i < ind->indnkeyatts; i++)
+		{
+			AttrNumber	attno = ind->indkey.values[i];
+			Form_pg_attribute att;
+			bool		isnull;
+			Datum		d;
+
+			if (attno <= 0)
+			{
+				usable = false;
+				break;
+			}
+			att = TupleDescAttr(desc, attno - 1);
+			d = heap_getattr(tup, attno, desc, &isnull);
+			if (isnull ||
+				(att->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(d))))
+				usable = false;
+			else
+				h = ls_hash_datum(h, d, att->attlen, att->attbyval);
+		}
+		if (usable)
+		{
+			if (ls_hash_test_bits > 0 && ls_hash_test_bits < 64)
+				h &= (UINT64CONST(1) << ls_hash_test_bits) - 1;
+			removed += ls_hc_remove(ls_hcache, h, rowid);
+		}
+		index_close(idx, NoLock);
+	}
+	list_free(indexes);
+	if (removed > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, removed);
 }
 
 bool
