@@ -19,7 +19,13 @@
 #             LK_RUNS interleaved runs of LK_SECS seconds, LK_CLIENTS
 #             clients; median TPS ratio leanstore / heap:
 #               RESULT pgbench_select_prepared_ratio=...
-#   all       (default) both
+#   callgrind instruction counts per lookup (deterministic, no noise): one
+#             `postgres --single` backend under valgrind --tool=callgrind,
+#             LK_CG_ROWS rows per table, warmed, then the same PL/pgSQL loop
+#             (LK_CG_LOOKUPS keys, a fixed permutation) on heap, leanstore
+#             and leanstore with hash_cache = off, one dump per statement;
+#             profiles kept in bench/out/lookup-cg-<engine>.out
+#   all       (default) inserver and pgbench
 #
 # Environment: LK_ROWS (1000000), LK_LOOKUPS per measurement (200000),
 # LK_RUNS (7), LK_SCALE (10), LK_SECS (10), LK_CLIENTS (2),
@@ -33,8 +39,8 @@ cd "$REPO"
 
 JOB=${1:-all}
 case "$JOB" in
-	all | inserver | pgbench) ;;
-	*) echo "usage: bench/lookup.sh [all|inserver|pgbench]" >&2; exit 2 ;;
+	all | inserver | pgbench | callgrind) ;;
+	*) echo "usage: bench/lookup.sh [all|inserver|pgbench|callgrind]" >&2; exit 2 ;;
 esac
 
 ROWS=${LK_ROWS:-1000000}
@@ -43,6 +49,8 @@ RUNS=${LK_RUNS:-7}
 SCALE=${LK_SCALE:-10}
 SECS=${LK_SECS:-10}
 CLIENTS=${LK_CLIENTS:-2}
+CG_ROWS=${LK_CG_ROWS:-100000}
+CG_LOOKUPS=${LK_CG_LOOKUPS:-20000}
 STATUS=0
 
 ls_bench_setup lookup "${LK_NO_BUILD:-0}"
@@ -186,10 +194,57 @@ run_pgbench() {
 	echo "RESULT pgbench_select_prepared_ratio=$ratio"
 }
 
+run_callgrind() {
+	local dir=$1 stmts=() labels=() i file tot
+	command -v valgrind >/dev/null || { echo "valgrind missing" >&2; return 1; }
+	ls_as_pg "$LS_PG_BIN/initdb" -D "$dir/cgdata" --no-locale -E UTF8 -A trust >"$dir/initdb.log" 2>&1 ||
+		{ cat "$dir/initdb.log"; return 1; }
+	add() { labels+=("$1"); stmts+=("$2"); }
+	add - "CREATE EXTENSION leanstore"
+	for t in heap leanstore; do
+		add - "CREATE TABLE acc_$t (aid int PRIMARY KEY, bid int, abalance int, filler char(84)) USING $t"
+		add - "INSERT INTO acc_$t SELECT g, g / 100000, 0, '' FROM generate_series(1, $CG_ROWS) g"
+		add - "VACUUM ANALYZE acc_$t"
+		add - "CREATE FUNCTION lk_$t(n int, nrows int) RETURNS bigint LANGUAGE plpgsql AS \$\$ DECLARE s bigint := 0; x int; BEGIN FOR i IN 1..n LOOP SELECT abalance INTO x FROM acc_$t WHERE aid = (i * 7919) % nrows + 1; s := s + x; END LOOP; RETURN s; END \$\$"
+		add - "SELECT lk_$t($CG_ROWS, $CG_ROWS)"
+	done
+	add "heap" "SELECT lk_heap($CG_LOOKUPS, $CG_ROWS)"
+	add "leanstore" "SELECT lk_leanstore($CG_LOOKUPS, $CG_ROWS)"
+	add - "SET leanstore.hash_cache = off"
+	add "leanstore-nocache" "SELECT lk_leanstore($CG_LOOKUPS, $CG_ROWS)"
+	printf '%s\n' "${stmts[@]}" >"$dir/input.sql"
+	chown -R "$LS_PG_USER": "$dir"
+	ls_log "callgrind: postgres --single, $CG_ROWS rows, $CG_LOOKUPS lookups per engine (a few minutes)"
+	(cd "$dir" && ls_as_pg valgrind --tool=callgrind --dump-after=PortalRun \
+		--callgrind-out-file="$dir/cg.out" \
+		"$LS_PG_BIN/postgres" --single -D "$dir/cgdata" -c shared_preload_libraries=leanstore \
+		-c leanstore.hot_memory=512MB -c shared_buffers=256MB -c jit=off -c autovacuum=off \
+		postgres <"$dir/input.sql" >"$dir/single.log" 2>"$dir/valgrind.log") ||
+		{ tail -n 30 "$dir/valgrind.log" "$dir/single.log"; return 1; }
+	if grep -q ERROR "$dir/single.log"; then
+		grep ERROR "$dir/single.log" >&2
+		return 1
+	fi
+	echo "callgrind instructions per lookup (PL/pgSQL loop, whole statement: executor, SPI, PL/pgSQL)"
+	for i in "${!stmts[@]}"; do
+		[ "${labels[$i]}" = - ] && continue
+		file=$dir/cg.out.$((i + 1))
+		[ -f "$file" ] || { echo "missing callgrind dump $file" >&2; return 1; }
+		tot=$(sed -n 's/^totals: \([0-9]*\).*/\1/p; s/^summary: \([0-9]*\).*/\1/p' "$file" | head -1)
+		printf '  %-18s %10.0f\n' "${labels[$i]}" "$(awk -v t="$tot" -v d="$CG_LOOKUPS" 'BEGIN { print t / d }')"
+		cp "$file" "$OUT/lookup-cg-${labels[$i]}.out"
+	done
+	echo "  (profiles: callgrind_annotate --inclusive=yes bench/out/lookup-cg-<engine>.out)"
+}
+
 # the cluster directory is made in the main shell (ls_scratch_dir), so the
 # exit trap stops the server whatever happens in the pipeline
 lookup_job() {
 	local what=$1 dir=$2
+	if [ "$what" = callgrind ]; then
+		run_callgrind "$dir"
+		return
+	fi
 	start_cluster "$dir" || { echo "could not start the cluster" >&2; return 1; }
 	"run_$what" "$dir"
 	local rc=$?
@@ -198,7 +253,7 @@ lookup_job() {
 }
 
 case "$JOB" in
-	inserver | pgbench) jobs=$JOB ;;
+	inserver | pgbench | callgrind) jobs=$JOB ;;
 	all) jobs="inserver pgbench" ;;
 esac
 for j in $jobs; do

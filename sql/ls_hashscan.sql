@@ -128,6 +128,30 @@ EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 5;
 EXPLAIN (COSTS OFF) EXECUTE hs_p(5);
 RESET leanstore.hash_cache;
 EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 5;
+-- a generic plan made with the cache on bypasses it once it is off
+SET plan_cache_mode = force_generic_plan;
+EXECUTE hs_p(5);
+SET leanstore.hash_cache = off;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE hs_p(5);
+RESET leanstore.hash_cache;
+RESET plan_cache_mode;
+
+-- parallel plans: the inner side of a nested loop below a Gather
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.a < 10;
+SELECT count(*) FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.a < 10;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 
 -- TRUNCATE and DROP remove the table's entries from the cache
 SELECT count(*) FROM hs o JOIN hs i ON i.id = o.id WHERE o.id BETWEEN 1 AND 20

@@ -142,6 +142,22 @@ EXECUTE hd_ab(30, 'b0');
 SELECT o.id, i.v FROM hd o JOIN hd i ON i.id = o.id + 1 WHERE o.id BETWEEN 40 AND 45 ORDER BY 1;
 RESET leanstore.hash_cache_test_bits;
 
+-- parallel plans: the lookup on the inner side of a nested loop in workers
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT count(*), sum(length(i.v)) FROM hd o JOIN hd i ON i.id = o.id + 1 WHERE o.a < 10;
+SELECT count(*), sum(length(i.v)) FROM hd o JOIN hd i ON i.id = o.id + 1 WHERE o.a < 10;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
 -- TRUNCATE (rolled back, then for good)
 EXECUTE hd_id(20);
 BEGIN;

@@ -826,8 +826,9 @@ ls_hash_next(ScanState *ss)
 			return NULL;
 		}
 		s->fill = false;
-		if (ls_hcache != NULL && IsMVCCSnapshot(estate->es_snapshot) &&
-			!IsolationIsSerializable())
+		/* (a cached plan may outlive SET leanstore.hash_cache = off) */
+		if (ls_hcache != NULL && ls_hash_cache_on &&
+			IsMVCCSnapshot(estate->es_snapshot) && !IsolationIsSerializable())
 		{
 			if (ls_hash_probe(s))
 			{
