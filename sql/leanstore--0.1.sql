@@ -26,6 +26,21 @@ CREATE FUNCTION leanstore_stats(
     OUT hot_rows bigint,
     OUT hot_versions bigint,
     OUT epoch bigint,
+    -- the cold tier's buffer pool (leanstore.buffer_pool) and its files
+    OUT pool_pages bigint,
+    OUT pool_free_pages bigint,
+    OUT pool_hits bigint,
+    OUT pool_misses bigint,
+    OUT pool_reads bigint,
+    OUT pool_writes bigint,
+    OUT pool_evictions bigint,
+    OUT provider_rounds bigint,
+    OUT rows_packed bigint,
+    OUT rows_loaded bigint,
+    OUT tables_packed bigint,
+    OUT tables_loaded bigint,
+    OUT cold_pages bigint,
+    OUT crash_epoch bigint,
     -- hash cache of unique-index point lookups
     OUT hash_cache_bytes bigint,
     OUT hash_cache_entries bigint,
@@ -48,7 +63,8 @@ CREATE FUNCTION leanstore_table_stats(
     OUT hot_versions bigint,
     OUT hot_bytes bigint,
     OUT dead_rowids bigint,
-    OUT rowid_limit bigint)
+    OUT rowid_limit bigint,
+    OUT cold_pages bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_table_stats'
 LANGUAGE C STRICT VOLATILE;

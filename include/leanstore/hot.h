@@ -142,6 +142,8 @@ ls_status	ls_hot_init(void *region, size_t size, const ls_hot_config *cfg, ls_ho
  */
 ls_status	ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out);
 void		ls_hot_detach(ls_hot_ctx *ctx);
+/* Processes attached right now (a shutdown waits for all others to leave). */
+uint32_t	ls_hot_attached_count(ls_hot *hot);
 
 /* ------------------------------------------------------------------------
  * Epochs
@@ -250,7 +252,11 @@ typedef struct ls_hot_table_stats
 
 void		ls_hot_table_get_stats(const ls_hot_table *tbl, ls_hot_table_stats *out);
 
-/* Opaque 32-bit tags the glue may keep per table (e.g. relfrozenxid). */
+/*
+ * Opaque 32-bit tags the glue may keep per table (0 .. LS_HOT_TABLE_TAGS-1;
+ * zero when the table is created; other indexes read 0 and are ignored).
+ */
+#define LS_HOT_TABLE_TAGS	3
 uint32_t	ls_hot_table_get_tag(const ls_hot_table *tbl, int which);
 void		ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value);
 

@@ -74,7 +74,7 @@ ls_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*minmulti = GetOldestMultiXactId();
 
 	ls_create_smgr(newrnode, persistence);
-	ls_storage_create(newrnode, &tbl);
+	ls_storage_create(newrnode, persistence, &tbl);
 
 	/*
 	 * A new relfilenode for an existing relation (TRUNCATE): PostgreSQL
@@ -172,7 +172,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	int			chain_cap = 64;
 
 	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
-	ls_storage_create(newrnode, &dst);
+	ls_storage_create(newrnode, rel->rd_rel->relpersistence, &dst);
 	/* the copy goes on filling the last block where the source would */
 	ls_hot_table_get_fill(src, &limit, &used);
 	ls_hot_table_set_fill(dst, limit, used);

@@ -127,6 +127,7 @@ ls_shmem_request(void)
 						ls_hot_memory_mb, need / (1024 * 1024) + 1, ls_max_tables)));
 	RequestAddinShmemSpace(add_size(ls_region_size(),
 									add_size(ls_shared_size(), 16384)));
+	ls_cold_shmem_request();
 }
 
 static void
@@ -163,6 +164,7 @@ ls_shmem_startup(void)
 		}
 		ls_shared->region_size = ls_region_size();
 	}
+	ls_cold_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -299,6 +301,13 @@ ls_table_for_or_null(Relation rel)
 		return cache->tbl;
 
 	tbl = ls_hot_table_find(ls_shared_hot(), ls_key_for_node(&rel->rd_node));
+	if (tbl == NULL || ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
+	{
+		/* first use since a clean restart: load it from its file (or wait
+		 * for the backend loading it) */
+		(void) ls_ctx();
+		tbl = ls_cold_adopt(rel);
+	}
 	if (tbl == NULL)
 		return NULL;
 	if (cache == NULL)
@@ -311,7 +320,7 @@ ls_table_for_or_null(Relation rel)
 	return tbl;
 }
 
-#define LS_LOST_DETAIL "leanstore keeps table data in memory and has no log yet, so its tables are empty storage-less shells after a restart."
+#define LS_LOST_DETAIL "leanstore has no log yet: its tables survive a clean shutdown, but not a crash, a crash restart or an immediate shutdown."
 
 void
 ls_warn_lost(Relation rel)
@@ -457,7 +466,7 @@ ls_pending_add(ls_hot_key key, bool at_commit)
 }
 
 void
-ls_storage_create(const RelFileNode *node, ls_hot_table **out)
+ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 {
 	ls_hot_key	key = ls_key_for_node(node);
 	ls_status	st;
@@ -476,6 +485,11 @@ ls_storage_create(const RelFileNode *node, ls_hot_table **out)
 						 ls_max_tables)));
 	if (st != LS_OK)
 		ls_report_status(st, NULL, "create storage for");
+	/* what a clean shutdown needs to find the relation's file (cold.c) */
+	ls_hot_table_set_tag(*out, LS_TAG_SPC, node->spcNode);
+	ls_hot_table_set_tag(*out, LS_TAG_PERSISTENCE, (uint32) persistence);
+	/* nobody else can see this relfilenode before we commit */
+	ls_hot_table_set_tag(*out, LS_TAG_READY, 1);
 	ls_pending_add(key, false);
 	ls_mark_written();
 }
@@ -682,8 +696,17 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.buffer_pool",
+							"Size of the buffer pool of the cold tier's pages.",
+							"Shared memory reserved at server start for the pages of all leanstore tables' B+-trees.",
+							&ls_buffer_pool_mb,
+							128, 2, 1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
 	ls_hashscan_init();
 	MarkGUCPrefixReserved("leanstore");
+	ls_worker_register();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = ls_shmem_request;

@@ -101,11 +101,51 @@ extern void ls_warn_lost(Relation rel);
 extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_attribute_noreturn();
 
 /* Storage life cycle (transactional) */
-extern void ls_storage_create(const RelFileNode *node, ls_hot_table **out);
+extern void ls_storage_create(const RelFileNode *node, char persistence,
+							  ls_hot_table **out);
 extern void ls_storage_schedule_drop(const RelFileNode *node);
 extern void ls_mark_written(void);
 
 extern Oid	ls_am_oid(void);
+
+/* ------------------------------------------------------------------------
+ * cold.c: the buffer pool, relation files, clean restarts
+ * ------------------------------------------------------------------------ */
+extern int	ls_buffer_pool_mb;
+
+/* Hot table tags (ls_hot_table_get_tag) owned by the glue. */
+#define LS_TAG_SPC			0	/* the storage's real tablespace */
+#define LS_TAG_PERSISTENCE	1	/* relpersistence */
+#define LS_TAG_READY		2	/* 1 once usable; 0 (the value a new table
+								 * starts with) while cold.c loads it:
+								 * others wait on the adopt lock */
+
+typedef struct LsColdStats
+{
+	uint64		pool_pages;
+	uint64		pool_free;
+	uint64		hits;
+	uint64		misses;
+	uint64		reads;
+	uint64		writes;
+	uint64		evictions;
+	uint64		provider_rounds;
+	uint64		rows_packed;
+	uint64		rows_loaded;
+	uint64		tables_packed;
+	uint64		tables_loaded;
+	uint64		cold_pages;
+	uint32		epoch;
+} LsColdStats;
+
+extern Size ls_cold_shmem_size(void);
+extern void ls_cold_shmem_request(void);
+extern void ls_cold_shmem_startup(void);
+extern struct ls_bm *ls_cold_bm(void);
+extern ls_hot_table *ls_cold_adopt(Relation rel);
+extern void ls_cold_pack_all(void);
+extern void ls_cold_get_stats(LsColdStats *out);
+extern void ls_worker_register(void);
 
 /* ------------------------------------------------------------------------
  * visibility.c
