@@ -19,13 +19,19 @@
 #             LK_RUNS interleaved runs of LK_SECS seconds, LK_CLIENTS
 #             clients; median TPS ratio leanstore / heap:
 #               RESULT pgbench_select_prepared_ratio=...
+#   sysbench  sysbench oltp_point_select (pgsql driver, prepared statements):
+#             LK_SB_ROWS (1000000) rows in one table per engine (databases
+#             whose default_table_access_method is heap / leanstore),
+#             LK_RUNS interleaved runs of LK_SECS seconds, LK_CLIENTS
+#             threads; median of the paired ratios leanstore / heap:
+#               RESULT sysbench_point_select_ratio=...
 #   callgrind instruction counts per lookup (deterministic, no noise): one
 #             `postgres --single` backend under valgrind --tool=callgrind,
 #             LK_CG_ROWS rows per table, warmed, then the same PL/pgSQL loop
 #             (LK_CG_LOOKUPS keys, a fixed permutation) on heap, leanstore
 #             and leanstore with hash_cache = off, one dump per statement;
 #             profiles kept in bench/out/lookup-cg-<engine>.out
-#   all       (default) inserver and pgbench
+#   all       (default) inserver, pgbench and sysbench (when installed)
 #
 # Environment: LK_ROWS (1000000), LK_LOOKUPS per measurement (200000),
 # LK_RUNS (7), LK_SCALE (10), LK_SECS (10), LK_CLIENTS (2),
@@ -39,8 +45,8 @@ cd "$REPO"
 
 JOB=${1:-all}
 case "$JOB" in
-	all | inserver | pgbench | callgrind) ;;
-	*) echo "usage: bench/lookup.sh [all|inserver|pgbench|callgrind]" >&2; exit 2 ;;
+	all | inserver | pgbench | sysbench | callgrind) ;;
+	*) echo "usage: bench/lookup.sh [all|inserver|pgbench|sysbench|callgrind]" >&2; exit 2 ;;
 esac
 
 ROWS=${LK_ROWS:-1000000}
@@ -49,6 +55,7 @@ RUNS=${LK_RUNS:-7}
 SCALE=${LK_SCALE:-10}
 SECS=${LK_SECS:-10}
 CLIENTS=${LK_CLIENTS:-2}
+SB_ROWS=${LK_SB_ROWS:-1000000}
 CG_ROWS=${LK_CG_ROWS:-100000}
 CG_LOOKUPS=${LK_CG_LOOKUPS:-20000}
 STATUS=0
@@ -194,6 +201,50 @@ run_pgbench() {
 	echo "RESULT pgbench_select_prepared_ratio=$ratio"
 }
 
+run_sysbench() {
+	local dir=$1 i eng tps ratio sb
+	command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; return 1; }
+	sb=(sysbench oltp_point_select --db-driver=pgsql --pgsql-host="$PGHOST" --pgsql-port="$PGPORT"
+		--pgsql-user="$LS_PG_USER" --tables=1 --table-size="$SB_ROWS")
+	ls_log "sysbench oltp_point_select: $SB_ROWS rows, $CLIENTS threads, ${SECS}s per run, $RUNS runs per engine"
+	ls_as_pg $PSQL -d postgres -c "CREATE DATABASE sb_heap" -c "CREATE DATABASE sb_leanstore" || return 1
+	ls_as_pg $PSQL -d sb_leanstore -c "CREATE EXTENSION leanstore" \
+		-c "ALTER DATABASE sb_leanstore SET default_table_access_method = leanstore" || return 1
+	for eng in heap leanstore; do
+		ls_as_pg "${sb[@]}" --pgsql-db="sb_$eng" prepare >"$OUT/lookup-sysbench-prepare-$eng.log" 2>&1 ||
+			{ tail "$OUT/lookup-sysbench-prepare-$eng.log"; return 1; }
+		ls_as_pg $PSQL -d "sb_$eng" -c "VACUUM ANALYZE sbtest1" || return 1
+	done
+	[ "$(ls_as_pg $PSQL -At -d sb_leanstore -c "SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE relname = 'sbtest1'")" = leanstore ] ||
+		{ echo "sbtest1 in sb_leanstore is not a leanstore table" >&2; return 1; }
+	: >"$OUT/lookup-sysbench-runs.txt"
+	for i in $(seq 1 "$RUNS"); do
+		for eng in heap leanstore; do
+			ls_as_pg "${sb[@]}" --pgsql-db="sb_$eng" --threads="$CLIENTS" --time="$SECS" run \
+				>"$OUT/lookup-sysbench-$eng-$i.log" 2>&1 || { tail "$OUT/lookup-sysbench-$eng-$i.log"; return 1; }
+			tps=$(sed -n 's/^ *transactions: *[0-9]* *(\([0-9.]*\) per sec.)$/\1/p' "$OUT/lookup-sysbench-$eng-$i.log")
+			[ -n "$tps" ] || { tail "$OUT/lookup-sysbench-$eng-$i.log"; return 1; }
+			printf '  run %d  %-10s %10.1f tps\n' "$i" "$eng" "$tps"
+			echo "$i $eng $tps" >>"$OUT/lookup-sysbench-runs.txt"
+		done
+	done
+	for eng in heap leanstore; do
+		set -- $(awk -v e="$eng" '$2 == e { print $3 }' "$OUT/lookup-sysbench-runs.txt" | stats)
+		printf '  %-10s tps median %s  min %s  max %s\n' "$eng" "$1" "$2" "$3"
+	done
+	set -- $(awk '{ t[$1 " " $2] = $3 } END { for (k in t) { split(k, a, " "); if (a[2] == "leanstore") print t[k] / t[a[1] " heap"] } }' \
+		"$OUT/lookup-sysbench-runs.txt" | stats)
+	ratio=$1
+	echo "  paired ratio leanstore/heap: median $1  min $2  max $3"
+	echo "RESULT sysbench_point_select_ratio=$ratio"
+}
+
+# the PL/pgSQL loop of the callgrind job (one line: single-user mode):
+# the same statement as inserver's, keys a fixed permutation
+cg_func() {
+	echo "CREATE FUNCTION $1(n int, nrows int) RETURNS bigint LANGUAGE plpgsql AS \$\$ DECLARE s bigint := 0; x int; k int; BEGIN FOR i IN 1..n LOOP k := (i * 7919) % nrows + 1; SELECT abalance INTO x FROM $2 WHERE aid = k; s := s + x; END LOOP; RETURN s; END \$\$"
+}
+
 run_callgrind() {
 	local dir=$1 stmts=() labels=() i file tot
 	command -v valgrind >/dev/null || { echo "valgrind missing" >&2; return 1; }
@@ -205,13 +256,16 @@ run_callgrind() {
 		add - "CREATE TABLE acc_$t (aid int PRIMARY KEY, bid int, abalance int, filler char(84)) USING $t"
 		add - "INSERT INTO acc_$t SELECT g, g / 100000, 0, '' FROM generate_series(1, $CG_ROWS) g"
 		add - "VACUUM ANALYZE acc_$t"
-		add - "CREATE FUNCTION lk_$t(n int, nrows int) RETURNS bigint LANGUAGE plpgsql AS \$\$ DECLARE s bigint := 0; x int; BEGIN FOR i IN 1..n LOOP SELECT abalance INTO x FROM acc_$t WHERE aid = (i * 7919) % nrows + 1; s := s + x; END LOOP; RETURN s; END \$\$"
+		add - "$(cg_func "lk_$t" "acc_$t")"
 		add - "SELECT lk_$t($CG_ROWS, $CG_ROWS)"
 	done
 	add "heap" "SELECT lk_heap($CG_LOOKUPS, $CG_ROWS)"
 	add "leanstore" "SELECT lk_leanstore($CG_LOOKUPS, $CG_ROWS)"
+	# planned with the hash lookup off (a new function: a new plan)
 	add - "SET leanstore.hash_cache = off"
-	add "leanstore-nocache" "SELECT lk_leanstore($CG_LOOKUPS, $CG_ROWS)"
+	add - "$(cg_func lk_nocache acc_leanstore)"
+	add - "SELECT lk_nocache(1000, $CG_ROWS)"
+	add "leanstore-nocache" "SELECT lk_nocache($CG_LOOKUPS, $CG_ROWS)"
 	printf '%s\n' "${stmts[@]}" >"$dir/input.sql"
 	chown -R "$LS_PG_USER": "$dir"
 	ls_log "callgrind: postgres --single, $CG_ROWS rows, $CG_LOOKUPS lookups per engine (a few minutes)"
@@ -253,8 +307,11 @@ lookup_job() {
 }
 
 case "$JOB" in
-	inserver | pgbench | callgrind) jobs=$JOB ;;
-	all) jobs="inserver pgbench" ;;
+	inserver | pgbench | sysbench | callgrind) jobs=$JOB ;;
+	all)
+		jobs="inserver pgbench"
+		command -v sysbench >/dev/null && jobs="$jobs sysbench"
+		;;
 esac
 for j in $jobs; do
 	ls_scratch_dir lookup || exit 1
