@@ -39,6 +39,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
+#include "executor/nodeSubplan.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -197,13 +198,31 @@ ls_hash_datum(uint64 h, Datum d, int16 typlen, bool typbyval)
  * Cache maintenance (called from the storage life cycle)
  * ------------------------------------------------------------------------ */
 
+/*
+ * Has the cache ever had an entry for rel's storage?  (LS_TAG_HASHED is set
+ * before the first fill; it spares DML and DROP/TRUNCATE of tables that
+ * are never looked up through the cache the work of removing entries.)
+ */
+static bool
+ls_hash_table_hashed(Relation rel)
+{
+	ls_hot_table *tbl = ls_table_for_or_null(rel);
+
+	return tbl == NULL || ls_hot_table_get_tag(tbl, LS_TAG_HASHED) != 0;
+}
+
 /* A table storage goes away (DROP, TRUNCATE, rewrite): drop its entries. */
 void
 ls_hashcache_forget_storage(ls_hot_key key)
 {
+	ls_hot_table *tbl;
 	uint64		n;
 
 	if (ls_hcache == NULL)
+		return;
+	/* a sweep reads the whole cache: only for tables that had entries */
+	tbl = ls_hot_table_find(ls_shared_hot(), key);
+	if (tbl != NULL && ls_hot_table_get_tag(tbl, LS_TAG_HASHED) == 0)
 		return;
 	n = ls_hc_remove_table(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
 						   LS_HC_ANY_ROWID);
@@ -222,7 +241,7 @@ ls_hashcache_forget_rowid(Relation rel, uint64 rowid)
 	ls_hot_key	key;
 	uint64		n;
 
-	if (ls_hcache == NULL)
+	if (ls_hcache == NULL || !ls_hash_table_hashed(rel))
 		return;
 	key = ls_key_for_node(&rel->rd_node);
 	n = ls_hc_remove_table(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
@@ -246,7 +265,8 @@ ls_hashcache_forget_tuple(Relation rel, HeapTuple tup, uint64 rowid)
 	ListCell   *lc;
 	uint32		removed = 0;
 
-	if (ls_hcache == NULL || !rel->rd_rel->relhasindex)
+	if (ls_hcache == NULL || !rel->rd_rel->relhasindex ||
+		!ls_hash_table_hashed(rel))
 		return;
 	indexes = RelationGetIndexList(rel);
 	foreach(lc, indexes)
@@ -553,19 +573,40 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 /* ------------------------------------------------------------------------
  * Execution
  *
- * Rows are fetched into a slot of the table AM's kind (hslot): the hash
- * hit by rowid, the fallback through index_getnext_slot.  PostgreSQL 15
- * gives a custom scan a virtual scan slot; when the plan reads no system
- * column, the row's columns are handed out through it (no second
- * projection to build per execution).  When it does (ctid of UPDATE,
- * DELETE, row marks), the scan slot is replaced by hslot and the
- * projection and qual are compiled again for it.
+ * Rows are fetched (the hash hit by rowid, the fallback through
+ * index_getnext_slot) straight into the scan slot.  PostgreSQL 15 gives a
+ * custom scan a virtual one; the table AM stores a virtual copy of the
+ * row's columns there (pointing into its fetch buffer, valid until the
+ * next fetch), and no second projection is built per execution.  When the
+ * plan reads a system column (ctid of UPDATE, DELETE, row marks) the scan
+ * slot is replaced by one of the table AM's kind and the projection and
+ * qual are compiled again for it.
  *
  * What an execution costs matters as much as the lookup (PL/pgSQL runs
  * the executor once per statement): the index is opened and the context
  * for by-reference keys created only on the first miss, the scan keys are
- * set up once, and the key recheck calls the equality functions directly.
+ * set up once, constants and parameters are read without compiling an
+ * expression, and the key recheck calls the equality functions directly.
  * ------------------------------------------------------------------------ */
+
+/* How a key value is obtained. */
+typedef enum LsHashValueKind
+{
+	LS_HV_CONST,
+	LS_HV_EXTERN,				/* PARAM_EXTERN: a statement parameter */
+	LS_HV_EXEC,					/* PARAM_EXEC: nested loop or initplan */
+	LS_HV_EXPR,					/* anything else: a compiled expression */
+} LsHashValueKind;
+
+typedef struct LsHashValue
+{
+	LsHashValueKind kind;
+	Datum		constval;
+	bool		constnull;
+	int			paramid;
+	Oid			paramtype;
+	ExprState  *expr;
+} LsHashValue;
 
 typedef enum LsHashPhase
 {
@@ -582,16 +623,16 @@ typedef struct LsHashScanState
 	Relation	index;			/* opened at the first miss */
 	int			nkeys;
 	bool		byref_keys;		/* a key value is passed by reference */
-	bool		heap_mode;		/* scan slot replaced by hslot */
+	bool		heap_mode;		/* scan slot of the table AM's kind */
 	ScanKey		keys;			/* nkeys, arguments set per lookup */
 	AttrNumber *attnos;			/* table column of each key */
 	int16	   *typlen;
 	bool	   *typbyval;
-	List	   *values;			/* ExprStates */
+	LsHashValue *values;		/* nkeys */
 	ExprContext *keycxt;		/* by-reference key values live here */
-	TupleTableSlot *hslot;
 	IndexFetchTableData *fetch;
 	IndexScanDesc iscan;
+	ls_hot_table *tbl;			/* the table's storage (LS_TAG_HASHED) */
 	uint64		seed;
 	uint32		tag;
 	LsHashPhase phase;
@@ -641,16 +682,54 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 	List	   *ints = lsecond(cs->custom_private);
 	List	   *values = linitial(cs->custom_exprs);
 	int			n = list_length(values);
+	char	   *mem;
 
 	s->indexoid = linitial_oid(oids);
 	s->lockmode = exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode;
 	s->nkeys = n;
-	s->keys = palloc(sizeof(ScanKeyData) * n);
-	s->attnos = palloc(sizeof(AttrNumber) * n);
-	s->typlen = palloc(sizeof(int16) * n);
-	s->typbyval = palloc(sizeof(bool) * n);
+	/* one allocation for the per-key arrays */
+	mem = palloc(MAXALIGN(sizeof(ScanKeyData) * n) +
+				 MAXALIGN(sizeof(LsHashValue) * n) +
+				 MAXALIGN(sizeof(AttrNumber) * n) +
+				 MAXALIGN(sizeof(int16) * n) + sizeof(bool) * n);
+	s->keys = (ScanKey) mem;
+	mem += MAXALIGN(sizeof(ScanKeyData) * n);
+	s->values = (LsHashValue *) mem;
+	mem += MAXALIGN(sizeof(LsHashValue) * n);
+	s->attnos = (AttrNumber *) mem;
+	mem += MAXALIGN(sizeof(AttrNumber) * n);
+	s->typlen = (int16 *) mem;
+	mem += MAXALIGN(sizeof(int16) * n);
+	s->typbyval = (bool *) mem;
 	for (int i = 0; i < n; i++)
 	{
+		Node	   *v = list_nth(values, i);
+		LsHashValue *hv = &s->values[i];
+
+		memset(hv, 0, sizeof(*hv));
+		if (IsA(v, Const))
+		{
+			hv->kind = LS_HV_CONST;
+			hv->constval = ((Const *) v)->constvalue;
+			hv->constnull = ((Const *) v)->constisnull;
+		}
+		else if (IsA(v, Param) && ((Param *) v)->paramkind == PARAM_EXTERN)
+		{
+			hv->kind = LS_HV_EXTERN;
+			hv->paramid = ((Param *) v)->paramid;
+			hv->paramtype = ((Param *) v)->paramtype;
+		}
+		else if (IsA(v, Param) && ((Param *) v)->paramkind == PARAM_EXEC)
+		{
+			hv->kind = LS_HV_EXEC;
+			hv->paramid = ((Param *) v)->paramid;
+		}
+		else
+		{
+			hv->kind = LS_HV_EXPR;
+			hv->expr = ExecInitExpr((Expr *) v, &node->ss.ps);
+		}
+
 		ScanKeyEntryInitialize(&s->keys[i], 0, (AttrNumber) (i + 1),
 							   BTEqualStrategyNumber,
 							   list_nth_oid(oids, 3 + 3 * i),	/* subtype */
@@ -663,26 +742,80 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 		if (!s->typbyval[i])
 			s->byref_keys = true;
 	}
-	s->values = ExecInitExprList(values, &node->ss.ps);
 	s->phase = LS_HP_START;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
-	s->hslot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
-								  table_slot_callbacks(rel));
 	if (linitial_int(ints) != 0)
 	{
 		/* system columns: the scan slot must be the table AM's own */
+		TupleTableSlot *hslot;
+
+		hslot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
+								   table_slot_callbacks(rel));
 		s->heap_mode = true;
-		node->ss.ss_ScanTupleSlot = s->hslot;
-		node->ss.ps.scanops = s->hslot->tts_ops;
+		node->ss.ss_ScanTupleSlot = hslot;
+		node->ss.ps.scanops = hslot->tts_ops;
 		node->ss.ps.scanopsfixed = true;
 		node->ss.ps.scanopsset = true;
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cs->scan.scanrelid);
 		node->ss.ps.qual = ExecInitQual(cs->scan.plan.qual, &node->ss.ps);
 	}
 	s->fetch = table_index_fetch_begin(rel);
+	s->tbl = ls_table_for(rel);
 	s->seed = ls_hash_seed(rel, s->indexoid, &s->tag);
+}
+
+/* One key value (what ExecEvalExpr would give for a Const or a Param). */
+static Datum
+ls_hash_value(LsHashValue *v, ExprContext *ec, bool *isnull)
+{
+	switch (v->kind)
+	{
+		case LS_HV_CONST:
+			*isnull = v->constnull;
+			return v->constval;
+		case LS_HV_EXTERN:
+			{
+				ParamListInfo params = ec->ecxt_param_list_info;
+				ParamExternData *prm;
+				ParamExternData prmdata;
+
+				if (params == NULL || v->paramid <= 0 || v->paramid > params->numParams)
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_OBJECT),
+							 errmsg("the lookup found no value for parameter $%d", v->paramid)));
+				if (params->paramFetch != NULL)
+					prm = params->paramFetch(params, v->paramid, false, &prmdata);
+				else
+					prm = &params->params[v->paramid - 1];
+				if (!OidIsValid(prm->ptype))
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_OBJECT),
+							 errmsg("the lookup found no value for parameter $%d", v->paramid)));
+				if (prm->ptype != v->paramtype)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("parameter $%d has type %s, but the plan was made for type %s",
+									v->paramid, format_type_be(prm->ptype),
+									format_type_be(v->paramtype))));
+				*isnull = prm->isnull;
+				return prm->value;
+			}
+		case LS_HV_EXEC:
+			{
+				ParamExecData *prm = &ec->ecxt_param_exec_vals[v->paramid];
+
+				/* an initplan's value is computed on first use */
+				if (prm->execPlan != NULL)
+					ExecSetParamPlan(prm->execPlan, ec);
+				*isnull = prm->isnull;
+				return prm->value;
+			}
+		case LS_HV_EXPR:
+			break;
+	}
+	return ExecEvalExpr(v->expr, ec, isnull);
 }
 
 /* Evaluate the key values into the scan keys; false when one is NULL. */
@@ -691,8 +824,7 @@ ls_hash_eval_keys(LsHashScanState *s)
 {
 	ExprContext *ec;
 	MemoryContext old;
-	ListCell   *lc;
-	int			i = 0;
+	int			i;
 	uint64		h = s->seed;
 
 	/*
@@ -709,10 +841,10 @@ ls_hash_eval_keys(LsHashScanState *s)
 	else
 		ec = s->css.ss.ps.ps_ExprContext;
 	old = MemoryContextSwitchTo(ec->ecxt_per_tuple_memory);
-	foreach(lc, s->values)
+	for (i = 0; i < s->nkeys; i++)
 	{
 		bool		isnull;
-		Datum		d = ExecEvalExpr((ExprState *) lfirst(lc), ec, &isnull);
+		Datum		d = ls_hash_value(&s->values[i], ec, &isnull);
 
 		if (isnull)
 		{
@@ -722,7 +854,6 @@ ls_hash_eval_keys(LsHashScanState *s)
 		}
 		s->keys[i].sk_argument = d;
 		h = ls_hash_datum(h, d, s->typlen[i], s->typbyval[i]);
-		i++;
 	}
 	MemoryContextSwitchTo(old);
 	if (ls_hash_test_bits > 0 && ls_hash_test_bits < 64)
@@ -749,38 +880,18 @@ ls_hash_keys_match(LsHashScanState *s, TupleTableSlot *slot)
 	return true;
 }
 
-/* Hand the row in hslot out through the scan slot. */
-static TupleTableSlot *
-ls_hash_out(LsHashScanState *s)
-{
-	TupleTableSlot *out = s->css.ss.ss_ScanTupleSlot;
-	int			natts;
-
-	if (s->heap_mode)
-		return s->hslot;
-	/* the values point into hslot's tuple, valid until the next fetch */
-	natts = out->tts_tupleDescriptor->natts;
-	slot_getallattrs(s->hslot);
-	ExecClearTuple(out);
-	memcpy(out->tts_values, s->hslot->tts_values, natts * sizeof(Datum));
-	memcpy(out->tts_isnull, s->hslot->tts_isnull, natts * sizeof(bool));
-	ExecStoreVirtualTuple(out);
-	out->tts_tid = s->hslot->tts_tid;
-	out->tts_tableOid = s->hslot->tts_tableOid;
-	return out;
-}
-
 static inline void
 ls_hash_count(ls_hc_counter c)
 {
 	ls_hc_count(ls_hcache, ls_hash_slot(), c, 1);
 }
 
-/* Try the cache; true with the row in hslot when the entry held. */
+/* Try the cache; true with the row in the scan slot when the entry held. */
 static bool
 ls_hash_probe(LsHashScanState *s)
 {
 	EState	   *estate = s->css.ss.ps.state;
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
 	uint64		rowid;
 	ItemPointerData tid;
 	bool		call_again = false;
@@ -792,16 +903,16 @@ ls_hash_probe(LsHashScanState *s)
 		return false;
 	}
 	ls_rowid_to_tid(rowid, &tid);
-	if (table_index_fetch_tuple(s->fetch, &tid, estate->es_snapshot, s->hslot,
+	if (table_index_fetch_tuple(s->fetch, &tid, estate->es_snapshot, slot,
 								&call_again, NULL))
 	{
-		if (ls_hash_keys_match(s, s->hslot))
+		if (ls_hash_keys_match(s, slot))
 		{
 			s->hits++;
 			ls_hash_count(LS_HC_C_HITS);
 			return true;
 		}
-		ExecClearTuple(s->hslot);
+		ExecClearTuple(slot);
 	}
 	/* stale: gone, moved to another key, not visible to us, a collision */
 	s->stale++;
@@ -834,7 +945,7 @@ ls_hash_next(ScanState *ss)
 			{
 				/* unique: nothing else can match */
 				s->phase = LS_HP_DONE;
-				return ls_hash_out(s);
+				return ss->ss_ScanTupleSlot;
 			}
 			s->fill = true;
 		}
@@ -852,21 +963,24 @@ ls_hash_next(ScanState *ss)
 	}
 	if (s->phase == LS_HP_INDEX)
 	{
-		if (index_getnext_slot(s->iscan, ForwardScanDirection, s->hslot))
+		if (index_getnext_slot(s->iscan, ForwardScanDirection, ss->ss_ScanTupleSlot))
 		{
 			if (s->fill)
 			{
 				ls_hc_fill_result fr;
 
+				/* marked before the entry exists (see ls_hash_table_hashed) */
+				if (ls_hot_table_get_tag(s->tbl, LS_TAG_HASHED) == 0)
+					ls_hot_table_set_tag(s->tbl, LS_TAG_HASHED, 1);
 				fr = ls_hc_fill(ls_hcache, s->hash, s->tag,
-								ls_tid_to_rowid(&s->hslot->tts_tid));
+								ls_tid_to_rowid(&s->iscan->xs_heaptid));
 				if (fr != LS_HC_SKIPPED)
 					ls_hash_count(LS_HC_C_FILLS);
 				if (fr == LS_HC_EVICTED)
 					ls_hash_count(LS_HC_C_EVICTIONS);
 				s->fill = false;
 			}
-			return ls_hash_out(s);
+			return ss->ss_ScanTupleSlot;
 		}
 		s->phase = LS_HP_DONE;
 	}
@@ -910,8 +1024,6 @@ ls_hash_end(CustomScanState *node)
 	/* the slots may borrow the fetch's buffer */
 	if (node->ss.ss_ScanTupleSlot)
 		ExecClearTuple(node->ss.ss_ScanTupleSlot);
-	if (s->hslot)
-		ExecClearTuple(s->hslot);
 	if (s->iscan)
 		index_endscan(s->iscan);
 	if (s->fetch)

@@ -119,6 +119,8 @@ extern int	ls_buffer_pool_mb;
 #define LS_TAG_READY		2	/* 1 once usable; 0 (the value a new table
 								 * starts with) while cold.c loads it:
 								 * others wait on the adopt lock */
+#define LS_TAG_HASHED		3	/* 1 once the hash cache got an entry for
+								 * the table (hashscan.c) */
 
 typedef struct LsColdStats
 {
