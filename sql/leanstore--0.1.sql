@@ -36,9 +36,10 @@ CREATE FUNCTION leanstore_stats(
     OUT pool_evictions bigint,
     OUT provider_rounds bigint,
     OUT rows_packed bigint,
-    OUT rows_loaded bigint,
-    OUT tables_packed bigint,
-    OUT tables_loaded bigint,
+    OUT rows_migrated bigint,
+    OUT cold_reads bigint,
+    OUT tables_written bigint,
+    OUT tables_opened bigint,
     OUT cold_pages bigint,
     OUT crash_epoch bigint,
     -- hash cache of unique-index point lookups

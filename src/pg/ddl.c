@@ -95,6 +95,8 @@ ls_nontransactional_truncate(Relation rel)
 	uint64		cursor = 0;
 	uint64		dead;
 
+	/* the file is truncated below: its tree goes first */
+	ls_cold_drop_for(tbl);
 	for (;;)
 	{
 		ls_hot_row *row;
@@ -185,7 +187,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(src, &cursor, limit);
+		row = ls_rows_next(src, &cursor, limit);
 		if (row != NULL)
 		{
 			rowid = row->rowid;
@@ -369,6 +371,12 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 				st->removed_rows += 1;
 				st->removed_versions += n;
 			}
+			/* a migrated row's cold image must not outlive it */
+			if (!ls_cold_forget_image(tbl, row))
+			{
+				ls_row_unlock(row);
+				return false;
+			}
 			ls_row_forget_latch();
 			ls_hot_row_remove(ls_ctx(), tbl, row, true);
 			return true;
@@ -408,6 +416,18 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 	if (TransactionIdIsValid(freeze_limit))
 		ls_gc_freeze(row, freeze_limit, st);
 	return true;
+}
+
+/*
+ * Pack's helper for a row that may not go cold: drop what no snapshot sees
+ * (old versions; the whole row when its deleter is visible to all, which
+ * leaves a DEAD rowid for VACUUM's index cleanup).  Caller inside an epoch,
+ * no latch held.
+ */
+void
+ls_collect_row(ls_hot_table *tbl, ls_hot_row *row, GlobalVisState *vistest)
+{
+	(void) ls_gc_row(NULL, tbl, row, vistest, InvalidTransactionId, NULL);
 }
 
 void
@@ -538,13 +558,48 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(tbl, &cursor, limit);
-		while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+		/* both tiers, each row once */
+		row = ls_rows_next(tbl, &cursor, limit);
+		if (row != NULL && ls_row_is_standin(row))
 		{
-			if (++tries >= 100)
+			uint64		rowid = row->rowid;
+
+			if (ls_hv_flags(atomic_load(&ls_hot_row_newest(row)->xmin_word)) &
+				LS_HV_XMIN_FROZEN)
+				st.live_rows += 1;
+			else
 			{
-				st.incomplete = true;
-				break;
+				/* a bulk-loaded row: clog decides, outside the epoch */
+				ls_epoch_exit();
+				switch (ls_cold_settle(tbl, rowid, OldestXmin))
+				{
+					case LS_V_DEAD:
+						st.removed_rows += 1;
+						break;
+					case LS_V_LIVE:
+						st.live_rows += 1;
+						break;
+					default:
+						break;
+				}
+				continue;
+			}
+		}
+		else
+		{
+			while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+			{
+				if (atomic_load(&row->evicted) != 0)
+				{
+					/* packed meanwhile: live, and now cold */
+					st.live_rows += 1;
+					break;
+				}
+				if (++tries >= 100)
+				{
+					st.incomplete = true;
+					break;
+				}
 			}
 		}
 		ls_epoch_exit();
@@ -737,7 +792,7 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 
 	/* copy out the versions some snapshot may still need, newest first */
 	ls_epoch_enter();
-	row = ls_hot_row_get(cs->src, rowid);
+	row = ls_row_get(cs->src, rowid);
 	if (row != NULL)
 	{
 		int			walked = 0;
@@ -939,7 +994,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			old = MemoryContextSwitchTo(cs.tmpcxt);
 			tup = NULL;
 			ls_epoch_enter();
-			row = ls_hot_scan_next(cs.src, &cursor, limit);
+			row = ls_rows_next(cs.src, &cursor, limit);
 			if (row != NULL)
 			{
 				int			walked = 0;
@@ -982,7 +1037,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		uint64		rowid;
 
 		ls_epoch_enter();
-		row = ls_hot_scan_next(cs.src, &cursor, limit);
+		row = ls_rows_next(cs.src, &cursor, limit);
 		rowid = row != NULL ? row->rowid : 0;
 		ls_epoch_exit();
 		if (row == NULL)

@@ -127,7 +127,7 @@ ls_shmem_request(void)
 						ls_hot_memory_mb, need / (1024 * 1024) + 1, ls_max_tables)));
 	RequestAddinShmemSpace(add_size(ls_region_size(),
 									add_size(ls_shared_size(), 16384)));
-	ls_cold_shmem_request();
+	ls_cold_shmem_request(ls_max_tables);
 }
 
 static void
@@ -164,7 +164,7 @@ ls_shmem_startup(void)
 		}
 		ls_shared->region_size = ls_region_size();
 	}
-	ls_cold_shmem_startup();
+	ls_cold_shmem_startup(ls_max_tables);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -193,6 +193,7 @@ ls_release_held(void)
 	}
 	if (ls_my_ctx != NULL && ls_hot_in_epoch(ls_my_ctx))
 		ls_hot_epoch_exit_all(ls_my_ctx);
+	ls_standins_release();
 }
 
 static void
@@ -239,6 +240,9 @@ void
 ls_epoch_exit(void)
 {
 	ls_hot_epoch_exit(ls_my_ctx);
+	/* cold rows read in the epoch were stand-ins valid inside it only */
+	if (!ls_hot_in_epoch(ls_my_ctx))
+		ls_standins_release();
 }
 
 void
@@ -445,7 +449,10 @@ ls_storage_free_database(Oid db)
 			ls_hot_table *tbl = ls_hot_table_find(ls_shared->hot, batch[i]);
 
 			if (tbl != NULL)
+			{
+				ls_cold_drop_for(tbl);
 				ls_hot_table_drop(ls_my_ctx, tbl);
+			}
 		}
 		if (!more)
 			break;
@@ -516,7 +523,11 @@ ls_storage_free(ls_hot_key key)
 	ls_hashcache_forget_storage(key);
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
+	{
+		/* the pages go before PostgreSQL unlinks the file */
+		ls_cold_drop_for(tbl);
 		ls_hot_table_drop(ls_my_ctx, tbl);
+	}
 }
 
 /* Top-level end: free what PostgreSQL also unlinks now, forget the rest. */
@@ -704,6 +715,30 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.pack_threshold",
+							"Hot tier fill (percent of leanstore.hot_memory) above which rows are packed into the cold tier.",
+							"The leanstore worker packs rows nobody touched recently until the fill is 10 points lower.",
+							&ls_pack_threshold,
+							80, 1, 100,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.bulk_load_rows",
+							"Rows a transaction inserts into one table before further rows go straight to the cold tier.",
+							"Large loads (COPY, INSERT ... SELECT) then do not flood the hot tier; 0 keeps every insert hot.",
+							&ls_bulk_load_rows,
+							10000, 0, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("leanstore.pack_eager",
+							 "Pack every row that may go into the cold tier at once (for tests).",
+							 "Rows go cold as soon as every snapshot sees them, whatever the hot tier's fill.",
+							 &ls_pack_eager,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 	ls_hashscan_init();
 	MarkGUCPrefixReserved("leanstore");
 	ls_worker_register();

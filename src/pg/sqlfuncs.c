@@ -34,8 +34,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	ls_hot_stats hs;
 	LsColdStats cs;
 	ls_hc_stats hc;
-	Datum		values[33];
-	bool		nulls[33] = {0};
+	Datum		values[34];
+	bool		nulls[34] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -61,22 +61,23 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[17] = Int64GetDatum((int64) cs.evictions);
 	values[18] = Int64GetDatum((int64) cs.provider_rounds);
 	values[19] = Int64GetDatum((int64) cs.rows_packed);
-	values[20] = Int64GetDatum((int64) cs.rows_loaded);
-	values[21] = Int64GetDatum((int64) cs.tables_packed);
-	values[22] = Int64GetDatum((int64) cs.tables_loaded);
-	values[23] = Int64GetDatum((int64) cs.cold_pages);
-	values[24] = Int64GetDatum((int64) cs.epoch);
+	values[20] = Int64GetDatum((int64) cs.rows_migrated);
+	values[21] = Int64GetDatum((int64) cs.cold_reads);
+	values[22] = Int64GetDatum((int64) cs.tables_packed);
+	values[23] = Int64GetDatum((int64) cs.tables_loaded);
+	values[24] = Int64GetDatum((int64) cs.cold_pages);
+	values[25] = Int64GetDatum((int64) cs.epoch);
 	/* hash cache (hashscan.c); zeros when leanstore.hash_cache_memory = 0 */
 	if (!ls_hashcache_stats(&hc))
 		memset(&hc, 0, sizeof(hc));
-	values[25] = Int64GetDatum((int64) hc.region_bytes);
-	values[26] = Int64GetDatum((int64) hc.entries);
-	values[27] = Int64GetDatum((int64) hc.counters[LS_HC_C_HITS]);
-	values[28] = Int64GetDatum((int64) hc.counters[LS_HC_C_MISSES]);
-	values[29] = Int64GetDatum((int64) hc.counters[LS_HC_C_STALE]);
-	values[30] = Int64GetDatum((int64) hc.counters[LS_HC_C_FILLS]);
-	values[31] = Int64GetDatum((int64) hc.counters[LS_HC_C_EVICTIONS]);
-	values[32] = Int64GetDatum((int64) hc.counters[LS_HC_C_REMOVED]);
+	values[26] = Int64GetDatum((int64) hc.region_bytes);
+	values[27] = Int64GetDatum((int64) hc.entries);
+	values[28] = Int64GetDatum((int64) hc.counters[LS_HC_C_HITS]);
+	values[29] = Int64GetDatum((int64) hc.counters[LS_HC_C_MISSES]);
+	values[30] = Int64GetDatum((int64) hc.counters[LS_HC_C_STALE]);
+	values[31] = Int64GetDatum((int64) hc.counters[LS_HC_C_FILLS]);
+	values[32] = Int64GetDatum((int64) hc.counters[LS_HC_C_EVICTIONS]);
+	values[33] = Int64GetDatum((int64) hc.counters[LS_HC_C_REMOVED]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

@@ -39,7 +39,7 @@ UPDATE t1 SET k = k + 1 WHERE id BETWEEN 1 AND 20;
 UPDATE wide SET b = 'short' WHERE id % 2 = 0;
 SELECT leanstore_verify(c.oid::regclass) FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 WHERE a.amname = 'leanstore' ORDER BY c.relname;
-SELECT tables_loaded >= 9 AS loaded, rows_loaded > 0 AS rows FROM leanstore_stats();
+SELECT tables_opened >= 9 AS opened, cold_reads > 0 AS cold_reads, rows_migrated > 0 AS migrated FROM leanstore_stats();
 SELECT cold_pages > 1 AS has_pages FROM leanstore_table_stats('t1');
 SELECT pg_relation_size('t1') > 0 AS real_size;
 -- new heap copies for the next restart
