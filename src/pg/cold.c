@@ -473,6 +473,15 @@ ls_table_used_end(ls_hot_table *tbl)
 	return end;
 }
 
+/* Blocks of tbl's file its tree uses (meta page included), in memory or not. */
+uint64
+ls_cold_table_pages(ls_hot_table *tbl)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+
+	return ct != NULL ? ls_bm_dt_blocks(ls_cold->bm, ct->tree.dt_id) : 0;
+}
+
 static void
 ls_cold_raise_end(LsColdTable *ct, uint64 rowid)
 {
@@ -549,8 +558,8 @@ ls_cold_remove(ls_btree *t, uint64 rowid)
  * shutdown, VACUUM), or one whose inserter clog decides (bulk loads).
  */
 static ls_status
-ls_cold_store(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
-			  TransactionId xmin, CommandId cmin, bool frozen)
+ls_cold_put(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
+			TransactionId xmin, CommandId cmin, bool frozen, bool fresh)
 {
 	uint8		key[LS_COLD_KEY_MAX];
 	char		val[LS_BTREE_MAX_VALUE];
@@ -558,7 +567,7 @@ ls_cold_store(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 	uint32		first = Min(len, LS_COLD_FIRST_CHUNK);
 	uint32		off;
 	uint16		chunk = 1;
-	ls_status	st = ls_cold_remove(t, rowid);
+	ls_status	st = fresh ? LS_OK : ls_cold_remove(t, rowid);
 
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->total_len = len;
@@ -572,6 +581,13 @@ ls_cold_store(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 		st = ls_btree_append(t, key, ls_cold_key(key, rowid, chunk), payload + off,
 							 Min(len - off, LS_COLD_CHUNK));
 	return st;
+}
+
+static ls_status
+ls_cold_store(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
+			  TransactionId xmin, CommandId cmin, bool frozen)
+{
+	return ls_cold_put(t, rowid, payload, len, xmin, cmin, frozen, false);
 }
 
 /* ------------------------------------------------------------------------
@@ -949,9 +965,10 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 							RelationGetRelationName(rel)),
 					 errhint("Increase leanstore.max_tables (every leanstore table needs one descriptor) and restart.")));
 	}
-	st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
-					   ls_hv_xid(xmin_word), v->cmin,
-					   (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0);
+	/* a fresh rowid has no image to replace: append at once */
+	st = ls_cold_put(&ct->tree, rowid, (const char *) v->data, v->len,
+					 ls_hv_xid(xmin_word), v->cmin,
+					 (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0, true);
 	ls_hot_version_free(ls_ctx(), v);
 	if (st != LS_OK)
 		ls_cold_report(st, "insert into");
@@ -1484,23 +1501,28 @@ ls_cold_pack_all(void)
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	dead = palloc0(sizeof(uint64) * ls_cold->max_tables);
 	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	/* the walk over the tables runs in an epoch, as ls_hot_table_next wants */
+	ls_epoch_enter();
 	cursor = 0;
 	while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
 		if (ls_table_persists(tbl) && !ls_shutdown_rows(tbl, snapshot, &dead[cursor - 1]))
 			ls_hot_table_set_tag(tbl, LS_TAG_READY, 0);
 	}
+	ls_epoch_exit();
 	st = ls_bm_flush_all(ls_cold->bm);
 	if (st != LS_OK)
 		ereport(WARNING,
 				(errmsg("could not write leanstore's buffer pool at shutdown: %s",
 						ls_status_str(st))));
+	ls_epoch_enter();
 	cursor = 0;
 	while (st == LS_OK && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
 		if (ls_table_persists(tbl))
 			(void) ls_shutdown_meta(tbl, dead[cursor - 1]);
 	}
+	ls_epoch_exit();
 	LWLockRelease(ls_cold->adopt_lock);
 	UnregisterSnapshot(snapshot);
 	CommitTransactionCommand();

@@ -168,6 +168,7 @@ extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 							ls_hot_row **rows, uint32 max);
 extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
+extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
 extern void ls_standins_release(void);
 
 static inline bool

@@ -17,7 +17,6 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "storage/smgr.h"
 #include "utils/rel.h"
 
 #include "ls_hashscan.h"
@@ -117,8 +116,8 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum((int64) ts.bytes);
 	values[3] = Int64GetDatum((int64) ts.dead_rowids);
 	values[4] = Int64GetDatum((int64) ls_hot_table_rowid_limit(tbl));
-	/* the main fork: meta page and tree written by the last clean shutdown */
-	values[5] = Int64GetDatum((int64) smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM));
+	/* the main fork's blocks its cold tree uses, written yet or not */
+	values[5] = Int64GetDatum((int64) ls_cold_table_pages(tbl));
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -1,8 +1,17 @@
 -- hotfull: this server has the smallest hot tier (test/hotfull/regress.conf).
--- Filling it makes an insert fail with an error naming leanstore.hot_memory;
--- the table stays intact and usable, and TRUNCATE and DROP give the memory back.
 CREATE EXTENSION leanstore;
 SHOW leanstore.hot_memory;
+-- A load far larger than the hot tier, in one transaction, fits: after
+-- leanstore.bulk_load_rows rows its rows go straight to the cold tier.
+CREATE TABLE hf_big (id int, pad text) USING leanstore;
+INSERT INTO hf_big SELECT g, repeat('x', 200) FROM generate_series(1, 300000) g;
+SELECT count(*), sum(id) FROM hf_big;
+SELECT hot_rows <= 10000 AS few_hot, cold_pages > 0 AS on_disk FROM leanstore_table_stats('hf_big');
+DROP TABLE hf_big;
+-- With bulk loads kept hot, filling the tier in one transaction makes an
+-- insert fail with an error naming leanstore.hot_memory; the table stays
+-- intact and usable, and TRUNCATE and DROP give the memory back.
+SET leanstore.bulk_load_rows = 0;
 CREATE TABLE hf_result (round int, batches int, rows_kept bigint, sqlstate text, message text, hint text);
 -- inserts batches of 1000 rows (each in its own subtransaction) into tab until
 -- an insert fails; records the rows that made it and the error
