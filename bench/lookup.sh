@@ -81,6 +81,8 @@ start_cluster() {
 		shared_buffers = '1GB'
 		leanstore.hot_memory = '2GB'
 		leanstore.hash_cache_memory = '64MB'
+		# every row hot: loads do not go straight to the cold tier
+		leanstore.bulk_load_rows = 0
 		synchronous_commit = off
 		max_connections = 20
 		autovacuum = off
@@ -272,7 +274,8 @@ run_callgrind() {
 	(cd "$dir" && ls_as_pg valgrind --tool=callgrind --dump-after=PortalRun \
 		--callgrind-out-file="$dir/cg.out" \
 		"$LS_PG_BIN/postgres" --single -D "$dir/cgdata" -c shared_preload_libraries=leanstore \
-		-c leanstore.hot_memory=512MB -c shared_buffers=256MB -c jit=off -c autovacuum=off \
+		-c leanstore.hot_memory=512MB -c leanstore.bulk_load_rows=0 \
+		-c shared_buffers=256MB -c jit=off -c autovacuum=off \
 		postgres <"$dir/input.sql" >"$dir/single.log" 2>"$dir/valgrind.log") ||
 		{ tail -n 30 "$dir/valgrind.log" "$dir/single.log"; return 1; }
 	if grep -q ERROR "$dir/single.log"; then
