@@ -40,7 +40,7 @@ def parse_pgbench(text):
     A run in which a client aborted, or that reports failed transactions, is a
     failure: its tps would describe a shorter or different workload."""
     m = re.search(r"^tps = ([0-9.]+) \(without initial connection time\)$", text, re.M)
-    aborted = re.search(r"^Run was aborted", text, re.M)
+    aborted = re.search(r"Run was aborted", text)
     err = re.search(r"^pgbench: error: (.*)$", text, re.M)
     if aborted or not m:
         why = err.group(1) if err else ("run was aborted" if aborted else "no tps line")
@@ -306,10 +306,11 @@ def plot_sysbench(stats, workloads, path):
         ax.bar(pos, meds, w, yerr=_errbars(sts), capsize=3, color=COLORS[eng], label=eng)
         for p, s in zip(pos, sts):
             if not s or s.med is None:
-                ax.text(p, 0, "FAIL", color="red", ha="center", va="bottom", rotation=90)
+                ax.text(p, 1, "FAIL", color="red", ha="center", va="bottom", rotation=90)
     ax.set_xticks(x)
     ax.set_xticklabels([wl.replace("oltp_", "") for wl in workloads], rotation=20)
-    ax.set_ylabel("throughput [transactions/s]")
+    ax.set_yscale("log")
+    ax.set_ylabel("throughput [transactions/s], log scale")
     ax.set_title("sysbench oltp_*: median, bars = min..max")
     ax.legend()
     ax.grid(True, axis="y", alpha=0.3)
@@ -323,7 +324,8 @@ def plot_sysbench(stats, workloads, path):
     ax2.set_xticklabels([wl.replace("oltp_", "") for wl in workloads], rotation=20)
     ax2.set_ylabel("leanstore / heap (throughput ratio)")
     ax2.set_title("ratio of medians (> 1: leanstore faster)")
-    ax2.legend()
+    ax2.set_ylim(0, max([1.0] + [r for r in rs if r is not None]) * 1.2)
+    ax2.legend(loc="upper right")
     ax2.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -512,7 +514,6 @@ class Report:
     def sec_tpcc(self):
         rows = self.rows["tpcc"]
         stats = collect(rows, "tpmC")
-        errs = collect(rows, "errors")
         self.add("## TPC-C (go-tpc)\n")
         self.add("go-tpc's TPC-C over TCP on 127.0.0.1 (no keying or thinking time). tpmC = "
                  "New-Order transactions per minute. After each run go-tpc's consistency "
@@ -522,13 +523,15 @@ class Report:
         self.add(engine_table(stats, ["tpcc"], lambda v: ["tpmC"], ["metric"]) + "\n")
         body = []
         for eng in ENGINES:
-            chk = [r for r in rows if r["metric"] == "check" and r["engine"] == eng]
-            ok = sum(1 for r in chk if r["status"] == "ok")
-            e = errs.get(("tpcc", eng))
-            body.append([eng, "%d/%d passed" % (ok, len(chk)),
-                         "-" if not e or e.med is None else fmt(sum(e.values), 0)])
-        self.add(md_table(["engine", "consistency checks", "failed transactions (all runs)"],
-                          body) + "\n")
+            def passed(metric):
+                chk = [r for r in rows if r["metric"] == metric and r["engine"] == eng]
+                return "%d/%d passed" % (sum(1 for r in chk if r["status"] == "ok"), len(chk))
+            errs = [int(r["value"]) for r in rows
+                    if r["metric"] == "errors" and r["engine"] == eng and r["value"].isdigit()]
+            body.append([eng, passed("check_load"), passed("check"),
+                         fmt(sum(errs), 0) if errs else "-"])
+        self.add(md_table(["engine", "check after load", "checks after runs",
+                           "failed transactions (all runs)"], body) + "\n")
         self.result("tpcc_tpmc_ratio", ratio(stats, "tpcc"))
         self.note_failures("tpcc")
 
