@@ -350,7 +350,7 @@ def plot_ycsb(stats, xpos, wls, ratios, cap_label, path):
                             color=COLORS[eng], label=eng)
             if fails:
                 ax.plot(fails, [0] * len(fails), "X", color=COLORS[eng], markeredgecolor="red",
-                        markersize=11, linestyle="none", label="%s: FAILED" % eng)
+                        markersize=11, linestyle="none", clip_on=False, label="%s: FAILED" % eng)
         ax.set_xscale("log", base=2)
         ticks = sorted({float(r) for r in ratios})
         ax.set_xticks(ticks)
@@ -643,7 +643,10 @@ class Report:
         if not os.path.exists(path):
             return
         with open(path) as f:
-            lines = [l.strip() for l in f if l.startswith("RESULT ")]
+            lines = []
+            for l in f:
+                if l.startswith("RESULT ") and l.strip() not in lines:
+                    lines.append(l.strip())
         self.add("## Core benchmark (`make bench-core`)\n")
         self.add("The buffer-managed B+-tree against an in-memory tree of the same layout "
                  "(bench/README.md). Its RESULT lines:\n")
