@@ -124,7 +124,9 @@ pool_open(pool *p, uint64_t frames, const char *name, bool direct)
 	ls_bm_config cfg = {0};
 	ls_status	st;
 
+	/* a directory per pool: each tree of the pool keeps its file there */
 	snprintf(p->path, sizeof(p->path), "%s/%s", opt.dir, name);
+	mkdir(p->path, 0755);
 	p->size = ls_bm_region_size(frames);
 	p->region = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p->region == MAP_FAILED)
@@ -133,8 +135,7 @@ pool_open(pool *p, uint64_t frames, const char *name, bool direct)
 		exit(1);
 	}
 	cfg.n_frames = frames;
-	cfg.data_path = p->path;
-	cfg.truncate = true;
+	cfg.data_dir = p->path;
 	cfg.use_direct_io = direct;
 	cfg.free_target_pct = 5;
 	st = ls_bm_init(p->region, p->size, &cfg, &p->bm);
@@ -154,7 +155,15 @@ pool_close(pool *p)
 {
 	ls_bm_process_detach(p->bm);
 	munmap(p->region, p->size);
-	unlink(p->path);
+	/* the trees' files (dt<N>), then the directory */
+	for (int i = 0; i < 64; i++)
+	{
+		char		f[4200];
+
+		snprintf(f, sizeof(f), "%s/dt%d", p->path, i);
+		unlink(f);
+	}
+	rmdir(p->path);
 }
 
 /* ------------------------------------------------------------------------

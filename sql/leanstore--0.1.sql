@@ -25,7 +25,23 @@ CREATE FUNCTION leanstore_stats(
     OUT tables bigint,
     OUT hot_rows bigint,
     OUT hot_versions bigint,
-    OUT epoch bigint)
+    OUT epoch bigint,
+    -- the cold tier's buffer pool (leanstore.buffer_pool) and its files
+    OUT pool_pages bigint,
+    OUT pool_free_pages bigint,
+    OUT pool_hits bigint,
+    OUT pool_misses bigint,
+    OUT pool_reads bigint,
+    OUT pool_writes bigint,
+    OUT pool_evictions bigint,
+    OUT provider_rounds bigint,
+    OUT rows_packed bigint,
+    OUT rows_migrated bigint,
+    OUT cold_reads bigint,
+    OUT tables_written bigint,
+    OUT tables_opened bigint,
+    OUT cold_pages bigint,
+    OUT crash_epoch bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;
@@ -39,7 +55,8 @@ CREATE FUNCTION leanstore_table_stats(
     OUT hot_versions bigint,
     OUT hot_bytes bigint,
     OUT dead_rowids bigint,
-    OUT rowid_limit bigint)
+    OUT rowid_limit bigint,
+    OUT cold_pages bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_table_stats'
 LANGUAGE C STRICT VOLATILE;

@@ -165,10 +165,12 @@ ls_free_port() {
 
 # ls_cluster_start DIR CONF_FILE: initdb in DIR/data, append CONF_FILE to
 # postgresql.conf, start with the socket in DIR. Sets PGHOST/PGPORT exports.
+# LS_INITDB_ARGS adds initdb options (e.g. -k for data checksums).
 ls_cluster_start() {
 	local dir=$1 conf=$2 port
 	port=$(ls_free_port) || ls_die "no free port"
-	ls_as_pg "$LS_PG_BIN/initdb" -D "$dir/data" --no-locale -E UTF8 -A trust >"$dir/initdb.log" 2>&1 ||
+	# shellcheck disable=SC2086
+	ls_as_pg "$LS_PG_BIN/initdb" -D "$dir/data" --no-locale -E UTF8 -A trust ${LS_INITDB_ARGS:-} >"$dir/initdb.log" 2>&1 ||
 		{ cat "$dir/initdb.log"; return 1; }
 	cat "$conf" >>"$dir/data/postgresql.conf"
 	printf "listen_addresses = ''\nunix_socket_directories = '%s'\nport = %s\n" "$dir" "$port" >>"$dir/data/postgresql.conf"

@@ -306,7 +306,7 @@ bool		ls_node_scan(const uint8_t *n, uint16_t from, uint16_t to, bool asc,
  * ------------------------------------------------------------------------ */
 typedef struct ls_memtree
 {
-	uint8_t    *root;			/* node buffer (LS_NODE_SIZE bytes, 16 KiB alloc) */
+	uint8_t    *root;			/* node buffer (LS_NODE_SIZE bytes, page-sized alloc) */
 	uint64_t	nodes;
 	uint64_t	entries;
 	uint16_t	height;
@@ -357,6 +357,25 @@ void		ls_btree_register_type(void);
 
 /* Create an empty tree (one leaf) in caller-provided shared memory. */
 ls_status	ls_btree_create(ls_bm *bm, ls_btree *t);
+/*
+ * A tree whose pages live in `file` (ls_bm_register_file), blocks
+ * [0, n_blocks) of which the caller keeps for itself (e.g. a meta page):
+ * create an empty one, or open one written before, whose root is at
+ * root_block with height levels (from ls_btree_root at the time every page
+ * was written).  Child references on disk are block numbers.
+ */
+ls_status	ls_btree_create_in_file(ls_bm *bm, ls_btree *t, const ls_bm_file *file,
+									uint32_t n_blocks);
+ls_status	ls_btree_open(ls_bm *bm, ls_btree *t, const ls_bm_file *file,
+						  uint32_t n_blocks, uint32_t root_block, uint32_t height);
+/* The root's block and the height, for the caller's meta page. */
+ls_status	ls_btree_root(ls_btree *t, uint32_t *root_block, uint32_t *height);
+/*
+ * Forget the tree and its file's pages in memory without writing them (the
+ * file is being removed).  Nobody may use the tree any more.
+ */
+void		ls_btree_drop(ls_btree *t);
+
 /*
  * Free every page of the tree (in memory and on disk) and unregister it.
  * No other process may use the tree any more (a page provider may run).

@@ -3,8 +3,16 @@
  *
  * The pool lives entirely inside one caller-provided memory region (PostgreSQL
  * shared memory in the server, an anonymous MAP_SHARED mapping in the tests)
- * that every process maps at the same address.  Pages live in one data file;
- * a page id (pid) is the page's index in that file.
+ * that every process maps at the same address.
+ *
+ * Pages live in files, one file per data structure instance (a B+-tree): a
+ * page id (pid) names the instance (its dt_id, upper 32 bits) and the block
+ * inside that instance's file (lower 32 bits).  In PostgreSQL the file is a
+ * relation's main fork (segments of blocks_per_segment blocks); in the tests
+ * it is a file in a directory.  Pages are PostgreSQL-sized (8 KiB) and start
+ * with a header laid out like PostgreSQL's PageHeaderData, so PostgreSQL's
+ * tools (pg_checksums, pg_basebackup) accept them; leanstore's own header
+ * follows it.
  *
  * Invariants:
  *  - Frames are never returned to the OS and a frame's latch word never moves,
@@ -32,11 +40,29 @@
 
 #include "leanstore/common.h"
 
-#define LS_PAGE_SIZE		16384u
+#define LS_PAGE_SIZE		8192u
 #define LS_PID_INVALID		UINT64_MAX
 #define LS_MAX_DT			4096	/* registered data structure instances */
+#define LS_BLOCK_INVALID	UINT32_MAX
 
 typedef uint64_t ls_pid;
+
+/* A page id is (dt_id, block); swips hold page ids in memory, blocks on disk. */
+static inline ls_pid
+ls_pid_make(uint32_t dt_id, uint32_t block)
+{
+	return ((uint64_t) dt_id << 32) | block;
+}
+static inline uint32_t
+ls_pid_dt(ls_pid pid)
+{
+	return (uint32_t) (pid >> 32);
+}
+static inline uint32_t
+ls_pid_block(ls_pid pid)
+{
+	return (uint32_t) pid;
+}
 
 /* ------------------------------------------------------------------------
  * Swips
@@ -88,18 +114,53 @@ ls_swip_store(ls_swip *s, uint64_t raw)
  * Pages and frames
  * ------------------------------------------------------------------------ */
 
-/* Header at the start of every page (on disk and in memory). */
+/*
+ * Header at the start of every page (on disk and in memory).  The first 24
+ * bytes have the layout of PostgreSQL's PageHeaderData: the GSN sits where
+ * pd_lsn is (high word first, as PostgreSQL stores an LSN), pg_checksum is
+ * pd_checksum (PostgreSQL's page checksum, computed by the caller's
+ * page_checksum callback, 0 without one), and lower = upper = special =
+ * LS_PG_HEADER_SIZE: to PostgreSQL the whole rest of the page is "special
+ * space", a valid and non-new page.  leanstore's own header follows.
+ */
+#define LS_PG_HEADER_SIZE	24u
+#define LS_PG_LAYOUT_VERSION	4u
+
 typedef struct ls_page_header
 {
-	uint32_t	checksum;		/* CRC32C of the page with this field = 0 */
+	uint32_t	gsn_hi;			/* pd_lsn: GSN of the last change */
+	uint32_t	gsn_lo;
+	uint16_t	pg_checksum;	/* pd_checksum */
+	uint16_t	pg_flags;		/* pd_flags: 0 */
+	uint16_t	pg_lower;		/* LS_PG_HEADER_SIZE */
+	uint16_t	pg_upper;		/* LS_PG_HEADER_SIZE */
+	uint16_t	pg_special;		/* LS_PG_HEADER_SIZE */
+	uint16_t	pg_pagesize_version;	/* LS_PAGE_SIZE | LS_PG_LAYOUT_VERSION */
+	uint32_t	pg_prune_xid;	/* 0 */
+	/* leanstore's part */
+	uint32_t	checksum;		/* CRC32C of the page with this field and
+								 * pg_checksum = 0 */
 	uint16_t	dt_type;		/* data structure type (ls_dt_ops index) */
 	uint16_t	flags;
-	uint32_t	dt_id;			/* data structure instance */
+	uint32_t	dt_id;			/* instance (in memory; on disk: unused) */
 	uint32_t	reserved;
-	ls_pid		pid;			/* self check: page id this page belongs at */
-	uint64_t	gsn;			/* global sequence number of the last change
-								 * (log ordering, later) */
+	ls_pid		pid;			/* self check: in memory the page id, on disk
+								 * the block number */
 } ls_page_header;
+
+_Static_assert(sizeof(ls_page_header) == 48, "page header layout");
+
+static inline uint64_t
+ls_page_gsn(const ls_page_header *h)
+{
+	return ((uint64_t) h->gsn_hi << 32) | h->gsn_lo;
+}
+static inline void
+ls_page_set_gsn(ls_page_header *h, uint64_t gsn)
+{
+	h->gsn_hi = (uint32_t) (gsn >> 32);
+	h->gsn_lo = (uint32_t) gsn;
+}
 
 #define LS_PAGE_DATA_SIZE	(LS_PAGE_SIZE - sizeof(ls_page_header))
 
@@ -273,6 +334,14 @@ typedef struct ls_dt_ops
 	 * then skipped and retried later).
 	 */
 	ls_status	(*checkpoint) (ls_bm *bm, void *obj, ls_frame *f, ls_page *copy);
+	/*
+	 * Optional (NULL: the type's pages hold no swips).  Called on a page just
+	 * read from disk (latched exclusively by the loader, not yet reachable)
+	 * whose swips hold block numbers: turn each into a page id of the same
+	 * instance, ls_pid_make(ls_pid_dt(pid), block).  Return LS_CORRUPT when
+	 * the page does not look like one of the type's pages.
+	 */
+	ls_status	(*loaded) (ls_bm *bm, void *obj, ls_pid pid, ls_page *page);
 } ls_dt_ops;
 
 /*
@@ -288,9 +357,63 @@ ls_pid		ls_bm_swip_to_pid(ls_bm *bm, uint64_t raw);
  * same types before touching pages (static tables after fork are fine).
  */
 void		ls_bm_register_type(uint16_t dt_type, const ls_dt_ops *ops);
-/* Register a shared instance (e.g. one B+-tree); returns its dt_id. */
+/*
+ * The file of an instance, as the caller names it (PostgreSQL: tablespace,
+ * database, relfilenode, backend of a temporary relation).  The pool only
+ * hands it to the file_path callback.
+ */
+typedef struct ls_bm_file
+{
+	uint32_t	key[4];
+} ls_bm_file;
+
+/*
+ * Register a shared instance (e.g. one B+-tree) whose pages live in `file`,
+ * blocks [0, n_blocks) of which are in use already (an existing file: new
+ * pages get blocks from n_blocks on).  Returns its dt_id.  The file must
+ * exist (segment 0); the pool never creates segment 0, it creates further
+ * segments as pages are written there.
+ */
+ls_status	ls_bm_register_file(ls_bm *bm, uint16_t dt_type, void *obj,
+								const ls_bm_file *file, uint32_t n_blocks,
+								uint32_t *dt_id);
+/*
+ * Register an instance with a new, empty file of its own in the pool's
+ * data_dir (tests and benchmarks: key[0] = dt_id, file "dt<dt_id>", created
+ * or truncated).
+ */
 ls_status	ls_bm_register_dt(ls_bm *bm, uint16_t dt_type, void *obj, uint32_t *dt_id);
+/* Forget an instance whose pages are all gone from memory. */
 void		ls_bm_unregister_dt(ls_bm *bm, uint32_t dt_id);
+/*
+ * Drop an instance: free every frame holding one of its pages without
+ * writing it (waiting for a write-back in flight), then unregister it.  The
+ * caller guarantees that nobody uses the instance any more (PostgreSQL: the
+ * relation is being dropped or truncated under AccessExclusiveLock); a page
+ * provider may run.  Its file is left alone (the caller removes it).
+ */
+void		ls_bm_drop_dt(ls_bm *bm, uint32_t dt_id);
+/* Blocks of dt_id's file handed out so far (the next new page's block). */
+uint32_t	ls_bm_dt_blocks(ls_bm *bm, uint32_t dt_id);
+
+/*
+ * Read / write one block of dt_id's file directly, bypassing the pool (a
+ * data structure's meta page, kept outside the tree).  The write seals the
+ * page (headers, checksums) and, with sync, makes it durable; the read
+ * checks it (LS_CHECKSUM, LS_CORRUPT; LS_NOT_FOUND for a block past the end
+ * of the file or never written).
+ */
+ls_status	ls_bm_read_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf);
+ls_status	ls_bm_write_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf,
+							  bool sync);
+/*
+ * Read one block of a file that no instance is registered for (a meta page
+ * that says whether and how to open the file's tree): as ls_bm_read_block.
+ */
+ls_status	ls_bm_read_file_block(ls_bm *bm, const ls_bm_file *file, uint32_t block,
+								  ls_page *buf);
+/* fsync every segment of dt_id's file that this pool wrote since the last sync. */
+ls_status	ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id);
 
 /* ------------------------------------------------------------------------
  * Pool life cycle
@@ -298,9 +421,24 @@ void		ls_bm_unregister_dt(ls_bm *bm, uint32_t dt_id);
 typedef struct ls_bm_config
 {
 	uint64_t	n_frames;		/* pool size in pages */
-	const char *data_path;		/* the data file (created if missing) */
-	bool		use_direct_io;	/* O_DIRECT on the data file */
-	bool		truncate;		/* start with an empty data file */
+	const char *data_dir;		/* directory of ls_bm_register_dt's files */
+	bool		use_direct_io;	/* O_DIRECT on the data files */
+	/* blocks per segment file (0: one file); PostgreSQL: RELSEG_SIZE */
+	uint32_t	blocks_per_segment;
+	/*
+	 * Optional: path of segment segno of a registered file into buf (len
+	 * bytes).  false when the file is gone (its pages are then dropped
+	 * instead of written).  NULL: data_dir/dt<key[0]>[.segno].
+	 */
+	bool		(*file_path) (void *arg, const ls_bm_file *file, uint32_t segno,
+							  char *buf, size_t len);
+	void	   *file_path_arg;
+	/*
+	 * Optional: PostgreSQL's page checksum of a sealed page at block (stored
+	 * in pg_checksum, checked on every read).  NULL: pg_checksum stays 0.
+	 */
+	uint16_t	(*page_checksum) (void *arg, const ls_page *page, uint32_t block);
+	void	   *page_checksum_arg;
 	uint32_t	free_target_pct;	/* provider keeps this % of frames free
 									 * (default 5 when 0) */
 	uint32_t	write_batch;	/* pages per write-back batch (default 64) */
@@ -314,7 +452,7 @@ typedef struct ls_bm_config
 size_t		ls_bm_region_size(uint64_t n_frames);
 /* Format a pool inside region (once, before any process uses it). */
 ls_status	ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, ls_bm **out);
-/* Close this process's file descriptor and I/O ring (pool stays usable for others). */
+/* Close this process's file descriptors and I/O ring (pool stays usable for others). */
 void		ls_bm_process_detach(ls_bm *bm);
 
 
@@ -439,7 +577,7 @@ typedef struct ls_bm_stats
 	uint64_t	restarts;
 	uint64_t	free_frames;
 	uint64_t	n_frames;
-	uint64_t	allocated_pages;	/* pids in use in the data file */
+	uint64_t	allocated_pages;	/* pages in use in all files */
 } ls_bm_stats;
 
 void		ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out);

@@ -94,6 +94,8 @@ typedef enum ls_hot_origin
 	LS_ORIGIN_INSERTED = 0,		/* inserted into the hot tier */
 	LS_ORIGIN_MIGRATED,			/* moved from the cold tree by a write */
 	LS_ORIGIN_CACHED,			/* copied from the cold tree by a read */
+	LS_ORIGIN_COLD,				/* not in any RID-map: a reader's private
+								 * stand-in for a row of the cold tree */
 } ls_hot_origin;
 
 /* Row header (IMRHDR). */
@@ -106,7 +108,10 @@ typedef struct ls_hot_row
 	uint8_t		origin;			/* ls_hot_origin */
 	_Atomic uint8_t allvis;		/* all-visible mark of the glue (see
 								 * ls_hot_table_allvis_limit); 0 when inserted */
-	uint8_t		pad[6];
+	_Atomic uint8_t evicted;	/* left the map by ls_hot_row_evict: its
+								 * versions stay readable (the row lives on
+								 * elsewhere), writers treat it as removed */
+	uint8_t		pad[5];
 } ls_hot_row;
 
 typedef struct ls_hot ls_hot;
@@ -142,6 +147,8 @@ ls_status	ls_hot_init(void *region, size_t size, const ls_hot_config *cfg, ls_ho
  */
 ls_status	ls_hot_attach(ls_hot *hot, uint32_t slot, ls_hot_ctx **out);
 void		ls_hot_detach(ls_hot_ctx *ctx);
+/* Processes attached right now (a shutdown waits for all others to leave). */
+uint32_t	ls_hot_attached_count(ls_hot *hot);
 
 /* ------------------------------------------------------------------------
  * Epochs
@@ -250,7 +257,11 @@ typedef struct ls_hot_table_stats
 
 void		ls_hot_table_get_stats(const ls_hot_table *tbl, ls_hot_table_stats *out);
 
-/* Opaque 32-bit tags the glue may keep per table (e.g. relfrozenxid). */
+/*
+ * Opaque 32-bit tags the glue may keep per table (0 .. LS_HOT_TABLE_TAGS-1;
+ * zero when the table is created; other indexes read 0 and are ignored).
+ */
+#define LS_HOT_TABLE_TAGS	4
 uint32_t	ls_hot_table_get_tag(const ls_hot_table *tbl, int which);
 void		ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value);
 
@@ -305,11 +316,15 @@ void		ls_hot_row_lock(ls_hot_row *row);
 bool		ls_hot_row_trylock(ls_hot_row *row);
 void		ls_hot_row_unlock(ls_hot_row *row);
 
-/* true once ls_hot_row_remove ran on row (newest is then NULL). */
+/*
+ * true once ls_hot_row_remove (newest is then NULL) or ls_hot_row_evict ran
+ * on row.
+ */
 static inline bool
 ls_hot_row_is_removed(ls_hot_row *row)
 {
-	return atomic_load_explicit(&row->newest, memory_order_acquire) == NULL;
+	return atomic_load_explicit(&row->newest, memory_order_acquire) == NULL ||
+		atomic_load_explicit(&row->evicted, memory_order_acquire) != 0;
 }
 
 static inline ls_hot_version *
@@ -344,6 +359,16 @@ void		ls_hot_row_truncate(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, l
  * versions are retired.  The latch is released by this call.
  */
 void		ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark_dead);
+
+/*
+ * Under the row latch: take the row out of the map (the slot becomes NULL)
+ * because it lives on elsewhere (the cold tier has a copy of its newest
+ * version).  Unlike ls_hot_row_remove, the row keeps its newest pointer:
+ * readers that found it before see its versions until they leave their
+ * epoch; writers see it as removed and look again.  The latch is released
+ * by this call.
+ */
+void		ls_hot_row_evict(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
 
 /* VACUUM, after index cleanup: turn a DEAD slot into NULL. */
 void		ls_hot_rowid_forget(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid);

@@ -246,7 +246,12 @@ bt_is_evictable(ls_bm *bm, void *obj, ls_frame *f)
 	return true;
 }
 
-/* Replace swizzled child swips in a private copy by page ids. */
+/*
+ * On disk, child references are block numbers of the tree's file: page ids
+ * name a registration (dt_id) that does not survive the process group.
+ * checkpoint turns every child swip of a private copy into its block,
+ * loaded turns the blocks of a page just read back into page ids.
+ */
 static ls_status
 bt_checkpoint(ls_bm *bm, void *obj, ls_frame *f, ls_page *copy)
 {
@@ -261,15 +266,34 @@ bt_checkpoint(ls_bm *bm, void *obj, ls_frame *f, ls_page *copy)
 	for (uint16_t i = 0; i <= ls_node_header(n)->count; i++)
 	{
 		uint64_t   *ref = ls_node_child_ref(n, i);
+		ls_pid		pid = ls_bm_swip_to_pid(bm, *ref);
 
-		if (ls_swip_is_swizzled(*ref))
-		{
-			ls_pid		pid = ls_bm_swip_to_pid(bm, *ref);
+		if (pid == LS_PID_INVALID)
+			return LS_RESTART;
+		*ref = ls_pid_block(pid);
+	}
+	return LS_OK;
+}
 
-			if (pid == LS_PID_INVALID)
-				return LS_RESTART;
-			*ref = ls_swip_from_pid(pid);
-		}
+static ls_status
+bt_loaded(ls_bm *bm, void *obj, ls_pid pid, ls_page *page)
+{
+	uint8_t    *n = page->data;
+	char		msg[8];
+
+	(void) bm;
+	(void) obj;
+	if (ls_node_check(n, msg, sizeof(msg)) != LS_OK)
+		return LS_CORRUPT;
+	if (ls_node_is_leaf(n))
+		return LS_OK;
+	for (uint16_t i = 0; i <= ls_node_header(n)->count; i++)
+	{
+		uint64_t   *ref = ls_node_child_ref(n, i);
+
+		if (*ref >= LS_BLOCK_INVALID)
+			return LS_CORRUPT;
+		*ref = ls_swip_from_pid(ls_pid_make(ls_pid_dt(pid), (uint32_t) *ref));
 	}
 	return LS_OK;
 }
@@ -278,6 +302,7 @@ static const ls_dt_ops bt_ops = {
 	.find_parent = bt_find_parent,
 	.is_evictable = bt_is_evictable,
 	.checkpoint = bt_checkpoint,
+	.loaded = bt_loaded,
 };
 
 void
@@ -289,20 +314,22 @@ ls_btree_register_type(void)
 /* ------------------------------------------------------------------------
  * Life cycle
  * ------------------------------------------------------------------------ */
-ls_status
-ls_btree_create(ls_bm *bm, ls_btree *t)
+static void
+tree_init(ls_bm *bm, ls_btree *t)
 {
-	ls_guard	g;
-	ls_status	st;
-
 	memset(t, 0, sizeof(*t));
 	ls_latch_init(&t->meta_latch);
 	t->bm = bm;
 	t->append_frame = UINT64_MAX;
-	st = ls_bm_register_dt(bm, LS_DT_BTREE, t, &t->dt_id);
-	if (st != LS_OK)
-		return st;
-	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &g);
+}
+
+/* A new root leaf for a registered tree. */
+static ls_status
+tree_new_root(ls_bm *bm, ls_btree *t)
+{
+	ls_guard	g;
+	ls_status	st = ls_bm_alloc_page(bm, t->dt_id, LS_DT_BTREE, &g);
+
 	if (st != LS_OK)
 	{
 		ls_bm_unregister_dt(bm, t->dt_id);
@@ -314,6 +341,74 @@ ls_btree_create(ls_bm *bm, ls_btree *t)
 	ls_swip_store(&t->root, swip_of(bm, &g));
 	ls_guard_release(&g);
 	return LS_OK;
+}
+
+ls_status
+ls_btree_create(ls_bm *bm, ls_btree *t)
+{
+	ls_status	st;
+
+	tree_init(bm, t);
+	st = ls_bm_register_dt(bm, LS_DT_BTREE, t, &t->dt_id);
+	if (st != LS_OK)
+		return st;
+	return tree_new_root(bm, t);
+}
+
+ls_status
+ls_btree_create_in_file(ls_bm *bm, ls_btree *t, const ls_bm_file *file, uint32_t n_blocks)
+{
+	ls_status	st;
+
+	tree_init(bm, t);
+	st = ls_bm_register_file(bm, LS_DT_BTREE, t, file, n_blocks, &t->dt_id);
+	if (st != LS_OK)
+		return st;
+	return tree_new_root(bm, t);
+}
+
+ls_status
+ls_btree_open(ls_bm *bm, ls_btree *t, const ls_bm_file *file, uint32_t n_blocks,
+			  uint32_t root_block, uint32_t height)
+{
+	ls_status	st;
+
+	if (root_block >= n_blocks || height == 0 || height > 64)
+		return LS_CORRUPT;
+	tree_init(bm, t);
+	st = ls_bm_register_file(bm, LS_DT_BTREE, t, file, n_blocks, &t->dt_id);
+	if (st != LS_OK)
+		return st;
+	atomic_store_explicit(&t->height, height, memory_order_relaxed);
+	ls_swip_store(&t->root, ls_swip_from_pid(ls_pid_make(t->dt_id, root_block)));
+	return LS_OK;
+}
+
+ls_status
+ls_btree_root(ls_btree *t, uint32_t *root_block, uint32_t *height)
+{
+	ls_guard	meta;
+	ls_status	st = ls_guard_meta(&t->meta_latch, LS_GUARD_SHARED, &meta);
+	ls_pid		pid;
+
+	if (st != LS_OK)
+		return st;
+	pid = ls_bm_swip_to_pid(t->bm, ls_swip_load(&t->root));
+	*height = atomic_load_explicit(&t->height, memory_order_relaxed);
+	ls_guard_release(&meta);
+	if (pid == LS_PID_INVALID)
+		return LS_CORRUPT;
+	*root_block = ls_pid_block(pid);
+	return LS_OK;
+}
+
+void
+ls_btree_drop(ls_btree *t)
+{
+	ls_bm_drop_dt(t->bm, t->dt_id);
+	atomic_store_explicit(&t->height, 0, memory_order_relaxed);
+	ls_swip_store(&t->root, LS_PID_INVALID);
+	atomic_store(&t->append_frame, UINT64_MAX);
 }
 
 /*

@@ -1,6 +1,6 @@
 /*
  * memtree.c - in-memory baseline B+-tree: the ls_node layout with raw
- * pointers as child references, malloc'ed 16 KiB nodes, one writer.
+ * pointers as child references, malloc'ed page-sized nodes, one writer.
  *
  * It exists to measure what the buffer manager costs (bench_core) and to
  * cross-check the node layout.  Structure changes mirror ls_btree: a full

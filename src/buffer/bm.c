@@ -3,12 +3,13 @@
  * the data-structure registry and statistics.
  *
  * Region layout (offsets from the 64-aligned pool header):
- *   [struct ls_bm][ls_frame x n][ls_pid x freepid_cap][pad to 4096][pages x n]
+ *   [struct ls_bm][ls_frame x n][pad to 4096][pages x n]
  */
 #include "bm_internal.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -24,18 +25,11 @@ static const ls_dt_ops *type_ops[LS_MAX_DT_TYPES];
 #define LS_BM_MAX_FRAMES	(1ULL << 31)
 
 static uint64_t
-freepid_cap_for(uint64_t n_frames)
-{
-	return LS_MAX(4096, 4 * n_frames);
-}
-
-static uint64_t
 layout_bytes_before_pages(uint64_t n_frames)
 {
 	uint64_t	off = LS_ALIGN_UP(sizeof(ls_bm), LS_CACHELINE);
 
 	off += n_frames * sizeof(ls_frame);
-	off += freepid_cap_for(n_frames) * sizeof(ls_pid);
 	return off;
 }
 
@@ -47,24 +41,17 @@ ls_bm_region_size(uint64_t n_frames)
 					 n_frames * LS_PAGE_SIZE);
 }
 
-static ls_pid *
-freepid_array(ls_bm *bm)
-{
-	return (ls_pid *) ((char *) bm + bm->freepid_off);
-}
-
 ls_status
 ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, ls_bm **out)
 {
 	uint64_t	n = cfg->n_frames;
 	uintptr_t	base;
 	ls_bm	   *bm;
-	uint64_t	file_pages = 0;
-	ls_status	st;
+	const char *dir = cfg->data_dir != NULL ? cfg->data_dir : "";
 
 	*out = NULL;
-	if (n < 2 || n >= LS_BM_MAX_FRAMES || cfg->data_path == NULL ||
-		strlen(cfg->data_path) >= LS_BM_PATH_MAX || cfg->free_target_pct > 90)
+	if (n < 2 || n >= LS_BM_MAX_FRAMES || strlen(dir) >= LS_BM_PATH_MAX - 32 ||
+		(cfg->data_dir == NULL && cfg->file_path == NULL) || cfg->free_target_pct > 90)
 		return LS_INVALID;
 	if (region_size < ls_bm_region_size(n))
 		return LS_INVALID;
@@ -74,19 +61,23 @@ ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, ls_bm **ou
 	memset(bm, 0, sizeof(*bm));
 	bm->layout.n_frames = n;
 	bm->layout.frames_off = LS_ALIGN_UP(sizeof(ls_bm), LS_CACHELINE);
-	bm->freepid_off = bm->layout.frames_off + n * sizeof(ls_frame);
-	bm->freepid_cap = freepid_cap_for(n);
 	bm->layout.pages_off = LS_ALIGN_UP(base + layout_bytes_before_pages(n), 4096) - base;
 	bm->magic = LS_BM_MAGIC;
 	bm->free_target = LS_MAX(1, n * (cfg->free_target_pct ? cfg->free_target_pct : 5) / 100);
 	bm->write_batch = cfg->write_batch ? LS_MIN(cfg->write_batch, 256) : 64;
+	bm->blocks_per_segment = cfg->blocks_per_segment;
 	bm->use_direct_io = cfg->use_direct_io;
 	bm->flush_log = cfg->flush_log;
 	bm->flush_log_arg = cfg->flush_log_arg;
-	strcpy(bm->data_path, cfg->data_path);
+	bm->file_path = cfg->file_path;
+	bm->file_path_arg = cfg->file_path_arg;
+	bm->page_checksum = cfg->page_checksum;
+	bm->page_checksum_arg = cfg->page_checksum_arg;
+	strcpy(bm->data_dir, dir);
 	ls_mutex_init(&bm->free_mutex);
-	ls_mutex_init(&bm->pid_mutex);
 	ls_mutex_init(&bm->dt_mutex);
+	for (int i = 0; i < LS_MAX_DT; i++)
+		ls_mutex_init(&bm->dts[i].block_mutex);
 	for (int i = 0; i < LS_IOF_PARTS; i++)
 		ls_mutex_init(&bm->iof[i].mutex);
 
@@ -103,11 +94,6 @@ ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, ls_bm **ou
 		bm->free_head = (uint32_t) i;
 	}
 	atomic_store(&bm->free_count, n);
-
-	st = bm_io_open(bm, cfg->truncate, &file_pages);
-	if (st != LS_OK)
-		return st;
-	atomic_store(&bm->next_pid, file_pages);
 	*out = bm;
 	return LS_OK;
 }
@@ -233,43 +219,64 @@ bm_get_free_frame(ls_bm *bm, uint32_t *idx)
 }
 
 /* ------------------------------------------------------------------------
- * Page ids
+ * Blocks of an instance's file
  * ------------------------------------------------------------------------ */
-static ls_pid
-pid_alloc(ls_bm *bm)
+ls_dt_slot *
+bm_dt_slot(ls_bm *bm, uint32_t dt_id)
 {
-	ls_pid		pid;
+	return dt_id < LS_MAX_DT ? &bm->dts[dt_id] : NULL;
+}
 
-	ls_mutex_lock(&bm->pid_mutex);
-	uint64_t	n = atomic_load_explicit(&bm->freepid_n, memory_order_relaxed);
+/* A free block of dt_id's file: a recycled one, else the next new one. */
+static uint32_t
+block_alloc(ls_bm *bm, uint32_t dt_id)
+{
+	ls_dt_slot *s = &bm->dts[dt_id];
+	uint32_t	block;
 
-	if (n > 0)
-	{
-		pid = freepid_array(bm)[n - 1];
-		atomic_store_explicit(&bm->freepid_n, n - 1, memory_order_relaxed);
-	}
+	ls_mutex_lock(&s->block_mutex);
+	if (s->n_free > 0)
+		block = s->free_blocks[--s->n_free];
 	else
-		pid = atomic_fetch_add_explicit(&bm->next_pid, 1, memory_order_relaxed);
-	ls_mutex_unlock(&bm->pid_mutex);
-	return pid;
+	{
+		block = atomic_load_explicit(&s->next_block, memory_order_relaxed);
+		if (block != LS_BLOCK_INVALID)
+			atomic_store_explicit(&s->next_block, block + 1, memory_order_relaxed);
+	}
+	ls_mutex_unlock(&s->block_mutex);
+	if (block != LS_BLOCK_INVALID)
+	{
+		atomic_fetch_add_explicit(&s->in_use, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&bm->allocated_pages, 1, memory_order_relaxed);
+	}
+	return block;
 }
 
 static void
 pid_release(ls_bm *bm, ls_pid pid)
 {
+	ls_dt_slot *s = bm_dt_slot(bm, ls_pid_dt(pid));
+
 	/* a page being read for this pid must not be swizzled later */
 	bm_iof_purge_pid(bm, pid);
-	ls_mutex_lock(&bm->pid_mutex);
-	uint64_t	n = atomic_load_explicit(&bm->freepid_n, memory_order_relaxed);
-
-	if (n < bm->freepid_cap)
-	{
-		freepid_array(bm)[n] = pid;
-		atomic_store_explicit(&bm->freepid_n, n + 1, memory_order_relaxed);
-	}
+	if (s == NULL)
+		return;
+	atomic_fetch_sub_explicit(&s->in_use, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&bm->allocated_pages, 1, memory_order_relaxed);
+	ls_mutex_lock(&s->block_mutex);
+	if (s->n_free < LS_DT_FREE_BLOCKS)
+		s->free_blocks[s->n_free++] = ls_pid_block(pid);
 	else
-		atomic_fetch_add_explicit(&bm->leaked_pids, 1, memory_order_relaxed);
-	ls_mutex_unlock(&bm->pid_mutex);
+		atomic_fetch_add_explicit(&bm->leaked_blocks, 1, memory_order_relaxed);
+	ls_mutex_unlock(&s->block_mutex);
+}
+
+uint32_t
+ls_bm_dt_blocks(ls_bm *bm, uint32_t dt_id)
+{
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+
+	return s != NULL ? atomic_load(&s->next_block) : 0;
 }
 
 ls_status
@@ -278,19 +285,27 @@ ls_bm_alloc_page(ls_bm *bm, uint32_t dt_id, uint16_t dt_type, ls_guard *out)
 	uint32_t	idx;
 	ls_status	st;
 
+	uint32_t	block;
+
 	out->mode = LS_GUARD_NONE;
-	if (dt_type >= LS_MAX_DT_TYPES)
+	if (dt_type >= LS_MAX_DT_TYPES || dt_id >= LS_MAX_DT)
 		return LS_INVALID;
 	st = bm_get_free_frame(bm, &idx);
 	if (st != LS_OK)
 		return st;
+	block = block_alloc(bm, dt_id);
+	if (block == LS_BLOCK_INVALID)
+	{
+		bm_frame_push_free(bm, idx);
+		return LS_NO_SPACE;
+	}
 
 	ls_frame   *f = ls_bm_frame(bm, idx);
 	ls_page    *p = ls_bm_page(bm, idx);
 
 	/* free frames are unreachable, but a provider may try-latch it briefly */
 	ls_latch_lock_exclusive(&f->latch);
-	f->pid = pid_alloc(bm);
+	f->pid = ls_pid_make(dt_id, block);
 	f->dt_id = dt_id;
 	f->dt_type = dt_type;
 	atomic_store_explicit(&f->written_version, 0, memory_order_relaxed);
@@ -308,26 +323,33 @@ ls_bm_alloc_page(ls_bm *bm, uint32_t dt_id, uint16_t dt_type, ls_guard *out)
 	return LS_OK;
 }
 
-void
-ls_bm_free_page(ls_bm *bm, ls_guard *g)
+/*
+ * Give back a frame the caller latched exclusively, without writing its page.
+ * A write-back of the frame may still be in flight: wait for it before the
+ * block can be reused (or its file removed), or the old image could land on
+ * top of the new page's.  The writer never blocks on our latch (it only
+ * try-latches).
+ */
+static void
+frame_free_latched(ls_bm *bm, ls_frame *f)
 {
-	ls_frame   *f = g->frame;
-	uint32_t	idx = ls_bm_frame_index(bm, f);
-	ls_pid		pid = f->pid;
-
-	/*
-	 * A write-back of this frame may still be in flight: wait for it before
-	 * the pid can be reused, or the old image could land on top of the new
-	 * page's.  The writer never blocks on our latch (it only try-latches).
-	 */
 	while (atomic_load_explicit(&f->writing, memory_order_acquire) != 0)
 		sched_yield();
 	atomic_store_explicit(&f->dirty, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->state, LS_FRAME_FREE, memory_order_relaxed);
 	f->pid = LS_PID_INVALID;
 	ls_latch_unlock_exclusive(&f->latch);
+	bm_frame_push_free(bm, ls_bm_frame_index(bm, f));
+}
+
+void
+ls_bm_free_page(ls_bm *bm, ls_guard *g)
+{
+	ls_frame   *f = g->frame;
+	ls_pid		pid = f->pid;
+
+	frame_free_latched(bm, f);
 	g->mode = LS_GUARD_NONE;
-	bm_frame_push_free(bm, idx);
 	pid_release(bm, pid);
 }
 
@@ -349,30 +371,53 @@ ls_bm_swip_to_pid(ls_bm *bm, uint64_t raw)
 
 /* ------------------------------------------------------------------------
  * Page checksums
+ *
+ * CRC32C over the whole page with both checksum fields zero, then
+ * PostgreSQL's checksum (when the caller provides one) over the page with
+ * the CRC in place: a reader checks them in the opposite order.
  * ------------------------------------------------------------------------ */
 static uint32_t
 page_crc(const ls_page *p)
 {
-	static const uint8_t zero[sizeof(p->hdr.checksum)];
-	uint32_t	crc = ls_crc32c(0, zero, sizeof(zero));
+	ls_page_header h = p->hdr;
 
-	return ls_crc32c(crc, (const uint8_t *) p + sizeof(p->hdr.checksum),
-					 LS_PAGE_SIZE - sizeof(p->hdr.checksum));
+	h.checksum = 0;
+	h.pg_checksum = 0;
+
+	uint32_t	crc = ls_crc32c(0, (const uint8_t *) &h, sizeof(h));
+
+	return ls_crc32c(crc, (const uint8_t *) p + sizeof(h), LS_PAGE_SIZE - sizeof(h));
 }
 
 void
-bm_page_seal(ls_page *p)
+bm_page_seal(ls_bm *bm, ls_page *p, uint32_t block)
 {
+	p->hdr.pg_flags = 0;
+	p->hdr.pg_lower = LS_PG_HEADER_SIZE;
+	p->hdr.pg_upper = LS_PG_HEADER_SIZE;
+	p->hdr.pg_special = LS_PG_HEADER_SIZE;
+	p->hdr.pg_pagesize_version = (uint16_t) (LS_PAGE_SIZE | LS_PG_LAYOUT_VERSION);
+	p->hdr.pg_prune_xid = 0;
+	p->hdr.pid = block;
 	p->hdr.checksum = page_crc(p);
+	p->hdr.pg_checksum = 0;
+	if (bm->page_checksum != NULL)
+		p->hdr.pg_checksum = bm->page_checksum(bm->page_checksum_arg, p, block);
 }
 
 ls_status
-bm_page_check(const ls_page *p, ls_pid pid)
+bm_page_check(ls_bm *bm, ls_page *p, ls_pid pid)
 {
+	if (bm->page_checksum != NULL &&
+		p->hdr.pg_checksum != bm->page_checksum(bm->page_checksum_arg, p, ls_pid_block(pid)))
+		return LS_CHECKSUM;
 	if (p->hdr.checksum != page_crc(p))
 		return LS_CHECKSUM;
-	if (p->hdr.pid != pid || p->hdr.dt_type >= LS_MAX_DT_TYPES)
+	if (p->hdr.pid != ls_pid_block(pid) || p->hdr.dt_type >= LS_MAX_DT_TYPES ||
+		p->hdr.pg_pagesize_version != (LS_PAGE_SIZE | LS_PG_LAYOUT_VERSION))
 		return LS_CORRUPT;
+	p->hdr.pid = pid;
+	p->hdr.dt_id = ls_pid_dt(pid);
 	return LS_OK;
 }
 
@@ -477,8 +522,9 @@ bm_type_ops(uint16_t dt_type)
 	return dt_type < LS_MAX_DT_TYPES ? type_ops[dt_type] : NULL;
 }
 
-ls_status
-ls_bm_register_dt(ls_bm *bm, uint16_t dt_type, void *obj, uint32_t *dt_id)
+static ls_status
+register_slot(ls_bm *bm, uint16_t dt_type, void *obj, const ls_bm_file *file,
+			  uint32_t n_blocks, uint32_t *dt_id)
 {
 	ls_status	st = LS_NO_SPACE;
 
@@ -493,6 +539,18 @@ ls_bm_register_dt(ls_bm *bm, uint16_t dt_type, void *obj, uint32_t *dt_id)
 		{
 			s->dt_type = dt_type;
 			s->obj = obj;
+			if (file != NULL)
+				s->file = *file;
+			else
+			{
+				memset(&s->file, 0, sizeof(s->file));
+				s->file.key[0] = i;
+			}
+			atomic_fetch_add_explicit(&s->gen, 1, memory_order_relaxed);
+			atomic_store_explicit(&s->next_block, n_blocks, memory_order_relaxed);
+			atomic_store_explicit(&s->unsynced, 0, memory_order_relaxed);
+			atomic_store_explicit(&s->in_use, n_blocks, memory_order_relaxed);
+			s->n_free = 0;
 			atomic_store_explicit(&s->used, 1, memory_order_release);
 			*dt_id = i;
 			st = LS_OK;
@@ -500,16 +558,46 @@ ls_bm_register_dt(ls_bm *bm, uint16_t dt_type, void *obj, uint32_t *dt_id)
 		}
 	}
 	ls_mutex_unlock(&bm->dt_mutex);
+	if (st == LS_OK)
+		atomic_fetch_add_explicit(&bm->allocated_pages, n_blocks, memory_order_relaxed);
+	return st;
+}
+
+ls_status
+ls_bm_register_file(ls_bm *bm, uint16_t dt_type, void *obj, const ls_bm_file *file,
+					uint32_t n_blocks, uint32_t *dt_id)
+{
+	if (file == NULL || n_blocks == LS_BLOCK_INVALID)
+		return LS_INVALID;
+	return register_slot(bm, dt_type, obj, file, n_blocks, dt_id);
+}
+
+ls_status
+ls_bm_register_dt(ls_bm *bm, uint16_t dt_type, void *obj, uint32_t *dt_id)
+{
+	ls_status	st = register_slot(bm, dt_type, obj, NULL, 0, dt_id);
+
+	if (st == LS_OK && (st = bm_io_create_file(bm, *dt_id)) != LS_OK)
+		ls_bm_unregister_dt(bm, *dt_id);
 	return st;
 }
 
 void
 ls_bm_unregister_dt(ls_bm *bm, uint32_t dt_id)
 {
-	if (dt_id >= LS_MAX_DT)
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+
+	if (s == NULL)
 		return;
+	bm_io_forget(bm, dt_id);
 	ls_mutex_lock(&bm->dt_mutex);
-	atomic_store_explicit(&bm->dts[dt_id].used, 0, memory_order_release);
+	if (atomic_load_explicit(&s->used, memory_order_relaxed) != 0)
+	{
+		/* pages of the instance no longer count (they went with it) */
+		atomic_fetch_sub_explicit(&bm->allocated_pages,
+								  atomic_exchange(&s->in_use, 0), memory_order_relaxed);
+		atomic_store_explicit(&s->used, 0, memory_order_release);
+	}
 	ls_mutex_unlock(&bm->dt_mutex);
 }
 
@@ -572,7 +660,7 @@ ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out)
 	out->restarts = atomic_load(&bm->restarts);
 	out->free_frames = atomic_load(&bm->free_count);
 	out->n_frames = bm->layout.n_frames;
-	out->allocated_pages = atomic_load(&bm->next_pid) - atomic_load(&bm->freepid_n);
+	out->allocated_pages = atomic_load(&bm->allocated_pages);
 }
 
 void
@@ -592,4 +680,152 @@ int
 ls_bm_last_error_errno(void)
 {
 	return tl_error_errno;
+}
+
+/* ------------------------------------------------------------------------
+ * Blocks outside the pool, sync, drop
+ * ------------------------------------------------------------------------ */
+
+/* An aligned page buffer for O_DIRECT transfers of a caller's page. */
+static ls_page *
+aligned_page(void)
+{
+	void	   *mem;
+
+	if (posix_memalign(&mem, 4096, LS_PAGE_SIZE) != 0)
+		return NULL;
+	return mem;
+}
+
+static bool
+dt_registered(ls_bm *bm, uint32_t dt_id)
+{
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+
+	return s != NULL && atomic_load_explicit(&s->used, memory_order_acquire) != 0;
+}
+
+/* Zeros where a header should be: a hole in the file, never written. */
+static bool
+page_is_hole(const ls_page *p)
+{
+	static const ls_page_header zero;
+
+	return memcmp(&p->hdr, &zero, sizeof(zero)) == 0;
+}
+
+ls_status
+ls_bm_read_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf)
+{
+	ls_pid		pid = ls_pid_make(dt_id, block);
+	ls_page    *tmp;
+	ls_status	st;
+
+	if (!dt_registered(bm, dt_id) || block == LS_BLOCK_INVALID)
+		return LS_INVALID;
+	if ((tmp = aligned_page()) == NULL)
+		return LS_NO_MEMORY;
+	st = bm_io_read(bm, pid, tmp);
+	/* a hole in the file (never written) reads as zeros */
+	if (st == LS_OK && page_is_hole(tmp))
+		st = LS_NOT_FOUND;
+	else if (st == LS_OK && (st = bm_page_check(bm, tmp, pid)) != LS_OK)
+		bm_set_error(pid, 0);
+	if (st == LS_OK)
+		memcpy(buf, tmp, LS_PAGE_SIZE);
+	free(tmp);
+	return st;
+}
+
+ls_status
+ls_bm_read_file_block(ls_bm *bm, const ls_bm_file *file, uint32_t block, ls_page *buf)
+{
+	ls_page    *tmp;
+	ls_status	st;
+
+	if (file == NULL || block == LS_BLOCK_INVALID)
+		return LS_INVALID;
+	if ((tmp = aligned_page()) == NULL)
+		return LS_NO_MEMORY;
+	st = bm_io_read_file(bm, file, block, tmp);
+	if (st == LS_OK && page_is_hole(tmp))
+		st = LS_NOT_FOUND;
+	/* the page id's dt part does not matter to the check (blocks only) */
+	if (st == LS_OK && (st = bm_page_check(bm, tmp, ls_pid_make(0, block))) != LS_OK)
+		bm_set_error(ls_pid_make(0, block), 0);
+	if (st == LS_OK)
+		memcpy(buf, tmp, LS_PAGE_SIZE);
+	free(tmp);
+	return st;
+}
+
+ls_status
+ls_bm_write_block(ls_bm *bm, uint32_t dt_id, uint32_t block, ls_page *buf, bool sync)
+{
+	ls_pid		pid = ls_pid_make(dt_id, block);
+	ls_page    *tmp;
+	ls_status	st;
+	void	   *bufs[1];
+
+	if (!dt_registered(bm, dt_id) || block == LS_BLOCK_INVALID)
+		return LS_INVALID;
+	if ((tmp = aligned_page()) == NULL)
+		return LS_NO_MEMORY;
+	memcpy(tmp, buf, LS_PAGE_SIZE);
+	tmp->hdr.dt_id = dt_id;
+	bm_page_seal(bm, tmp, block);
+	bufs[0] = tmp;
+	bm_io_write(bm, 1, &pid, bufs, &st);
+	free(tmp);
+	if (st == LS_OK)
+		atomic_fetch_add_explicit(&bm->writes, 1, memory_order_relaxed);
+	if (st == LS_OK && sync)
+		st = bm_io_sync(bm, dt_id);
+	return st;
+}
+
+ls_status
+ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id)
+{
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+
+	if (s == NULL || !dt_registered(bm, dt_id))
+		return LS_INVALID;
+	if (atomic_load(&s->unsynced) == 0)
+		return LS_OK;
+	return bm_io_sync(bm, dt_id);
+}
+
+void
+ls_bm_drop_dt(ls_bm *bm, uint32_t dt_id)
+{
+	uint64_t	n = ls_bm_n_frames(bm);
+
+	if (!dt_registered(bm, dt_id))
+		return;
+	for (uint64_t i = 0; i < n; i++)
+	{
+		ls_frame   *f = ls_bm_frame(bm, (uint32_t) i);
+		ls_pid		pid = f->pid;
+
+		if (pid == LS_PID_INVALID || ls_pid_dt(pid) != dt_id)
+			continue;
+		if (atomic_load_explicit(&f->state, memory_order_acquire) == LS_FRAME_LOADING)
+		{
+			/* a load nobody swizzled (the instance is unused now) */
+			bm_iof_purge_pid(bm, pid);
+			continue;
+		}
+		ls_latch_lock_exclusive(&f->latch);
+		if (f->pid == pid && atomic_load(&f->state) != LS_FRAME_FREE &&
+			atomic_load(&f->state) != LS_FRAME_LOADING)
+		{
+			/* the owning swip goes with the instance: just free the frame */
+			frame_free_latched(bm, f);
+			bm_iof_purge_pid(bm, pid);
+		}
+		else
+			ls_latch_unlock_exclusive(&f->latch);
+	}
+	ls_bm_unregister_dt(bm, dt_id);
 }

@@ -49,37 +49,56 @@ typedef struct ls_iof_part
 	ls_iof_slot slots[LS_IOF_SLOTS];
 } ls_iof_part;
 
+/*
+ * A registered instance and its file.  gen moves on every registration, so
+ * a process's cached descriptors of an earlier file in the same slot are
+ * recognised as stale (io.c).  Blocks freed by the instance are kept in
+ * free_blocks for reuse (up to LS_DT_FREE_BLOCKS; more are leaked until the
+ * file is rewritten).
+ */
+#define LS_DT_FREE_BLOCKS	62
+
 typedef struct ls_dt_slot
 {
 	_Atomic uint32_t used;
 	uint16_t	dt_type;
 	uint16_t	pad;
 	void	   *obj;
+	ls_bm_file	file;
+	_Atomic uint32_t gen;
+	_Atomic uint32_t next_block;	/* blocks handed out so far */
+	_Atomic uint32_t unsynced;	/* written since the last ls_bm_sync_dt */
+	_Atomic uint64_t in_use;	/* blocks handed out and not freed */
+	ls_mutex	block_mutex;
+	uint32_t	n_free;
+	uint32_t	free_blocks[LS_DT_FREE_BLOCKS];
 } ls_dt_slot;
 
 struct ls_bm
 {
 	ls_bm_layout layout;		/* must stay first: read by inline code */
 	uint64_t	magic;
-	uint64_t	freepid_off;	/* uint64_t array of recycled pids */
-	uint64_t	freepid_cap;
 	uint64_t	free_target;	/* frames the provider keeps free */
 	uint32_t	write_batch;
+	uint32_t	blocks_per_segment;	/* 0: one file per instance */
 	bool		use_direct_io;
 	ls_status	(*flush_log) (void *arg, uint64_t gsn);
 	void	   *flush_log_arg;
-	char		data_path[LS_BM_PATH_MAX];
+	bool		(*file_path) (void *arg, const ls_bm_file *file, uint32_t segno,
+							  char *buf, size_t len);
+	void	   *file_path_arg;
+	uint16_t	(*page_checksum) (void *arg, const ls_page *page, uint32_t block);
+	void	   *page_checksum_arg;
+	char		data_dir[LS_BM_PATH_MAX];
 
 	/* free frames: a LIFO list linked through ls_frame.next_free */
 	alignas(LS_CACHELINE) ls_mutex free_mutex;
 	uint32_t	free_head;
 	_Atomic uint64_t free_count;
 
-	/* page ids */
-	alignas(LS_CACHELINE) ls_mutex pid_mutex;
-	_Atomic uint64_t next_pid;	/* file size in pages */
-	_Atomic uint64_t freepid_n;
-	_Atomic uint64_t leaked_pids;	/* freed while the free-pid list was full */
+	/* pages in use in all files (handed out and not freed) */
+	alignas(LS_CACHELINE) _Atomic uint64_t allocated_pages;
+	_Atomic uint64_t leaked_blocks;	/* freed while a free-block list was full */
 
 	/* provider wake-up word; sleepers counts providers inside a futex wait,
 	 * so that the miss path enters the kernel only when one sleeps */
@@ -110,8 +129,11 @@ ls_status	bm_guard_take(ls_guard *out, ls_frame *frame, ls_latch *latch, ls_guar
 ls_status	bm_get_free_frame(ls_bm *bm, uint32_t *idx);
 const ls_dt_ops *bm_type_ops(uint16_t dt_type);
 bool		bm_lookup_dt(ls_bm *bm, uint32_t dt_id, const ls_dt_ops **ops, void **obj);
-void		bm_page_seal(ls_page *p);
-ls_status	bm_page_check(const ls_page *p, ls_pid pid);
+/* Seal a private copy for block `block` (on-disk form: pid field = block). */
+void		bm_page_seal(ls_bm *bm, ls_page *p, uint32_t block);
+/* Check a page read for pid; on success its pid field is pid again. */
+ls_status	bm_page_check(ls_bm *bm, ls_page *p, ls_pid pid);
+ls_dt_slot *bm_dt_slot(ls_bm *bm, uint32_t dt_id);
 void		bm_set_error(ls_pid pid, int err);
 
 void		bm_kick_provider(ls_bm *bm);
@@ -122,9 +144,16 @@ ls_iof_part *bm_iof_part(ls_bm *bm, ls_pid pid);
 void		bm_iof_purge_pid(ls_bm *bm, ls_pid pid);
 bool		bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx, bool force);
 
-/* io.c: per-process file and ring */
-ls_status	bm_io_open(ls_bm *bm, bool truncate, uint64_t *file_pages);
+/* io.c: per-process file descriptors and ring */
+/* Create or truncate dt_id's file in data_dir (ls_bm_register_dt). */
+ls_status	bm_io_create_file(ls_bm *bm, uint32_t dt_id);
+/* One block of an unregistered file, read synchronously (no checks). */
+ls_status	bm_io_read_file(ls_bm *bm, const ls_bm_file *file, uint32_t block, void *buf);
+/* LS_NOT_FOUND for a block past the end of its file (reads only). */
 ls_status	bm_io_read(ls_bm *bm, ls_pid pid, void *buf);
+ls_status	bm_io_sync(ls_bm *bm, uint32_t dt_id);
+/* Close this process's descriptors of dt_id's file. */
+void		bm_io_forget(ls_bm *bm, uint32_t dt_id);
 /* Write n pages (copies, 4096-aligned); res[i] is the status of page i. */
 void		bm_io_write(ls_bm *bm, uint32_t n, const ls_pid *pids, void *const *bufs, ls_status *res);
 void		bm_io_detach(ls_bm *bm);

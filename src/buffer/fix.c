@@ -203,18 +203,29 @@ load_into(ls_bm *bm, ls_iof_part *part, ls_iof_slot *s, uint32_t idx, ls_pid pid
 	ls_status	st = bm_io_read(bm, pid, p);
 
 	atomic_fetch_add_explicit(&bm->reads, 1, memory_order_relaxed);
+	if (st == LS_NOT_FOUND)
+		st = LS_CORRUPT;		/* a swip named a block the file lacks */
+	if (st == LS_OK)
+		st = bm_page_check(bm, p, pid);
 	if (st == LS_OK)
 	{
-		st = bm_page_check(p, pid);
-		if (st != LS_OK)
-			bm_set_error(pid, 0);
+		const ls_dt_ops *ops = bm_type_ops(p->hdr.dt_type);
+		const ls_dt_ops *iops;
+		void	   *obj;
+
+		if (!bm_lookup_dt(bm, ls_pid_dt(pid), &iops, &obj) || iops != ops)
+			st = LS_CORRUPT;
+		else if (ops->loaded != NULL)
+			st = ops->loaded(bm, obj, pid, p);
 	}
 	if (st == LS_OK)
 	{
-		f->dt_id = p->hdr.dt_id;
+		f->dt_id = ls_pid_dt(pid);
 		f->dt_type = p->hdr.dt_type;
 		atomic_store_explicit(&f->dirty, 0, memory_order_relaxed);
 	}
+	else if (st != LS_IO_ERROR)
+		bm_set_error(pid, 0);
 	ls_latch_unlock_exclusive(&f->latch);
 	atomic_store_explicit(&f->written_version,
 						  atomic_load_explicit(&f->latch.word, memory_order_relaxed),
@@ -356,7 +367,8 @@ ls_bm_fix_slow(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_guard_mode mode, l
 				return LS_CORRUPT;
 			return fix_resident(bm, parent, ls_swip_frame(raw), mode, child);
 		}
-		if (raw >= atomic_load_explicit(&bm->next_pid, memory_order_relaxed))
+		if (ls_pid_dt(raw) >= LS_MAX_DT ||
+			ls_pid_block(raw) >= ls_bm_dt_blocks(bm, ls_pid_dt(raw)))
 		{
 			bm_set_error(raw, 0);
 			return LS_CORRUPT;

@@ -1,11 +1,19 @@
 /*
- * io.c - per-process state of a pool: data file descriptor, one io_uring per
- * process (created lazily, re-created after fork), the provider thread.
+ * io.c - per-process state of a pool: file descriptors of the instances'
+ * files, one io_uring per process (created lazily, re-created after fork),
+ * the provider thread.
  *
  * The shared pool header cannot hold these: a file descriptor and a ring
  * belong to one process.  A small table maps a pool to this process's state;
  * an entry whose owner pid differs from getpid() was inherited over fork():
- * the descriptor is still valid, but the ring and the mutex are not ours.
+ * the descriptors are still valid, but the ring and the mutex are not ours.
+ *
+ * Descriptors are cached per (dt_id, segment) together with the slot's
+ * generation at opening time; a slot registered again (another file) has
+ * another generation, and the stale descriptors are closed on next use.
+ * Segment 0 of a file is never created here (ls_bm_register_file's caller
+ * made it; bm_io_create_file makes the test files); later segments are
+ * created by the first write that reaches them.
  */
 #include "bm_internal.h"
 
@@ -14,6 +22,8 @@
 #include <liburing.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,15 +31,23 @@
 #define PROC_SLOTS	16
 #define RING_DEPTH	128
 
+typedef struct bm_fdset
+{
+	uint32_t	gen;			/* slot generation the descriptors belong to */
+	uint32_t	n;				/* entries in fds */
+	int		   *fds;			/* per segment, -1 = not open */
+} bm_fdset;
+
 typedef struct bm_proc
 {
 	ls_bm	   *bm;
 	pid_t		owner;			/* process this entry belongs to */
-	int			fd;
+	bm_fdset   *files;			/* LS_MAX_DT entries, allocated on first use */
 	bool		ring_ok;
 	bool		ring_failed;	/* io_uring unavailable: use pread/pwrite */
 	struct io_uring ring;
-	pthread_mutex_t io_mutex;	/* one ring, shared by this process's threads */
+	pthread_mutex_t io_mutex;	/* one ring and the descriptors, shared by
+								 * this process's threads */
 	pthread_t	provider;
 	bool		provider_running;
 	_Atomic bool provider_stop;
@@ -38,18 +56,118 @@ typedef struct bm_proc
 static bm_proc procs[PROC_SLOTS];
 static pthread_mutex_t procs_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-static int
-open_data_file(ls_bm *bm, bool truncate)
+/* Path of segment segno of dt_id's file; false when the file is gone. */
+static bool
+segment_path(ls_bm *bm, uint32_t dt_id, uint32_t segno, char *buf, size_t len)
 {
-	int			flags = O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0);
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+	int			n;
+
+	if (s == NULL || atomic_load_explicit(&s->used, memory_order_acquire) == 0)
+		return false;
+	if (bm->file_path != NULL)
+		return bm->file_path(bm->file_path_arg, &s->file, segno, buf, len);
+	if (segno == 0)
+		n = snprintf(buf, len, "%s/dt%u", bm->data_dir, s->file.key[0]);
+	else
+		n = snprintf(buf, len, "%s/dt%u.%u", bm->data_dir, s->file.key[0], segno);
+	return n > 0 && (size_t) n < len;
+}
+
+static int
+open_path(ls_bm *bm, const char *path, int extra)
+{
+	int			flags = O_RDWR | O_CLOEXEC | extra;
 	int			fd = -1;
 
 	if (bm->use_direct_io)
-		fd = open(bm->data_path, flags | O_DIRECT, 0600);
+		fd = open(path, flags | O_DIRECT, 0600);
 	/* file systems without O_DIRECT (tmpfs) refuse it with EINVAL */
-	if (fd < 0)
-		fd = open(bm->data_path, flags, 0600);
+	if (fd < 0 && (!bm->use_direct_io || errno == EINVAL))
+		fd = open(path, flags, 0600);
 	return fd;
+}
+
+static void
+fdset_close(bm_fdset *fs)
+{
+	for (uint32_t i = 0; i < fs->n; i++)
+		if (fs->fds[i] >= 0)
+			close(fs->fds[i]);
+	free(fs->fds);
+	fs->fds = NULL;
+	fs->n = 0;
+}
+
+/*
+ * Descriptor of segment segno of dt_id's file in this process (caller holds
+ * p->io_mutex); -1 with errno (ENOENT: the file or the segment is gone; a
+ * write then creates a missing segment > 0).
+ */
+static int
+segment_fd(bm_proc *p, uint32_t dt_id, uint32_t segno, bool write)
+{
+	ls_bm	   *bm = p->bm;
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+	bm_fdset   *fs;
+	uint32_t	gen;
+	char		path[LS_BM_PATH_MAX + 64];
+	int			fd;
+
+	if (s == NULL)
+	{
+		errno = ENOENT;
+		return -1;
+	}
+	if (p->files == NULL && (p->files = calloc(LS_MAX_DT, sizeof(bm_fdset))) == NULL)
+	{
+		errno = ENOMEM;
+		return -1;
+	}
+	fs = &p->files[dt_id];
+	gen = atomic_load_explicit(&s->gen, memory_order_acquire);
+	if (fs->gen != gen)
+	{
+		fdset_close(fs);
+		fs->gen = gen;
+	}
+	if (segno < fs->n && fs->fds[segno] >= 0)
+		return fs->fds[segno];
+	if (segno >= fs->n)
+	{
+		uint32_t	n = LS_MAX(segno + 1, 4);
+		int		   *fds = realloc(fs->fds, n * sizeof(int));
+
+		if (fds == NULL)
+		{
+			errno = ENOMEM;
+			return -1;
+		}
+		for (uint32_t i = fs->n; i < n; i++)
+			fds[i] = -1;
+		fs->fds = fds;
+		fs->n = n;
+	}
+	if (!segment_path(bm, dt_id, segno, path, sizeof(path)))
+	{
+		errno = ENOENT;
+		return -1;
+	}
+	fd = open_path(bm, path, (write && segno > 0) ? O_CREAT : 0);
+	if (fd >= 0)
+		fs->fds[segno] = fd;
+	return fd;
+}
+
+/* File position of a page: segment and byte offset in it. */
+static void
+page_place(ls_bm *bm, ls_pid pid, uint32_t *segno, off_t *off)
+{
+	uint32_t	block = ls_pid_block(pid);
+	uint32_t	per = bm->blocks_per_segment;
+
+	*segno = per ? block / per : 0;
+	*off = (off_t) (per ? block % per : block) * LS_PAGE_SIZE;
 }
 
 /* This process's state for bm (created on first use); NULL + errno. */
@@ -74,7 +192,7 @@ proc_get(ls_bm *bm)
 	if (p != NULL && p->owner != me)
 	{
 		/*
-		 * Inherited over fork(): keep the descriptor, forget the parent's
+		 * Inherited over fork(): keep the descriptors, forget the parent's
 		 * ring (its memory is a private copy; never submit on it) and its
 		 * threads.  The mutex may have been held by a parent thread.
 		 */
@@ -86,17 +204,11 @@ proc_get(ls_bm *bm)
 	}
 	if (p == NULL && empty != NULL)
 	{
-		int			fd = open_data_file(bm, false);
-
-		if (fd >= 0)
-		{
-			p = empty;
-			memset(p, 0, sizeof(*p));
-			p->bm = bm;
-			p->owner = me;
-			p->fd = fd;
-			pthread_mutex_init(&p->io_mutex, NULL);
-		}
+		p = empty;
+		memset(p, 0, sizeof(*p));
+		p->bm = bm;
+		p->owner = me;
+		pthread_mutex_init(&p->io_mutex, NULL);
 	}
 	else if (p == NULL)
 		errno = EMFILE;
@@ -104,43 +216,92 @@ proc_get(ls_bm *bm)
 	return p;
 }
 
-ls_status
-bm_io_open(ls_bm *bm, bool truncate, uint64_t *file_pages)
+static void
+proc_close_files(bm_proc *p)
 {
-	bm_proc    *p;
-	struct stat stbuf;
+	if (p->files == NULL)
+		return;
+	for (uint32_t i = 0; i < LS_MAX_DT; i++)
+		fdset_close(&p->files[i]);
+	free(p->files);
+	p->files = NULL;
+}
 
-	pthread_mutex_lock(&procs_mutex);
-	/* a pool formatted again at the same address replaces the old entry */
-	for (int i = 0; i < PROC_SLOTS; i++)
-		if (procs[i].bm == bm && procs[i].owner == getpid())
-		{
-			if (procs[i].ring_ok)
-				io_uring_queue_exit(&procs[i].ring);
-			close(procs[i].fd);
-			procs[i].bm = NULL;
-		}
-	pthread_mutex_unlock(&procs_mutex);
+ls_status
+bm_io_create_file(ls_bm *bm, uint32_t dt_id)
+{
+	char		path[LS_BM_PATH_MAX + 64];
+	int			fd;
 
-	if (truncate)
+	if (!segment_path(bm, dt_id, 0, path, sizeof(path)))
+		return LS_INVALID;
+	fd = open_path(bm, path, O_CREAT | O_TRUNC);
+	if (fd < 0)
 	{
-		int			fd = open_data_file(bm, true);
+		bm_set_error(ls_pid_make(dt_id, 0), errno);
+		return LS_IO_ERROR;
+	}
+	close(fd);
+	/* later segments of an earlier file of this name */
+	for (uint32_t seg = 1;; seg++)
+	{
+		if (!segment_path(bm, dt_id, seg, path, sizeof(path)) || unlink(path) != 0)
+			break;
+	}
+	return LS_OK;
+}
+
+void
+bm_io_forget(ls_bm *bm, uint32_t dt_id)
+{
+	bm_proc    *p = proc_get(bm);
+
+	if (p == NULL || p->files == NULL || dt_id >= LS_MAX_DT)
+		return;
+	pthread_mutex_lock(&p->io_mutex);
+	fdset_close(&p->files[dt_id]);
+	pthread_mutex_unlock(&p->io_mutex);
+}
+
+ls_status
+bm_io_sync(ls_bm *bm, uint32_t dt_id)
+{
+	bm_proc    *p = proc_get(bm);
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+	ls_status	st = LS_OK;
+	uint32_t	blocks;
+	uint32_t	nseg;
+
+	if (p == NULL || s == NULL)
+		return LS_IO_ERROR;
+	/* clear first: a write after this point marks the file again */
+	atomic_store(&s->unsynced, 0);
+	blocks = atomic_load(&s->next_block);
+	nseg = bm->blocks_per_segment ? (blocks + bm->blocks_per_segment - 1) / bm->blocks_per_segment : 1;
+	pthread_mutex_lock(&p->io_mutex);
+	for (uint32_t seg = 0; seg < LS_MAX(nseg, 1); seg++)
+	{
+		int			fd = segment_fd(p, dt_id, seg, false);
 
 		if (fd < 0)
 		{
-			bm_set_error(LS_PID_INVALID, errno);
-			return LS_IO_ERROR;
+			if (errno == ENOENT && seg > 0)
+				continue;		/* never written there */
+			bm_set_error(ls_pid_make(dt_id, 0), errno);
+			st = LS_IO_ERROR;
+			break;
 		}
-		close(fd);
+		if (fdatasync(fd) != 0)
+		{
+			bm_set_error(ls_pid_make(dt_id, seg), errno);
+			st = LS_IO_ERROR;
+			break;
+		}
 	}
-	p = proc_get(bm);
-	if (p == NULL || fstat(p->fd, &stbuf) != 0)
-	{
-		bm_set_error(LS_PID_INVALID, errno);
-		return LS_IO_ERROR;
-	}
-	*file_pages = (uint64_t) stbuf.st_size / LS_PAGE_SIZE;
-	return LS_OK;
+	pthread_mutex_unlock(&p->io_mutex);
+	if (st != LS_OK)
+		atomic_store(&s->unsynced, 1);
+	return st;
 }
 
 void
@@ -155,7 +316,7 @@ bm_io_detach(ls_bm *bm)
 			continue;
 		if (p->owner == getpid() && p->ring_ok)
 			io_uring_queue_exit(&p->ring);
-		close(p->fd);
+		proc_close_files(p);
 		p->bm = NULL;
 	}
 	pthread_mutex_unlock(&procs_mutex);
@@ -188,8 +349,10 @@ sync_rest(int fd, bool write, char *buf, size_t done, off_t off)
 			continue;
 		if (r <= 0)
 		{
+			if (r == 0 && !write && done == 0)
+				return LS_NOT_FOUND;	/* block past the end of the file */
 			if (r == 0)
-				errno = EIO;	/* read past the end of the file */
+				errno = EIO;	/* a partial page at the end of the file */
 			return LS_IO_ERROR;
 		}
 		done += (size_t) r;
@@ -226,31 +389,50 @@ submit_all(struct io_uring *ring, uint32_t n)
 /*
  * Submit n transfers of one page each and reap all completions.  Entries
  * the ring cannot take (or when there is no ring) are done synchronously.
+ * A page whose file is gone gets LS_NOT_FOUND (errs ENOENT) without I/O.
  */
 static void
 do_io(bm_proc *p, bool write, uint32_t n, const ls_pid *pids, void *const *bufs,
 	  ls_status *res, int *errs)
 {
+	int			fds[256];
+	off_t		offs[256];
+	uint32_t	todo[256];
+	uint32_t	m = 0;
 	uint32_t	i = 0;
 
 	pthread_mutex_lock(&p->io_mutex);
-	while (i < n)
+	for (uint32_t k = 0; k < n; k++)
+	{
+		uint32_t	segno;
+
+		page_place(p->bm, pids[k], &segno, &offs[k]);
+		fds[k] = segment_fd(p, ls_pid_dt(pids[k]), segno, write);
+		if (fds[k] < 0)
+		{
+			errs[k] = errno;
+			res[k] = errno == ENOENT ? LS_NOT_FOUND : LS_IO_ERROR;
+		}
+		else
+			todo[m++] = k;
+	}
+	while (i < m)
 	{
 		uint32_t	batch = 0;
 
 		if (ring_ready(p))
 		{
-			for (; batch < RING_DEPTH && i + batch < n; batch++)
+			for (; batch < RING_DEPTH && i + batch < m; batch++)
 			{
 				struct io_uring_sqe *sqe = io_uring_get_sqe(&p->ring);
-				uint32_t	k = i + batch;
+				uint32_t	k = todo[i + batch];
 
 				if (sqe == NULL)
 					break;
 				if (write)
-					io_uring_prep_write(sqe, p->fd, bufs[k], LS_PAGE_SIZE, pids[k] * LS_PAGE_SIZE);
+					io_uring_prep_write(sqe, fds[k], bufs[k], LS_PAGE_SIZE, (uint64_t) offs[k]);
 				else
-					io_uring_prep_read(sqe, p->fd, bufs[k], LS_PAGE_SIZE, pids[k] * LS_PAGE_SIZE);
+					io_uring_prep_read(sqe, fds[k], bufs[k], LS_PAGE_SIZE, (uint64_t) offs[k]);
 				io_uring_sqe_set_data64(sqe, k);
 			}
 			if (batch > 0 && !submit_all(&p->ring, batch))
@@ -287,8 +469,7 @@ do_io(bm_proc *p, bool write, uint32_t n, const ls_pid *pids, void *const *bufs,
 				}
 				else
 				{
-					res[k] = sync_rest(p->fd, write, bufs[k], (size_t) r,
-									   (off_t) (pids[k] * LS_PAGE_SIZE));
+					res[k] = sync_rest(fds[k], write, bufs[k], (size_t) r, offs[k]);
 					errs[k] = res[k] == LS_OK ? 0 : errno;
 				}
 			}
@@ -296,13 +477,24 @@ do_io(bm_proc *p, bool write, uint32_t n, const ls_pid *pids, void *const *bufs,
 		if (batch == 0)
 		{
 			/* no ring: one synchronous transfer */
-			res[i] = sync_rest(p->fd, write, bufs[i], 0, (off_t) (pids[i] * LS_PAGE_SIZE));
-			errs[i] = res[i] == LS_OK ? 0 : errno;
+			uint32_t	k = todo[i];
+
+			res[k] = sync_rest(fds[k], write, bufs[k], 0, offs[k]);
+			errs[k] = res[k] == LS_OK ? 0 : errno;
 			batch = 1;
 		}
 		i += batch;
 	}
 	pthread_mutex_unlock(&p->io_mutex);
+	if (write)
+		for (uint32_t k = 0; k < n; k++)
+			if (res[k] == LS_OK)
+			{
+				ls_dt_slot *s = bm_dt_slot(p->bm, ls_pid_dt(pids[k]));
+
+				if (atomic_load_explicit(&s->unsynced, memory_order_relaxed) == 0)
+					atomic_store(&s->unsynced, 1);
+			}
 }
 
 ls_status
@@ -388,4 +580,35 @@ bm_io_provider_should_stop(ls_bm *bm)
 	bm_proc    *p = proc_get(bm);
 
 	return p == NULL || atomic_load(&p->provider_stop);
+}
+
+ls_status
+bm_io_read_file(ls_bm *bm, const ls_bm_file *file, uint32_t block, void *buf)
+{
+	uint32_t	per = bm->blocks_per_segment;
+	uint32_t	segno = per ? block / per : 0;
+	off_t		off = (off_t) (per ? block % per : block) * LS_PAGE_SIZE;
+	char		path[LS_BM_PATH_MAX + 64];
+	ls_status	st;
+	int			fd;
+
+	if (bm->file_path != NULL)
+	{
+		if (!bm->file_path(bm->file_path_arg, file, segno, path, sizeof(path)))
+			return LS_NOT_FOUND;
+	}
+	else if (snprintf(path, sizeof(path), segno ? "%s/dt%u.%u" : "%s/dt%u", bm->data_dir,
+					  file->key[0], segno) >= (int) sizeof(path))
+		return LS_INVALID;
+	fd = open_path(bm, path, 0);
+	if (fd < 0)
+	{
+		bm_set_error(ls_pid_make(LS_MAX_DT, block), errno);
+		return errno == ENOENT ? LS_NOT_FOUND : LS_IO_ERROR;
+	}
+	st = sync_rest(fd, false, buf, 0, off);
+	if (st == LS_IO_ERROR)
+		bm_set_error(ls_pid_make(LS_MAX_DT, block), errno);
+	close(fd);
+	return st;
 }

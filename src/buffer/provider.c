@@ -104,12 +104,13 @@ batch_add_copy(ls_bm *bm, wb_batch *b, uint32_t idx, uint64_t v)
 			!ls_latch_validate(&f->latch, v))
 			return false;
 	}
-	bm_page_seal(copy);
+	copy->hdr.dt_id = dt_id;
+	bm_page_seal(bm, copy, ls_pid_block(pid));
 	b->frames[b->n] = idx;
 	b->versions[b->n] = v;
 	b->pids[b->n] = pid;
 	b->bufs[b->n] = copy;
-	b->max_gsn = LS_MAX(b->max_gsn, copy->hdr.gsn);
+	b->max_gsn = LS_MAX(b->max_gsn, ls_page_gsn(&copy->hdr));
 	b->n++;
 	return true;
 }

@@ -290,3 +290,13 @@ ls_hot_reclaim(ls_hot_ctx *ctx)
 		reclaim_orphans(ctx, min);
 	ctx->retired_since_reclaim = 0;
 }
+
+uint32_t
+ls_hot_attached_count(ls_hot *hot)
+{
+	uint32_t	n = 0;
+
+	for (uint32_t i = 0; i < hot->cfg.max_procs; i++)
+		n += atomic_load(&hot->ctxs[i].attached) != 0;
+	return n;
+}

@@ -254,7 +254,7 @@ struct ls_hot_table
 	_Atomic uint32_t key_rel;
 	uint32_t	index;
 	_Atomic uint64_t drop_epoch;	/* global epoch when dropped */
-	_Atomic uint32_t tag[2];
+	_Atomic uint32_t tag[LS_HOT_TABLE_TAGS];
 	hot_map_node *_Atomic root;
 	_Atomic uint64_t rowid_fill;	/* next rowid << HOT_FILL_BITS | bytes used
 									 * in its block (ls_hot_table_reserve_rowid) */

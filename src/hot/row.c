@@ -237,11 +237,50 @@ hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 }
 
 void
-ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark_dead)
+ls_hot_row_evict(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 {
 	hot_map_node *leaf = hot_map_leaf_find(tbl, row->rowid);
 	_Atomic uintptr_t *slot = leaf != NULL ? hot_map_leaf_slot(leaf, row->rowid) : NULL;
-	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
+	ls_hot_version *chain = atomic_load(&row->newest);
+	uint8_t		was = atomic_exchange(&row->evicted, 1);
+
+	if (slot != NULL && chain != NULL && was == 0)
+	{
+		uintptr_t	expected = (uintptr_t) row;
+
+		if (atomic_compare_exchange_strong(slot, &expected, HOT_SLOT_BUSY))
+		{
+			atomic_fetch_sub(&leaf->live, 1);
+			/* BUSY is ours: clear the occupancy bit, then NULL */
+			hot_occ_clear(leaf, row->rowid);
+			atomic_store(slot, 0);
+		}
+	}
+	ls_hot_row_unlock(row);
+	if (chain == NULL || was != 0)
+		return;					/* removed before: nothing left to retire */
+	chain_retire(ctx, tbl, chain);
+	atomic_fetch_sub(&tbl->rows, 1);
+	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, row));
+	hot_retire(ctx, row);
+}
+
+void
+ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark_dead)
+{
+	hot_map_node *leaf;
+	_Atomic uintptr_t *slot;
+	ls_hot_version *chain;
+
+	if (atomic_load(&row->evicted) != 0)
+	{
+		/* evicted meanwhile: its slot and memory are not ours any more */
+		ls_hot_row_unlock(row);
+		return;
+	}
+	leaf = hot_map_leaf_find(tbl, row->rowid);
+	slot = leaf != NULL ? hot_map_leaf_slot(leaf, row->rowid) : NULL;
+	chain = atomic_exchange(&row->newest, NULL);
 
 	if (slot != NULL)
 	{

@@ -230,8 +230,8 @@ ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out)
 		atomic_store(&pick->versions, 0);
 		atomic_store(&pick->bytes, 0);
 		atomic_store(&pick->dead_rowids, 0);
-		atomic_store(&pick->tag[0], 0);
-		atomic_store(&pick->tag[1], 0);
+		for (int t = 0; t < LS_HOT_TABLE_TAGS; t++)
+			atomic_store(&pick->tag[t], 0);
 		atomic_store(&pick->drop_epoch, UINT64_MAX);
 		set_state(pick, HOT_TABLE_LIVE);
 		atomic_fetch_add(&hot->tables_live, 1);
@@ -410,7 +410,7 @@ ls_hot_table_get_stats(const ls_hot_table *tbl, ls_hot_table_stats *out)
 uint32_t
 ls_hot_table_get_tag(const ls_hot_table *tbl, int which)
 {
-	if (which < 0 || which > 1)
+	if (which < 0 || which >= LS_HOT_TABLE_TAGS)
 		return 0;
 	return atomic_load(&tbl->tag[which]);
 }
@@ -418,7 +418,7 @@ ls_hot_table_get_tag(const ls_hot_table *tbl, int which)
 void
 ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value)
 {
-	if (which < 0 || which > 1)
+	if (which < 0 || which >= LS_HOT_TABLE_TAGS)
 		return;
 	atomic_store(&tbl->tag[which], value);
 }

@@ -74,7 +74,7 @@ ls_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*minmulti = GetOldestMultiXactId();
 
 	ls_create_smgr(newrnode, persistence);
-	ls_storage_create(newrnode, &tbl);
+	ls_storage_create(newrnode, persistence, &tbl);
 
 	/*
 	 * A new relfilenode for an existing relation (TRUNCATE): PostgreSQL
@@ -95,6 +95,8 @@ ls_nontransactional_truncate(Relation rel)
 	uint64		cursor = 0;
 	uint64		dead;
 
+	/* the file is truncated below: its tree goes first */
+	ls_cold_drop_for(tbl);
 	for (;;)
 	{
 		ls_hot_row *row;
@@ -172,7 +174,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	int			chain_cap = 64;
 
 	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
-	ls_storage_create(newrnode, &dst);
+	ls_storage_create(newrnode, rel->rd_rel->relpersistence, &dst);
 	/* the copy goes on filling the last block where the source would */
 	ls_hot_table_get_fill(src, &limit, &used);
 	ls_hot_table_set_fill(dst, limit, used);
@@ -185,7 +187,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(src, &cursor, limit);
+		row = ls_rows_next(src, &cursor, limit);
 		if (row != NULL)
 		{
 			rowid = row->rowid;
@@ -369,6 +371,12 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 				st->removed_rows += 1;
 				st->removed_versions += n;
 			}
+			/* a migrated row's cold image must not outlive it */
+			if (!ls_cold_forget_image(tbl, row))
+			{
+				ls_row_unlock(row);
+				return false;
+			}
 			ls_row_forget_latch();
 			ls_hot_row_remove(ls_ctx(), tbl, row, true);
 			return true;
@@ -538,13 +546,48 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_hot_scan_next(tbl, &cursor, limit);
-		while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+		/* both tiers, each row once */
+		row = ls_rows_next(tbl, &cursor, limit);
+		if (row != NULL && ls_row_is_standin(row))
 		{
-			if (++tries >= 100)
+			uint64		rowid = row->rowid;
+
+			if (ls_hv_flags(atomic_load(&ls_hot_row_newest(row)->xmin_word)) &
+				LS_HV_XMIN_FROZEN)
+				st.live_rows += 1;
+			else
 			{
-				st.incomplete = true;
-				break;
+				/* a bulk-loaded row: clog decides, outside the epoch */
+				ls_epoch_exit();
+				switch (ls_cold_settle(tbl, rowid, OldestXmin))
+				{
+					case LS_V_DEAD:
+						st.removed_rows += 1;
+						break;
+					case LS_V_LIVE:
+						st.live_rows += 1;
+						break;
+					default:
+						break;
+				}
+				continue;
+			}
+		}
+		else
+		{
+			while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+			{
+				if (atomic_load(&row->evicted) != 0)
+				{
+					/* packed meanwhile: live, and now cold */
+					st.live_rows += 1;
+					break;
+				}
+				if (++tries >= 100)
+				{
+					st.incomplete = true;
+					break;
+				}
 			}
 		}
 		ls_epoch_exit();
@@ -737,7 +780,7 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 
 	/* copy out the versions some snapshot may still need, newest first */
 	ls_epoch_enter();
-	row = ls_hot_row_get(cs->src, rowid);
+	row = ls_row_get(cs->src, rowid);
 	if (row != NULL)
 	{
 		int			walked = 0;
@@ -939,7 +982,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			old = MemoryContextSwitchTo(cs.tmpcxt);
 			tup = NULL;
 			ls_epoch_enter();
-			row = ls_hot_scan_next(cs.src, &cursor, limit);
+			row = ls_rows_next(cs.src, &cursor, limit);
 			if (row != NULL)
 			{
 				int			walked = 0;
@@ -982,7 +1025,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		uint64		rowid;
 
 		ls_epoch_enter();
-		row = ls_hot_scan_next(cs.src, &cursor, limit);
+		row = ls_rows_next(cs.src, &cursor, limit);
 		rowid = row != NULL ? row->rowid : 0;
 		ls_epoch_exit();
 		if (row == NULL)

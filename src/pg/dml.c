@@ -794,11 +794,15 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 		if (row == NULL)
 		{
 			ls_epoch_exit();
+			/* a cold row: writers work on hot rows, bring it over */
+			if (ls_cold_migrate(rel, tbl, rowid))
+				continue;
 			tmfd->ctid = tid;
 			tmfd->xmax = InvalidTransactionId;
 			tmfd->cmax = InvalidCommandId;
 			return TM_Deleted;
 		}
+		ls_row_touch(row);
 		res = ls_check_row(row, rowid, cid, rule_snapshot, crosscheck, for_lock,
 						   mode, prior_xmax, &chk, tmfd);
 		if (out != NULL)
@@ -1144,13 +1148,18 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		atomic_store(&v->next_rowid, (uint64) token);
 	}
 
-	ls_epoch_enter();
-	st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
-	ls_epoch_exit();
-	if (st != LS_OK)
+	if (!speculative && ls_bulk_cold(rel, tbl, xid))
+		ls_cold_insert(rel, tbl, rowid, v);	/* frees v */
+	else
 	{
-		ls_hot_version_free(ls_ctx(), v);
-		ls_report_status(st, rel, "insert into");
+		ls_epoch_enter();
+		st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
+		ls_epoch_exit();
+		if (st != LS_OK)
+		{
+			ls_hot_version_free(ls_ctx(), v);
+			ls_report_status(st, rel, "insert into");
+		}
 	}
 	ls_vm_note_insert(rel, tbl, rowid);
 
@@ -1449,7 +1458,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_hot_row *prow;
 
 		ls_epoch_enter();
-		prow = ls_hot_row_get(tbl, rowid);
+		prow = ls_row_get(tbl, rowid);
 		if (prow != NULL)
 		{
 			ls_hot_version *pv = ls_row_newest_valid(prow);

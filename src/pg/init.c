@@ -126,6 +126,7 @@ ls_shmem_request(void)
 						ls_hot_memory_mb, need / (1024 * 1024) + 1, ls_max_tables)));
 	RequestAddinShmemSpace(add_size(ls_region_size(),
 									add_size(ls_shared_size(), 16384)));
+	ls_cold_shmem_request(ls_max_tables);
 }
 
 static void
@@ -162,6 +163,7 @@ ls_shmem_startup(void)
 		}
 		ls_shared->region_size = ls_region_size();
 	}
+	ls_cold_shmem_startup(ls_max_tables);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -190,6 +192,7 @@ ls_release_held(void)
 	}
 	if (ls_my_ctx != NULL && ls_hot_in_epoch(ls_my_ctx))
 		ls_hot_epoch_exit_all(ls_my_ctx);
+	ls_standins_release();
 }
 
 static void
@@ -236,6 +239,9 @@ void
 ls_epoch_exit(void)
 {
 	ls_hot_epoch_exit(ls_my_ctx);
+	/* cold rows read in the epoch were stand-ins valid inside it only */
+	if (!ls_hot_in_epoch(ls_my_ctx))
+		ls_standins_release();
 }
 
 void
@@ -298,6 +304,13 @@ ls_table_for_or_null(Relation rel)
 		return cache->tbl;
 
 	tbl = ls_hot_table_find(ls_shared_hot(), ls_key_for_node(&rel->rd_node));
+	if (tbl == NULL || ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
+	{
+		/* first use since a clean restart: load it from its file (or wait
+		 * for the backend loading it) */
+		(void) ls_ctx();
+		tbl = ls_cold_adopt(rel);
+	}
 	if (tbl == NULL)
 		return NULL;
 	if (cache == NULL)
@@ -310,7 +323,7 @@ ls_table_for_or_null(Relation rel)
 	return tbl;
 }
 
-#define LS_LOST_DETAIL "leanstore keeps table data in memory and has no log yet, so its tables are empty storage-less shells after a restart."
+#define LS_LOST_DETAIL "leanstore has no log yet: its tables survive a clean shutdown, but not a crash, a crash restart or an immediate shutdown."
 
 void
 ls_warn_lost(Relation rel)
@@ -435,7 +448,10 @@ ls_storage_free_database(Oid db)
 			ls_hot_table *tbl = ls_hot_table_find(ls_shared->hot, batch[i]);
 
 			if (tbl != NULL)
+			{
+				ls_cold_drop_for(tbl);
 				ls_hot_table_drop(ls_my_ctx, tbl);
+			}
 		}
 		if (!more)
 			break;
@@ -456,7 +472,7 @@ ls_pending_add(ls_hot_key key, bool at_commit)
 }
 
 void
-ls_storage_create(const RelFileNode *node, ls_hot_table **out)
+ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 {
 	ls_hot_key	key = ls_key_for_node(node);
 	ls_status	st;
@@ -475,6 +491,11 @@ ls_storage_create(const RelFileNode *node, ls_hot_table **out)
 						 ls_max_tables)));
 	if (st != LS_OK)
 		ls_report_status(st, NULL, "create storage for");
+	/* what a clean shutdown needs to find the relation's file (cold.c) */
+	ls_hot_table_set_tag(*out, LS_TAG_SPC, node->spcNode);
+	ls_hot_table_set_tag(*out, LS_TAG_PERSISTENCE, (uint32) persistence);
+	/* nobody else can see this relfilenode before we commit */
+	ls_hot_table_set_tag(*out, LS_TAG_READY, 1);
 	ls_pending_add(key, false);
 	ls_mark_written();
 }
@@ -500,7 +521,11 @@ ls_storage_free(ls_hot_key key)
 	}
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
+	{
+		/* the pages go before PostgreSQL unlinks the file */
+		ls_cold_drop_for(tbl);
 		ls_hot_table_drop(ls_my_ctx, tbl);
+	}
 }
 
 /* Top-level end: free what PostgreSQL also unlinks now, forget the rest. */
@@ -680,7 +705,40 @@ _PG_init(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.buffer_pool",
+							"Size of the buffer pool of the cold tier's pages.",
+							"Shared memory reserved at server start for the pages of all leanstore tables' B+-trees.",
+							&ls_buffer_pool_mb,
+							128, 2, 1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.pack_threshold",
+							"Hot tier fill (percent of leanstore.hot_memory) above which rows are packed into the cold tier.",
+							"The leanstore worker packs rows nobody touched recently until the fill is 10 points lower.",
+							&ls_pack_threshold,
+							80, 1, 100,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.bulk_load_rows",
+							"Rows a transaction inserts into one table before further rows go straight to the cold tier.",
+							"Large loads (COPY, INSERT ... SELECT) then do not flood the hot tier; 0 keeps every insert hot.",
+							&ls_bulk_load_rows,
+							10000, 0, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomBoolVariable("leanstore.pack_eager",
+							 "Pack every row that may go into the cold tier at once (for tests).",
+							 "Rows go cold as soon as every snapshot sees them, whatever the hot tier's fill.",
+							 &ls_pack_eager,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("leanstore");
+	ls_worker_register();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = ls_shmem_request;

@@ -101,11 +101,101 @@ extern void ls_warn_lost(Relation rel);
 extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_attribute_noreturn();
 
 /* Storage life cycle (transactional) */
-extern void ls_storage_create(const RelFileNode *node, ls_hot_table **out);
+extern void ls_storage_create(const RelFileNode *node, char persistence,
+							  ls_hot_table **out);
 extern void ls_storage_schedule_drop(const RelFileNode *node);
 extern void ls_mark_written(void);
 
 extern Oid	ls_am_oid(void);
+
+/* ------------------------------------------------------------------------
+ * cold.c: the buffer pool, relation files, clean restarts
+ * ------------------------------------------------------------------------ */
+extern int	ls_buffer_pool_mb;
+
+/* Hot table tags (ls_hot_table_get_tag) owned by the glue. */
+#define LS_TAG_SPC			0	/* the storage's real tablespace */
+#define LS_TAG_PERSISTENCE	1	/* relpersistence */
+#define LS_TAG_READY		2	/* 1 once usable; 0 (the value a new table
+								 * starts with) while cold.c opens it:
+								 * others wait on the adopt lock */
+#define LS_TAG_COLD			3	/* 1 + index of its cold descriptor, 0: none */
+
+typedef struct LsColdStats
+{
+	uint64		pool_pages;
+	uint64		pool_free;
+	uint64		hits;
+	uint64		misses;
+	uint64		reads;
+	uint64		writes;
+	uint64		evictions;
+	uint64		provider_rounds;
+	uint64		rows_packed;
+	uint64		rows_migrated;
+	uint64		cold_reads;
+	uint64		tables_packed;
+	uint64		tables_loaded;
+	uint64		cold_pages;
+	uint32		epoch;
+} LsColdStats;
+
+extern bool ls_pack_eager;
+extern int	ls_pack_threshold;
+
+extern Size ls_cold_shmem_size(int max_tables);
+extern void ls_cold_shmem_request(int max_tables);
+extern void ls_cold_shmem_startup(int max_tables);
+extern struct ls_bm *ls_cold_bm(void);
+extern ls_hot_table *ls_cold_adopt(Relation rel);
+extern void ls_cold_pack_all(void);
+extern void ls_cold_get_stats(LsColdStats *out);
+extern void ls_worker_register(void);
+
+/*
+ * Reads over both tiers (caller inside an epoch).  A row of the cold tree
+ * comes back as a stand-in: an ls_hot_row (origin LS_ORIGIN_COLD) with one
+ * frozen version, private to this backend and valid until it leaves its
+ * epoch.  Stand-ins are read-only: a write migrates the row first
+ * (ls_cold_migrate).  Hot rows shadow cold images of the same rowid.
+ */
+extern ls_hot_row *ls_row_get(ls_hot_table *tbl, uint64 rowid);
+extern ls_hot_row *ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid,
+									 ls_hot_map_hint *hint);
+extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
+							ls_hot_row **rows, uint32 max);
+extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
+extern uint64 ls_table_used_end(ls_hot_table *tbl);
+extern void ls_standins_release(void);
+
+static inline bool
+ls_row_is_standin(const ls_hot_row *row)
+{
+	return row->origin == LS_ORIGIN_COLD;
+}
+
+/* Bulk loads: rows of large loads go straight to the tree. */
+extern int	ls_bulk_load_rows;
+extern bool ls_bulk_cold(Relation rel, ls_hot_table *tbl, TransactionId xid);
+extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
+						   ls_hot_version *v);
+
+/* Writes (outside epochs): bring rowid's cold image into the hot tier. */
+extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
+/* Under the row latch, before a migrated row leaves as DEAD. */
+extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
+/* The storage goes (drop, truncate): forget its tree without writing it. */
+extern void ls_cold_drop_for(ls_hot_table *tbl);
+/* Make room in the hot tier by packing cold rows (allocation failed). */
+extern bool ls_cold_relieve(void);
+/* Sampled access tracking for pack (reads and writes of single rows). */
+static inline void
+ls_row_touch(ls_hot_row *row)
+{
+	if (atomic_load_explicit(&row->access, memory_order_relaxed) == 0 &&
+		!ls_row_is_standin(row))
+		atomic_store_explicit(&row->access, 1, memory_order_relaxed);
+}
 
 /* ------------------------------------------------------------------------
  * visibility.c
@@ -205,6 +295,10 @@ extern LsVacuumState ls_version_vacuum_state(ls_hot_version *v,
 											 GlobalVisState *vistest,
 											 TransactionId *dead_after);
 extern bool ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest);
+
+/* cold.c: VACUUM of a cold row whose inserter clog decides (bulk loads) */
+extern LsVacuumState ls_cold_settle(ls_hot_table *tbl, uint64 rowid,
+									TransactionId oldest_xmin);
 
 /* SSI rw-conflicts out: collect inside an epoch, report outside. */
 #define LS_SSI_MAX_XIDS 8

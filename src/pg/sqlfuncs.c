@@ -17,6 +17,9 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "storage/smgr.h"
+#include "utils/rel.h"
+
 #include "ls_pg.h"
 
 PG_FUNCTION_INFO_V1(leanstore_stats);
@@ -28,12 +31,14 @@ leanstore_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
 	ls_hot_stats hs;
-	Datum		values[11];
-	bool		nulls[11] = {0};
+	LsColdStats cs;
+	Datum		values[26];
+	bool		nulls[26] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	ls_hot_get_stats(ls_shared_hot(), &hs);
+	ls_cold_get_stats(&cs);
 	values[0] = Int64GetDatum((int64) hs.region_bytes);
 	values[1] = Int64GetDatum((int64) hs.heap_bytes);
 	values[2] = Int64GetDatum((int64) hs.used_bytes);
@@ -45,6 +50,21 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[8] = Int64GetDatum((int64) hs.rows);
 	values[9] = Int64GetDatum((int64) hs.versions);
 	values[10] = Int64GetDatum((int64) hs.epoch);
+	values[11] = Int64GetDatum((int64) cs.pool_pages);
+	values[12] = Int64GetDatum((int64) cs.pool_free);
+	values[13] = Int64GetDatum((int64) cs.hits);
+	values[14] = Int64GetDatum((int64) cs.misses);
+	values[15] = Int64GetDatum((int64) cs.reads);
+	values[16] = Int64GetDatum((int64) cs.writes);
+	values[17] = Int64GetDatum((int64) cs.evictions);
+	values[18] = Int64GetDatum((int64) cs.provider_rounds);
+	values[19] = Int64GetDatum((int64) cs.rows_packed);
+	values[20] = Int64GetDatum((int64) cs.rows_migrated);
+	values[21] = Int64GetDatum((int64) cs.cold_reads);
+	values[22] = Int64GetDatum((int64) cs.tables_packed);
+	values[23] = Int64GetDatum((int64) cs.tables_loaded);
+	values[24] = Int64GetDatum((int64) cs.cold_pages);
+	values[25] = Int64GetDatum((int64) cs.epoch);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -71,8 +91,8 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	Relation	rel;
 	ls_hot_table *tbl;
 	ls_hot_table_stats ts;
-	Datum		values[5];
-	bool		nulls[5] = {0};
+	Datum		values[6];
+	bool		nulls[6] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -84,6 +104,8 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum((int64) ts.bytes);
 	values[3] = Int64GetDatum((int64) ts.dead_rowids);
 	values[4] = Int64GetDatum((int64) ls_hot_table_rowid_limit(tbl));
+	/* the main fork: meta page and tree written by the last clean shutdown */
+	values[5] = Int64GetDatum((int64) smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM));
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -60,7 +60,7 @@ ls_table_nblocks(ls_hot_table *tbl)
 	uint64		end;
 
 	ls_epoch_enter();
-	end = ls_hot_table_used_end(tbl, ls_hot_table_rowid_limit(tbl));
+	end = ls_table_used_end(tbl);
 	ls_epoch_exit();
 	return ls_blocks_for_limit(end);
 }
@@ -291,7 +291,7 @@ ls_scan_next_row(LsScanDesc scan)
 		if (scan->cursor < scan->tr_min)
 			scan->cursor = scan->tr_min;
 		row = scan->cursor < hi ?
-			ls_hot_scan_next(scan->tbl, &scan->cursor, hi) : NULL;
+			ls_rows_next(scan->tbl, &scan->cursor, hi) : NULL;
 		if (row != NULL)
 		{
 			ls_scan_count_blocks(scan, scan->cursor);
@@ -345,7 +345,7 @@ ls_scan_prev_row(LsScanDesc scan)
 
 		if (r < lo)
 			break;
-		row = ls_hot_row_get(scan->tbl, r);
+		row = ls_row_get(scan->tbl, r);
 		if (row != NULL)
 		{
 			scan->cursor = r + 1;
@@ -375,7 +375,7 @@ ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max)
 		if (scan->cursor < scan->tr_min)
 			scan->cursor = scan->tr_min;
 		if (scan->cursor < hi)
-			n = ls_hot_scan_batch(scan->tbl, &scan->cursor, hi, rows, (uint32) max);
+			n = ls_rows_batch(scan->tbl, &scan->cursor, hi, rows, (uint32) max);
 		if (n > 0)
 		{
 			ls_scan_count_blocks(scan, scan->cursor);
@@ -932,12 +932,13 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 		need = 0;
 		ls_epoch_enter();
 		row = fb != NULL && fb->hint != NULL ?
-			ls_hot_row_get_hinted(tbl, rowid, fb->hint) :
-			ls_hot_row_get(tbl, rowid);
+			ls_row_get_hinted(tbl, rowid, fb->hint) :
+			ls_row_get(tbl, rowid);
 		if (row == NULL)
 			*gone = true;
 		else
 		{
+			ls_row_touch(row);
 			v = ls_row_visible_version_fast(row, snapshot);
 			if (ssi)
 				nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
@@ -1058,7 +1059,7 @@ ls_tuple_get_latest_tid(TableScanDesc sscan, ItemPointer tid)
 		bool		visible = false;
 
 		ls_epoch_enter();
-		row = ls_hot_row_get(scan->tbl, rowid);
+		row = ls_row_get(scan->tbl, rowid);
 		if (row != NULL)
 		{
 			visible = ls_row_visible_version(row, scan->base.rs_snapshot) != NULL;
@@ -1105,7 +1106,7 @@ ls_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot,
 	cmin = HeapTupleHeaderGetRawCommandId(hslot->tuple->t_data);
 
 	ls_epoch_enter();
-	row = ls_hot_row_get(tbl, rowid);
+	row = ls_row_get(tbl, rowid);
 	if (row != NULL)
 	{
 		ls_hot_version *v;
@@ -1148,7 +1149,7 @@ ls_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 		if (s->knowndeletable)
 			continue;
 		if (rowid == LS_ROWID_INVALID ||
-			(row = ls_hot_row_get(tbl, rowid)) == NULL ||
+			(row = ls_row_get(tbl, rowid)) == NULL ||
 			ls_row_surely_dead(row, vistest))
 			s->knowndeletable = true;
 	}
@@ -1201,9 +1202,9 @@ ls_bitmap_fill(LsScanDesc scan)
 		/* look the group up and prefetch its rows, then decide */
 		for (int i = 0; i < ngroup; i++)
 		{
-			group[i] = ls_hot_row_get_hinted(scan->tbl,
-											 scan->rowids[scan->ncand_next + i],
-											 &scan->hint);
+			group[i] = ls_row_get_hinted(scan->tbl,
+										 scan->rowids[scan->ncand_next + i],
+										 &scan->hint);
 			if (group[i] != NULL)
 				rows[nrows++] = group[i];
 		}
@@ -1346,7 +1347,7 @@ ls_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 		bool		sample = false;
 
 		ls_epoch_enter();
-		row = ls_hot_row_get(scan->tbl, rowid);
+		row = ls_row_get(scan->tbl, rowid);
 		if (row == NULL)
 		{
 			ls_epoch_exit();

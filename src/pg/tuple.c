@@ -158,6 +158,9 @@ ls_alloc_version(Relation rel, uint32 len)
 		ls_hot_reclaim(ls_ctx());
 		st = ls_hot_version_alloc(ls_ctx(), len, &v);
 	}
+	/* full: pack what may go into the cold tier, then try once more */
+	if (st == LS_NO_SPACE && ls_cold_relieve())
+		st = ls_hot_version_alloc(ls_ctx(), len, &v);
 	if (st != LS_OK)
 		ls_report_status(st, rel, "store a row in");
 	return v;

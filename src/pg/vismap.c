@@ -121,7 +121,8 @@ ls_vm_block_all_visible(ls_hot_table *tbl, BlockNumber blk,
 	if (ls_hot_scan_next_dead(tbl, &cursor, start + LS_ROWS_PER_BLOCK, &dead))
 		return false;
 	cursor = start;
-	while ((row = ls_hot_scan_next(tbl, &cursor, start + LS_ROWS_PER_BLOCK)) != NULL)
+	/* both tiers: a bulk-loaded cold row may still be in progress */
+	while ((row = ls_rows_next(tbl, &cursor, start + LS_ROWS_PER_BLOCK)) != NULL)
 	{
 		if (!ls_vm_row_all_visible(row, oldest_xmin))
 			return false;

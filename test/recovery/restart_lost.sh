@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# test/recovery/restart_lost.sh: until leanstore has a log, its tables do not
-# survive a restart; touching one afterwards must give a clear error. Runs two
-# psql scripts on a throwaway cluster with a restart in between and compares
+# test/recovery/restart_lost.sh: until leanstore has a log, its tables survive
+# a clean shutdown (test/recovery/restart_clean.sh) but not a crash; touching
+# one after a crash must give a clear error. Runs two psql scripts on a
+# throwaway cluster with an immediate shutdown (a crash: no shutdown
+# checkpoint, no clean leanstore shutdown) in between and compares
 # their combined output with expected/restart_lost.out. Run by test/run (as
 # root; the server runs as postgres). Writes the output to $1 (default: a
 # temporary file) and exits non-zero on a difference.
@@ -22,9 +24,11 @@ psql_run() {
 }
 {
 	psql_run restart_lost_1.sql
-	echo "-- (server restart)"
-	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m fast -w restart -l "$dir/server.log" >/dev/null 2>&1 ||
-		echo "restart failed"
+	echo "-- (immediate shutdown: a crash for leanstore, then start)"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 ||
+		echo "immediate stop failed"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -w -t 120 start -l "$dir/server.log" >/dev/null 2>&1 ||
+		echo "start failed"
 	psql_run restart_lost_2.sql
 } >"$out"
 ls_cluster_stop "$dir"

@@ -1,4 +1,4 @@
--- after the restart: leanstore data is gone (no log yet); every use of such a
+-- after the crash: leanstore data is gone (no log yet); every use of such a
 -- table gives a clear error, never wrong rows; heap data is untouched
 SELECT count(*) FROM kept_heap;
 SELECT count(*) FROM lost_t;

@@ -298,7 +298,7 @@ test_btree_append(void **state)
 	assert_true(fx.tree->append_hits > n * 9 / 10);
 	assert_int_equal(ls_btree_verify(fx.tree, &info, msg, sizeof(msg)), LS_OK);
 	assert_int_equal(info.entries, n);
-	assert_true(info.leaves < n / 550 + 4);
+	assert_true(info.leaves < n / 270 + 4);
 	for (uint64_t k = 0; k < n; k += 97)
 	{
 		ls_put_be64(key, k);

@@ -248,7 +248,7 @@ test_node_split_merge_inner(void **state)
 			break;
 		count++;
 	}
-	assert_true(count > 500);
+	assert_true(count > 250);
 	memcpy(full, n, LS_NODE_SIZE);
 	ls_node_split_plan plan;
 
@@ -476,8 +476,8 @@ test_memtree_ascending_fill(void **state)
 		ls_put_be64(key, k);
 		assert_int_equal(ls_memtree_insert(&t, key, 8, &v, 8), LS_OK);
 	}
-	/* Entry = 12-byte slot + 8-byte value + suffix <= 8: >= 550 per leaf. */
-	assert_true(t.nodes < n / 550 + 10);
+	/* Entry = 12-byte slot + 8-byte value + suffix <= 8: >= 270 per 8 KiB leaf. */
+	assert_true(t.nodes < n / 270 + 10);
 	char		msg[256];
 	uint64_t	entries;
 

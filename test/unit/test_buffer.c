@@ -125,9 +125,18 @@ test_layout_and_swips(void **state)
 	void	   *r = malloc(ls_bm_region_size(8));
 
 	cfg.n_frames = 8;
-	cfg.data_path = "/nonexistent-dir/x";
+	cfg.data_dir = "/nonexistent-dir/x";
 	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8) - 1, &cfg, &bm), LS_INVALID);
-	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8), &cfg, &bm), LS_IO_ERROR);
+	/* files are opened when an instance registers, not before */
+	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8), &cfg, &bm), LS_OK);
+	{
+		uint32_t	dt;
+
+		assert_int_equal(ls_bm_register_dt(bm, TU_PARR_TYPE, NULL, &dt), LS_IO_ERROR);
+	}
+	cfg.data_dir = NULL;
+	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8), &cfg, &bm), LS_INVALID);
+	cfg.data_dir = "/nonexistent-dir/x";
 	cfg.n_frames = 1;
 	assert_int_equal(ls_bm_init(r, ls_bm_region_size(8), &cfg, &bm), LS_INVALID);
 	free(r);
@@ -197,8 +206,16 @@ test_writeback_evict_reload(void **state)
 	assert_int_equal(s1.writes - s0.writes, n);
 	assert_int_equal(s1.evictions - s0.evictions, n);
 	assert_int_equal(s1.free_frames, 64);
-	/* the file holds n pages */
-	assert_int_equal(lseek(open(fx.pool.path, O_RDONLY), 0, SEEK_END), (off_t) n * LS_PAGE_SIZE);
+	/* the instance's file holds n pages */
+	{
+		off_t		off;
+		char	   *path = tu_pool_page_file(&fx.pool, tu_parr_pid(fx.bm, fx.pa, 0), &off);
+		int			fd = open(path, O_RDONLY);
+
+		assert_int_equal(lseek(fd, 0, SEEK_END), (off_t) n * LS_PAGE_SIZE);
+		close(fd);
+		free(path);
+	}
 
 	verify_all(&fx);
 	ls_bm_get_stats(fx.bm, &s2);
@@ -295,16 +312,19 @@ test_no_space(void **state)
 }
 
 static void
-flip_byte(const char *path, ls_pid pid, size_t off)
+flip_byte(const tu_pool *pool, ls_pid pid, size_t off)
 {
+	off_t		base;
+	char	   *path = tu_pool_page_file(pool, pid, &base);
 	int			fd = open(path, O_RDWR);
 	uint8_t		b;
 
 	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, &b, 1, (off_t) (pid * LS_PAGE_SIZE + off)), 1);
+	assert_int_equal(pread(fd, &b, 1, base + (off_t) off), 1);
 	b ^= 0x20;
-	assert_int_equal(pwrite(fd, &b, 1, (off_t) (pid * LS_PAGE_SIZE + off)), 1);
+	assert_int_equal(pwrite(fd, &b, 1, base + (off_t) off), 1);
 	close(fd);
+	free(path);
 }
 
 static void
@@ -326,26 +346,35 @@ test_checksum_corruption(void **state)
 	pid6 = tu_parr_pid(fx.bm, fx.pa, 6);
 
 	/* one flipped byte in the middle of page 3 */
-	flip_byte(fx.pool.path, pid3, 5000);
+	flip_byte(&fx.pool, pid3, 5000);
 	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 3, &c), LS_CHECKSUM);
 	assert_int_equal(ls_bm_last_error_pid(), pid3);
 	/* the page stays out of memory and keeps failing */
 	assert_false(ls_swip_is_swizzled(ls_swip_load(&fx.pa->swips[3])));
 	assert_int_equal(tu_parr_read_optimistic(fx.bm, fx.pa, 3, &c), LS_CHECKSUM);
-	/* a flipped byte in the checksum field itself */
-	flip_byte(fx.pool.path, pid6, 1);
+	/* a flipped byte in the checksum field itself, and in the LSN field */
+	flip_byte(&fx.pool, pid6, offsetof(ls_page_header, checksum) + 1);
 	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 6, &c), LS_CHECKSUM);
 	assert_int_equal(ls_bm_last_error_pid(), pid6);
+	flip_byte(&fx.pool, pid6, offsetof(ls_page_header, checksum) + 1);
+	flip_byte(&fx.pool, pid6, 1);
+	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 6, &c), LS_CHECKSUM);
 
 	/* a valid page at the wrong place: page 4's image copied over page 5 */
 	{
-		int			fd = open(fx.pool.path, O_RDWR);
+		off_t		off4,
+					off5;
+		char	   *path = tu_pool_page_file(&fx.pool, tu_parr_pid(fx.bm, fx.pa, 4), &off4);
+		char	   *path5 = tu_pool_page_file(&fx.pool, pid5, &off5);
+		int			fd = open(path, O_RDWR);
 		void	   *buf = malloc(LS_PAGE_SIZE);
 
-		assert_int_equal(pread(fd, buf, LS_PAGE_SIZE, (off_t) (tu_parr_pid(fx.bm, fx.pa, 4) * LS_PAGE_SIZE)),
-						 LS_PAGE_SIZE);
-		assert_int_equal(pwrite(fd, buf, LS_PAGE_SIZE, (off_t) (pid5 * LS_PAGE_SIZE)), LS_PAGE_SIZE);
+		assert_string_equal(path, path5);
+		assert_int_equal(pread(fd, buf, LS_PAGE_SIZE, off4), LS_PAGE_SIZE);
+		assert_int_equal(pwrite(fd, buf, LS_PAGE_SIZE, off5), LS_PAGE_SIZE);
 		free(buf);
+		free(path);
+		free(path5);
 		close(fd);
 	}
 	assert_int_equal(tu_parr_read(fx.bm, fx.pa, 5, &c), LS_CORRUPT);
@@ -579,15 +608,28 @@ test_reopen_data_file(void **state)
 	for (uint32_t i = 0; i < 6; i++)
 		assert_int_equal(tu_parr_write(fx.bm, fx.pa, i, &fx.model[i]), LS_OK);
 	assert_int_equal(ls_bm_flush_all(fx.bm), LS_OK);
-	/* page ids survive in the swips; re-point them at the new pool */
-	for (uint32_t i = 0; i < 6; i++)
-		ls_swip_store(&fx.pa->swips[i], ls_swip_from_pid(tu_parr_pid(fx.bm, fx.pa, i)));
+	assert_int_equal(ls_bm_sync_dt(fx.bm, fx.pa->dt_id), LS_OK);
 	cfg.n_frames = 8;
-	cfg.data_path = fx.pool.path;
+	cfg.data_dir = fx.pool.dir;
 	assert_int_equal(ls_bm_init(region2, rs, &cfg, &bm2), LS_OK);
 	ls_bm_get_stats(bm2, &s);
+	assert_int_equal(s.allocated_pages, 0);
+	{
+		/* the same file under a new registration: blocks survive, page ids
+		 * are re-made with the new dt_id */
+		ls_bm_file	file = {.key = {fx.pa->dt_id}};
+		uint32_t	blocks[6];
+		uint32_t	dt;
+
+		for (uint32_t i = 0; i < 6; i++)
+			blocks[i] = ls_pid_block(tu_parr_pid(fx.bm, fx.pa, i));
+		assert_int_equal(ls_bm_register_file(bm2, TU_PARR_TYPE, fx.pa, &file, 6, &dt), LS_OK);
+		fx.pa->dt_id = dt;
+		for (uint32_t i = 0; i < 6; i++)
+			ls_swip_store(&fx.pa->swips[i], ls_swip_from_pid(ls_pid_make(dt, blocks[i])));
+	}
+	ls_bm_get_stats(bm2, &s);
 	assert_int_equal(s.allocated_pages, 6);
-	assert_int_equal(ls_bm_register_dt(bm2, TU_PARR_TYPE, fx.pa, &fx.pa->dt_id), LS_OK);
 	for (uint32_t i = 0; i < 6; i++)
 	{
 		assert_int_equal(tu_parr_read(bm2, fx.pa, i, &c), LS_OK);

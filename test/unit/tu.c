@@ -223,13 +223,12 @@ ls_status
 tu_pool_open(tu_pool *p, uint64_t frames, ls_bm_config cfg)
 {
 	p->dir = tu_tempdir();
-	p->path = tu_path(p->dir, "data");
+	p->path = tu_path(p->dir, "");
 	p->region_size = ls_bm_region_size(frames);
 	p->region = tu_shared_region(p->region_size);
 	p->bm = NULL;
 	cfg.n_frames = frames;
-	cfg.data_path = p->path;
-	cfg.truncate = true;
+	cfg.data_dir = p->dir;
 	return ls_bm_init(p->region, p->region_size, &cfg, &p->bm);
 }
 
@@ -243,4 +242,14 @@ tu_pool_close(tu_pool *p)
 	free(p->path);
 	free(p->dir);
 	memset(p, 0, sizeof(*p));
+}
+
+char *
+tu_pool_page_file(const tu_pool *p, ls_pid pid, off_t *off)
+{
+	char		name[32];
+
+	snprintf(name, sizeof(name), "dt%u", ls_pid_dt(pid));
+	*off = (off_t) ls_pid_block(pid) * LS_PAGE_SIZE;
+	return tu_path(p->dir, name);
 }

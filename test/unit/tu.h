@@ -24,10 +24,12 @@
  *      a cross-process spin barrier in shared memory (for making workers
  *      start an operation at the same moment).
  *  tu_pool_open / tu_pool_close
- *      a buffer pool of `frames` frames in a fresh shared region over the
- *      file "data" in a fresh temp directory (cfg's n_frames, data_path and
- *      truncate are set here; direct I/O, free target etc. are the
+ *      a buffer pool of `frames` frames in a fresh shared region whose
+ *      instances keep their files in a fresh temp directory (cfg's n_frames
+ *      and data_dir are set here; direct I/O, free target etc. are the
  *      caller's); close detaches this process, unmaps and removes it all.
+ *  tu_pool_page_file
+ *      the file (malloc'ed path) and byte offset where page pid lives.
  */
 #ifndef LEANSTORE_TEST_TU_H
 #define LEANSTORE_TEST_TU_H
@@ -36,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "leanstore/buffer.h"
 
@@ -63,7 +66,7 @@ void		tu_barrier_wait(tu_barrier *b);
 typedef struct tu_pool
 {
 	char	   *dir;
-	char	   *path;			/* the data file */
+	char	   *path;			/* the directory, with a trailing slash */
 	void	   *region;
 	size_t		region_size;
 	ls_bm	   *bm;
@@ -71,6 +74,7 @@ typedef struct tu_pool
 
 ls_status	tu_pool_open(tu_pool *p, uint64_t frames, ls_bm_config cfg);
 void		tu_pool_close(tu_pool *p);
+char	   *tu_pool_page_file(const tu_pool *p, ls_pid pid, off_t *off);
 
 #define TU_CHECK(cond) \
 	do { \

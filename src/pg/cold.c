@@ -1,0 +1,1810 @@
+/*
+ * cold.c - the cold tier in PostgreSQL: one buffer pool in shared memory,
+ * a B+-tree of row images in every leanstore relation's main fork, reads
+ * over both tiers, migration of cold rows by writes, pack (hot -> cold) by
+ * the leanstore worker, and clean restarts.
+ *
+ * src/pg/README.md ("Cold tier") has the protocol; the invariants kept here:
+ *  - A rowid's live row is in exactly one place that readers trust: its
+ *    RID-map slot when that holds a row or is DEAD, else its cold image.
+ *    A hot row shadows the cold image of its rowid (a migrated row keeps
+ *    its old image until it is packed again or leaves).
+ *  - Readers look at the hot tier first and at the cold tree second, for a
+ *    rowid or for a range.  Pack writes the image first and then empties
+ *    the slot; migration fills the slot and leaves the image; a migrated
+ *    row that leaves as DEAD loses its image first.  So a reader always
+ *    finds a row that was live throughout its look, in one tier or both.
+ *  - Pack and migration of the same rowid serialise on a striped LWLock, so
+ *    a migration never installs an image that pack replaced meanwhile.
+ *  - Pack moves only a row whose newest version every snapshot sees, with
+ *    no deleter and no running locker; it becomes one frozen version.
+ *  - A table is opened after a start only when its meta page carries the
+ *    current crash epoch (pg_leanstore/state); the epoch moves at every
+ *    start that does not follow a clean shutdown, so after a crash no table
+ *    is opened from an image written before the crash: it is lost, with an
+ *    error, never old data.  (Until the log exists.)
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/bufpage.h"
+#include "storage/checksum.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "leanstore/btree.h"
+#include "ls_pg.h"
+
+int			ls_buffer_pool_mb = 128;
+bool		ls_pack_eager = false;
+int			ls_pack_threshold = 80;
+
+#define LS_STATE_DIR		"pg_leanstore"
+#define LS_STATE_FILE		LS_STATE_DIR "/state"
+#define LS_META_MAGIC		0x4c53434dU	/* "LSCM" */
+#define LS_META_VERSION		2
+#define LS_DT_META			2			/* page type of the meta page */
+#define LS_TREE_FIRST_BLOCK	1			/* block 0 is the meta page */
+#define LS_ROW_LOCKS		128			/* stripes serialising pack and migration */
+
+/*
+ * Keys: a row image is keyed by its rowid (8 bytes, big-endian), its
+ * continuation chunks by rowid || chunk number (2 bytes).  DEAD rowids a
+ * clean shutdown wrote are keyed 0xff || rowid: after every rowid key, so
+ * row scans (rowids < 2^40) never meet them.
+ */
+#define LS_KEY_DEAD_PREFIX	0xff
+#define LS_COLD_KEY_MAX		10
+
+typedef struct LsColdRow
+{
+	uint32		total_len;		/* payload bytes in all chunks */
+	uint16		flags;
+	uint16		pad;
+	TransactionId xmin;			/* the inserter, frozen (kept for the xmin
+								 * system column, as heap keeps a frozen
+								 * tuple's raw xmin) */
+	CommandId	cmin;
+	/* payload: the version's MinimalTuple image; continued in chunks */
+} LsColdRow;
+
+#define LS_COLD_FROZEN		0x0002	/* xmin is frozen (else: clog decides) */
+
+#define LS_COLD_FIRST_CHUNK	(LS_BTREE_MAX_VALUE - (uint32) sizeof(LsColdRow))
+#define LS_COLD_CHUNK		LS_BTREE_MAX_VALUE
+
+/* The meta page (block 0), in the page's data part. */
+typedef struct LsColdMeta
+{
+	uint32		magic;
+	uint32		version;
+	uint32		epoch;			/* crash epoch this image belongs to */
+	uint32		n_blocks;		/* blocks in use (meta page included) */
+	uint32		root_block;
+	uint32		height;
+	Oid			spc;			/* self check: the storage it was written for */
+	Oid			db;
+	Oid			rel;
+	uint32		fill_used;		/* rowid allocation state */
+	uint64		fill_next;
+	uint64		cold_end;		/* one past the highest rowid with an image */
+	uint64		dead;			/* DEAD rowid keys */
+} LsColdMeta;
+
+/* A table's cold tree while the server runs. */
+typedef struct LsColdTable
+{
+	pg_atomic_uint32 used;		/* slot taken (under adopt_lock) */
+	ls_hot_key	key;
+	ls_btree	tree;
+	pg_atomic_uint64 cold_end;	/* one past the highest rowid ever stored */
+	uint64		pack_hand;		/* next rowid pack looks at (worker only) */
+} LsColdTable;
+
+typedef struct LsColdShared
+{
+	ls_bm	   *bm;
+	Size		region_size;
+	uint32		epoch;			/* crash epoch of this start */
+	int			max_tables;
+	LWLock	   *adopt_lock;		/* opening, creating, dropping descriptors;
+								 * one table's pack pass */
+	LWLockPadded *row_locks;	/* LS_ROW_LOCKS stripes */
+	pg_atomic_uint64 provider_rounds;
+	pg_atomic_uint64 rows_packed;
+	pg_atomic_uint64 rows_migrated;
+	pg_atomic_uint64 tables_packed;
+	pg_atomic_uint64 tables_loaded;
+	pg_atomic_uint64 cold_reads;
+	LsColdTable tables[FLEXIBLE_ARRAY_MEMBER];
+} LsColdShared;
+
+static LsColdShared *ls_cold = NULL;
+
+static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
+
+/* Stand-ins of this backend, freed when it leaves its epoch. */
+static MemoryContext ls_standin_cxt = NULL;
+static bool ls_standin_used = false;
+
+/* Scratch of a cold range read: entries copied under the leaf latch. */
+#define LS_RANGE_BUF		(256 * 1024)
+static char *ls_range_buf = NULL;
+
+/* ------------------------------------------------------------------------
+ * Files: relation main forks
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_file_for(ls_bm_file *file, Oid spc, Oid db, Oid rel)
+{
+	memset(file, 0, sizeof(*file));
+	file->key[0] = spc;
+	file->key[1] = db;
+	file->key[2] = rel;
+	file->key[3] = (uint32) InvalidBackendId;
+}
+
+/* Segment segno of a main fork, as md.c names it. */
+static bool
+ls_file_path(void *arg, const ls_bm_file *file, uint32_t segno, char *buf, size_t len)
+{
+	char	   *path;
+	int			n;
+
+	(void) arg;
+	path = GetRelationPath(file->key[1], file->key[0], file->key[2],
+						   (BackendId) file->key[3], MAIN_FORKNUM);
+	if (segno == 0)
+		n = snprintf(buf, len, "%s", path);
+	else
+		n = snprintf(buf, len, "%s.%u", path, segno);
+	pfree(path);
+	return n > 0 && (size_t) n < len;
+}
+
+/* PostgreSQL's page checksum, on clusters that have them. */
+static uint16_t
+ls_page_checksum(void *arg, const ls_page *page, uint32_t block)
+{
+	(void) arg;
+	if (!DataChecksumsEnabled())
+		return 0;
+	return pg_checksum_page((char *) page, block);
+}
+
+/* ------------------------------------------------------------------------
+ * Shared memory and the state file
+ * ------------------------------------------------------------------------ */
+
+static uint64
+ls_pool_frames(void)
+{
+	return (uint64) ls_buffer_pool_mb * 1024 * 1024 / LS_PAGE_SIZE;
+}
+
+Size
+ls_cold_shmem_size(int max_tables)
+{
+	Size		hdr = add_size(offsetof(LsColdShared, tables),
+							   mul_size(sizeof(LsColdTable), max_tables));
+
+	return add_size(MAXALIGN(hdr), add_size(ls_bm_region_size(ls_pool_frames()), 4096));
+}
+
+void
+ls_cold_shmem_request(int max_tables)
+{
+	RequestAddinShmemSpace(ls_cold_shmem_size(max_tables));
+	RequestNamedLWLockTranche("leanstore cold", 1);
+	RequestNamedLWLockTranche("leanstore cold rows", LS_ROW_LOCKS);
+}
+
+/*
+ * Read the state file: the crash epoch and whether the last run shut down
+ * cleanly.  A missing file is a new cluster (epoch 1, nothing to adopt).
+ */
+static void
+ls_state_read(uint32 *epoch, bool *clean)
+{
+	FILE	   *f = AllocateFile(LS_STATE_FILE, "r");
+	unsigned	e = 0;
+	char		word[16] = "";
+
+	*epoch = 0;
+	*clean = false;
+	if (f == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(FATAL,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m", LS_STATE_FILE)));
+		return;
+	}
+	if (fscanf(f, "epoch %u %15s", &e, word) == 2)
+	{
+		*epoch = e;
+		*clean = strcmp(word, "clean") == 0;
+	}
+	FreeFile(f);
+}
+
+/* Write the state file durably (temp file, fsync, rename, fsync dir). */
+static void
+ls_state_write(uint32 epoch, bool clean, int elevel)
+{
+	char		tmp[MAXPGPATH];
+	char		buf[64];
+	int			fd;
+	int			len;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", LS_STATE_FILE);
+	len = snprintf(buf, sizeof(buf), "epoch %u %s\n", epoch, clean ? "clean" : "running");
+	fd = OpenTransientFile(tmp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+	if (fd < 0 || write(fd, buf, len) != len || pg_fsync(fd) != 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+		if (fd >= 0)
+			CloseTransientFile(fd);
+		return;
+	}
+	CloseTransientFile(fd);
+	(void) durable_rename(tmp, LS_STATE_FILE, elevel);
+}
+
+/* Postmaster, shared memory being formatted (start or crash restart). */
+void
+ls_cold_shmem_startup(int max_tables)
+{
+	bool		found;
+	ls_bm_config cfg = {0};
+	void	   *region;
+	ls_status	st;
+	uint32		epoch;
+	bool		clean;
+	Size		hdr = MAXALIGN(add_size(offsetof(LsColdShared, tables),
+										mul_size(sizeof(LsColdTable), max_tables)));
+
+	ls_cold = ShmemInitStruct("leanstore cold tier", ls_cold_shmem_size(max_tables), &found);
+	if (found)
+		return;
+	memset(ls_cold, 0, hdr);
+	ls_cold->max_tables = max_tables;
+	for (int i = 0; i < max_tables; i++)
+		pg_atomic_init_u32(&ls_cold->tables[i].used, 0);
+	region = (void *) TYPEALIGN(4096, (char *) ls_cold + hdr);
+	cfg.n_frames = ls_pool_frames();
+	cfg.file_path = ls_file_path;
+	cfg.page_checksum = ls_page_checksum;
+	cfg.blocks_per_segment = RELSEG_SIZE;
+	cfg.use_direct_io = false;
+	cfg.free_target_pct = 5;
+	ls_cold->region_size = ls_bm_region_size(cfg.n_frames);
+	st = ls_bm_init(region, ls_cold->region_size, &cfg, &ls_cold->bm);
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not format the leanstore buffer pool: %s", ls_status_str(st))));
+	ls_btree_register_type();
+	ls_cold->adopt_lock = &(GetNamedLWLockTranche("leanstore cold"))->lock;
+	ls_cold->row_locks = GetNamedLWLockTranche("leanstore cold rows");
+	pg_atomic_init_u64(&ls_cold->provider_rounds, 0);
+	pg_atomic_init_u64(&ls_cold->rows_packed, 0);
+	pg_atomic_init_u64(&ls_cold->rows_migrated, 0);
+	pg_atomic_init_u64(&ls_cold->tables_packed, 0);
+	pg_atomic_init_u64(&ls_cold->tables_loaded, 0);
+	pg_atomic_init_u64(&ls_cold->cold_reads, 0);
+
+	/*
+	 * A start that does not follow a clean shutdown (a crash, a crash
+	 * restart of this very postmaster, a kill) moves the epoch: images
+	 * written before it are not trusted any more.
+	 */
+	if (MakePGDirectory(LS_STATE_DIR) < 0 && errno != EEXIST)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", LS_STATE_DIR)));
+	ls_state_read(&epoch, &clean);
+	if (!clean)
+		epoch++;
+	ls_cold->epoch = epoch;
+	ls_state_write(epoch, false, FATAL);
+}
+
+ls_bm *
+ls_cold_bm(void)
+{
+	return ls_cold != NULL ? ls_cold->bm : NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Cold descriptors
+ * ------------------------------------------------------------------------ */
+
+static inline LsColdTable *
+ls_cold_of(ls_hot_table *tbl)
+{
+	uint32		tag = ls_hot_table_get_tag(tbl, LS_TAG_COLD);
+
+	if (tag == 0 || ls_cold == NULL || tag > (uint32) ls_cold->max_tables)
+		return NULL;
+	return &ls_cold->tables[tag - 1];
+}
+
+static void
+ls_cold_report(ls_status st, const char *what)
+{
+	ereport(ERROR,
+			(errcode(st == LS_IO_ERROR ? ERRCODE_IO_ERROR : ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not %s a leanstore table's cold tree: %s (block %u)",
+					what, ls_status_str(st), ls_pid_block(ls_bm_last_error_pid()))));
+}
+
+/* A free descriptor (caller holds adopt_lock); NULL when all are taken. */
+static LsColdTable *
+ls_cold_slot(ls_hot_table *tbl, uint32 *index)
+{
+	for (int i = 0; i < ls_cold->max_tables; i++)
+	{
+		LsColdTable *ct = &ls_cold->tables[i];
+
+		if (pg_atomic_read_u32(&ct->used) == 0)
+		{
+			ct->key = ls_hot_table_get_key(tbl);
+			pg_atomic_init_u64(&ct->cold_end, 0);
+			ct->pack_hand = 0;
+			*index = (uint32) i + 1;
+			return ct;
+		}
+	}
+	return NULL;
+}
+
+static void
+ls_file_of(ls_hot_table *tbl, ls_bm_file *file)
+{
+	ls_hot_key	key = ls_hot_table_get_key(tbl);
+
+	ls_file_for(file, ls_hot_table_get_tag(tbl, LS_TAG_SPC), key.db, key.rel);
+}
+
+/*
+ * The cold tree of tbl, created in its file when it has none yet (caller
+ * holds adopt_lock).  NULL when no descriptor is free or the tree cannot be
+ * created (a WARNING says why): pack then leaves the table's rows hot.
+ */
+static LsColdTable *
+ls_cold_ensure(ls_hot_table *tbl)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	uint32		index;
+	ls_bm_file	file;
+	ls_status	st;
+
+	if (ct != NULL)
+		return ct;
+	if ((ct = ls_cold_slot(tbl, &index)) == NULL)
+		return NULL;
+	ls_file_of(tbl, &file);
+	st = ls_btree_create_in_file(ls_cold->bm, &ct->tree, &file, LS_TREE_FIRST_BLOCK);
+	if (st != LS_OK)
+	{
+		ereport(WARNING,
+				(errmsg("could not create the cold tree of leanstore relfilenode %u/%u: %s",
+						ct->key.db, ct->key.rel, ls_status_str(st))));
+		return NULL;
+	}
+	pg_atomic_write_u32(&ct->used, 1);
+	ls_hot_table_set_tag(tbl, LS_TAG_COLD, index);
+	return ct;
+}
+
+void
+ls_cold_drop_for(ls_hot_table *tbl)
+{
+	LsColdTable *ct;
+
+	if (ls_cold == NULL)
+		return;
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	ct = ls_cold_of(tbl);
+	if (ct != NULL)
+	{
+		ls_hot_table_set_tag(tbl, LS_TAG_COLD, 0);
+		ls_btree_drop(&ct->tree);
+		pg_atomic_write_u32(&ct->used, 0);
+	}
+	LWLockRelease(ls_cold->adopt_lock);
+}
+
+static bool
+ls_last_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
+{
+	(void) val;
+	(void) vlen;
+	if (klen >= 8 && key[0] != LS_KEY_DEAD_PREFIX)
+		*(uint64 *) arg = ls_get_be64(key) + 1;
+	return false;
+}
+
+/*
+ * One past the highest rowid that holds a row, a DEAD slot or a cold image
+ * (the relation's size: trailing rowids without any do not count, as
+ * heap's VACUUM truncates empty pages at its end).  Caller inside an epoch.
+ */
+uint64
+ls_table_used_end(ls_hot_table *tbl)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	uint64		end = ls_hot_table_used_end(tbl, ls_hot_table_rowid_limit(tbl));
+
+	if (ct != NULL && pg_atomic_read_u64(&ct->cold_end) > end)
+	{
+		uint8		top[8];
+		uint64		cold = 0;
+		ls_status	st;
+
+		ls_put_be64(top, LS_HOT_MAX_ROWID);
+		st = ls_btree_scan_desc(&ct->tree, top, 8, ls_last_cb, &cold);
+		if (st != LS_OK)
+			ls_cold_report(st, "read");
+		end = Max(end, cold);
+	}
+	return end;
+}
+
+static void
+ls_cold_raise_end(LsColdTable *ct, uint64 rowid)
+{
+	uint64		cur = pg_atomic_read_u64(&ct->cold_end);
+
+	while (cur < rowid + 1 &&
+		   !pg_atomic_compare_exchange_u64(&ct->cold_end, &cur, rowid + 1))
+		;
+}
+
+static LWLock *
+ls_row_stripe(uint64 rowid)
+{
+	return &ls_cold->row_locks[(rowid / 7) % LS_ROW_LOCKS].lock;
+}
+
+/* ------------------------------------------------------------------------
+ * Row images
+ * ------------------------------------------------------------------------ */
+
+static uint32
+ls_cold_key(uint8 *key, uint64 rowid, uint16 chunk)
+{
+	ls_put_be64(key, rowid);
+	if (chunk == 0)
+		return 8;
+	key[8] = (uint8) (chunk >> 8);
+	key[9] = (uint8) chunk;
+	return 10;
+}
+
+static uint32
+ls_dead_key(uint8 *key, uint64 rowid)
+{
+	key[0] = LS_KEY_DEAD_PREFIX;
+	ls_put_be64(key + 1, rowid);
+	return 9;
+}
+
+static uint16
+ls_cold_chunks(uint32 len)
+{
+	if (len <= LS_COLD_FIRST_CHUNK)
+		return 1;
+	return (uint16) (1 + (len - LS_COLD_FIRST_CHUNK + LS_COLD_CHUNK - 1) / LS_COLD_CHUNK);
+}
+
+/* Remove rowid's image, all of its chunks (nothing there: LS_OK). */
+static ls_status
+ls_cold_remove(ls_btree *t, uint64 rowid)
+{
+	uint8		key[LS_COLD_KEY_MAX];
+	char		val[LS_BTREE_MAX_VALUE];
+	uint32		vlen;
+	ls_status	st = ls_btree_lookup(t, key, ls_cold_key(key, rowid, 0), val, sizeof(val), &vlen);
+	uint16		n;
+
+	if (st == LS_NOT_FOUND)
+		return LS_OK;
+	if (st != LS_OK)
+		return st;
+	n = vlen >= sizeof(LsColdRow) ? ls_cold_chunks(((LsColdRow *) val)->total_len) : 1;
+	for (uint16 c = 0; c < n && st == LS_OK; c++)
+	{
+		st = ls_btree_remove(t, key, ls_cold_key(key, rowid, c));
+		if (st == LS_NOT_FOUND)
+			st = LS_OK;
+	}
+	return st;
+}
+
+/*
+ * Store rowid's image, replacing an older one: a frozen version (pack,
+ * shutdown, VACUUM), or one whose inserter clog decides (bulk loads).
+ */
+static ls_status
+ls_cold_store(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
+			  TransactionId xmin, CommandId cmin, bool frozen)
+{
+	uint8		key[LS_COLD_KEY_MAX];
+	char		val[LS_BTREE_MAX_VALUE];
+	LsColdRow  *hdr = (LsColdRow *) val;
+	uint32		first = Min(len, LS_COLD_FIRST_CHUNK);
+	uint32		off;
+	uint16		chunk = 1;
+	ls_status	st = ls_cold_remove(t, rowid);
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->total_len = len;
+	hdr->flags = frozen ? LS_COLD_FROZEN : 0;
+	hdr->xmin = xmin;
+	hdr->cmin = cmin;
+	memcpy(val + sizeof(LsColdRow), payload, first);
+	if (st == LS_OK)
+		st = ls_btree_append(t, key, ls_cold_key(key, rowid, 0), val, sizeof(LsColdRow) + first);
+	for (off = first; st == LS_OK && off < len; off += LS_COLD_CHUNK, chunk++)
+		st = ls_btree_append(t, key, ls_cold_key(key, rowid, chunk), payload + off,
+							 Min(len - off, LS_COLD_CHUNK));
+	return st;
+}
+
+/* ------------------------------------------------------------------------
+ * Stand-ins
+ * ------------------------------------------------------------------------ */
+
+static void *
+ls_standin_alloc(Size size)
+{
+	if (ls_standin_cxt == NULL)
+		ls_standin_cxt = AllocSetContextCreate(TopMemoryContext, "leanstore cold rows",
+											   ALLOCSET_DEFAULT_SIZES);
+	ls_standin_used = true;
+	return MemoryContextAlloc(ls_standin_cxt, size);
+}
+
+/* The backend left its epoch: no stand-in can be in use any more. */
+void
+ls_standins_release(void)
+{
+	if (ls_standin_used)
+	{
+		MemoryContextReset(ls_standin_cxt);
+		ls_standin_used = false;
+	}
+}
+
+/* A stand-in with room for len payload bytes (filled by the caller). */
+static ls_hot_row *
+ls_standin_new(uint64 rowid, const LsColdRow *hdr)
+{
+	uint32		len = hdr->total_len;
+	Size		roff = MAXALIGN(sizeof(ls_hot_row));
+	char	   *mem = ls_standin_alloc(roff + offsetof(ls_hot_version, data) + len);
+	ls_hot_row *row = (ls_hot_row *) mem;
+	ls_hot_version *v = (ls_hot_version *) (mem + roff);
+
+	memset(row, 0, sizeof(*row));
+	memset(v, 0, offsetof(ls_hot_version, data));
+	row->rowid = rowid;
+	row->origin = LS_ORIGIN_COLD;
+	atomic_store(&row->newest, v);
+	atomic_store(&v->xmin_word,
+				 ls_hv_word(hdr->xmin, (hdr->flags & LS_COLD_FROZEN) ?
+							LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN : 0));
+	v->cmin = hdr->cmin;
+	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
+	v->len = len;
+	return row;
+}
+
+/* rowid's cold image as a stand-in; NULL when it has none. */
+static ls_hot_row *
+ls_cold_standin(LsColdTable *ct, uint64 rowid)
+{
+	uint8		key[LS_COLD_KEY_MAX];
+	char		val[LS_BTREE_MAX_VALUE];
+	uint32		vlen;
+	ls_status	st;
+	const LsColdRow *hdr = (const LsColdRow *) val;
+	ls_hot_row *row;
+	ls_hot_version *v;
+	uint32		have;
+
+	st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, 0), val, sizeof(val), &vlen);
+	if (st == LS_NOT_FOUND)
+		return NULL;
+	if (st != LS_OK)
+		ls_cold_report(st, "read");
+	if (vlen < sizeof(LsColdRow) || hdr->total_len > LS_HOT_MAX_PAYLOAD ||
+		hdr->total_len < vlen - sizeof(LsColdRow))
+		ls_cold_report(LS_CORRUPT, "read");
+	row = ls_standin_new(rowid, hdr);
+	v = ls_hot_row_newest(row);
+	have = vlen - sizeof(LsColdRow);
+	memcpy(v->data, val + sizeof(LsColdRow), have);
+	for (uint16 c = 1; have < hdr->total_len; c++)
+	{
+		st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, c),
+							 v->data + have, hdr->total_len - have, &vlen);
+		if (st != LS_OK || vlen == 0 || vlen > hdr->total_len - have)
+			ls_cold_report(st != LS_OK ? st : LS_CORRUPT, "read");
+		have += vlen;
+	}
+	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, 1);
+	return row;
+}
+
+/* ------------------------------------------------------------------------
+ * Reads over both tiers
+ * ------------------------------------------------------------------------ */
+
+ls_hot_row *
+ls_row_get(ls_hot_table *tbl, uint64 rowid)
+{
+	ls_hot_row *row = ls_hot_row_get(tbl, rowid);
+	LsColdTable *ct;
+
+	if (row != NULL || (ct = ls_cold_of(tbl)) == NULL)
+		return row;
+	row = ls_cold_standin(ct, rowid);
+	if (row == NULL)
+		return NULL;
+
+	/*
+	 * Migrated meanwhile: the hot row is the truth now (it shadows the
+	 * image, which may be older than what a writer made of the row).
+	 */
+	{
+		ls_hot_row *hot = ls_hot_row_get(tbl, rowid);
+
+		if (hot != NULL)
+			return hot;
+	}
+	return row;
+}
+
+ls_hot_row *
+ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid, ls_hot_map_hint *hint)
+{
+	ls_hot_row *row = ls_hot_row_get_hinted(tbl, rowid, hint);
+
+	if (row != NULL || ls_cold_of(tbl) == NULL)
+		return row;
+	return ls_row_get(tbl, rowid);
+}
+
+/*
+ * Cold range read: entries of [lo, hi) copied under the leaf latch into
+ * ls_range_buf as records {rowid, klen, vlen, value}, at most max rows,
+ * stopping (cut) before a row the buffer could not hold whole.
+ */
+typedef struct LsRangeRec
+{
+	uint64		rowid;
+	uint32		klen;
+	uint32		vlen;
+	/* value follows, MAXALIGNed record size */
+} LsRangeRec;
+
+typedef struct LsRangeState
+{
+	uint64		hi;
+	uint32		max;
+	uint32		rows;
+	Size		used;
+	bool		cut;			/* stopped early: more rows may lie below hi */
+	uint64		cut_at;			/* first rowid not taken */
+	bool		bad;
+} LsRangeState;
+
+static bool
+ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
+{
+	LsRangeState *rs = arg;
+	uint64		rowid;
+	LsRangeRec *rec;
+	Size		size = MAXALIGN(sizeof(LsRangeRec) + vlen);
+
+	if (klen < 8 || key[0] == LS_KEY_DEAD_PREFIX)
+		return false;			/* past every rowid key */
+	rowid = ls_get_be64(key);
+	if (rowid >= rs->hi)
+		return false;
+	if (klen == 8)
+	{
+		const LsColdRow *hdr = (const LsColdRow *) val;
+		Size		whole;
+
+		if (vlen < sizeof(LsColdRow) || hdr->total_len > LS_HOT_MAX_PAYLOAD)
+		{
+			rs->bad = true;
+			return false;
+		}
+		/* the whole row: first chunk and continuations, with headers */
+		whole = MAXALIGN(sizeof(LsRangeRec) + LS_BTREE_MAX_VALUE) *
+			(Size) ls_cold_chunks(hdr->total_len);
+		if (rs->rows == rs->max || rs->used + whole > LS_RANGE_BUF)
+		{
+			rs->cut = true;
+			rs->cut_at = rowid;
+			return false;
+		}
+		rs->rows++;
+	}
+	else if (rs->rows == 0)
+		return true;			/* a continuation of a row before lo */
+	rec = (LsRangeRec *) (ls_range_buf + rs->used);
+	rec->rowid = rowid;
+	rec->klen = klen;
+	rec->vlen = vlen;
+	memcpy(rec + 1, val, vlen);
+	rs->used += size;
+	return true;
+}
+
+/*
+ * Stand-ins for the cold rows of [lo, hi), at most max; *hi is lowered
+ * when fewer than all could be taken.  Returns how many.
+ */
+static uint32
+ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 max)
+{
+	LsRangeState rs = {0};
+	uint8		start[8];
+	ls_status	st;
+	uint32		n = 0;
+	Size		off = 0;
+
+	if (lo >= *hi || max == 0)
+		return 0;
+	if (ls_range_buf == NULL)
+		ls_range_buf = MemoryContextAlloc(TopMemoryContext, LS_RANGE_BUF);
+	rs.hi = *hi;
+	rs.max = max;
+	ls_put_be64(start, lo);
+	st = ls_btree_scan_asc(&ct->tree, start, 8, ls_range_cb, &rs);
+	if (st != LS_OK || rs.bad)
+		ls_cold_report(st != LS_OK ? st : LS_CORRUPT, "scan");
+	if (rs.cut)
+		*hi = rs.cut_at;
+	while (off < rs.used)
+	{
+		LsRangeRec *rec = (LsRangeRec *) (ls_range_buf + off);
+		const LsColdRow *hdr = (const LsColdRow *) (rec + 1);
+		ls_hot_row *row;
+		ls_hot_version *v;
+		uint32		have;
+
+		Assert(rec->klen == 8);
+		row = ls_standin_new(rec->rowid, hdr);
+		v = ls_hot_row_newest(row);
+		have = Min(rec->vlen - (uint32) sizeof(LsColdRow), hdr->total_len);
+		memcpy(v->data, (const char *) hdr + sizeof(LsColdRow), have);
+		off += MAXALIGN(sizeof(LsRangeRec) + rec->vlen);
+		/* continuation chunks follow the row's first entry */
+		while (off < rs.used && ((LsRangeRec *) (ls_range_buf + off))->klen != 8)
+		{
+			LsRangeRec *c = (LsRangeRec *) (ls_range_buf + off);
+
+			if (c->rowid != rec->rowid || have + c->vlen > hdr->total_len)
+				ls_cold_report(LS_CORRUPT, "scan");
+			memcpy(v->data + have, c + 1, c->vlen);
+			have += c->vlen;
+			off += MAXALIGN(sizeof(LsRangeRec) + c->vlen);
+		}
+		if (have != hdr->total_len)
+			ls_cold_report(LS_CORRUPT, "scan");
+		out[n++] = row;
+	}
+	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, n);
+	return n;
+}
+
+/*
+ * Up to max live rows of [*cursor, end) in rowid order, from both tiers
+ * (hot first); 0 only when the range holds no row.  *cursor moves past
+ * the part of the range covered.  Caller inside an epoch.
+ */
+uint32
+ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, uint32 max)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	uint64		lo = *cursor;
+	uint64		hc = lo;
+	uint64		hi;
+	uint32		nh;
+	uint32		nc;
+	uint32		n = 0;
+	uint32		i = 0;
+	uint32		j = 0;
+	ls_hot_row **hot;
+	ls_hot_row **cold;
+
+	if (ct == NULL || lo >= end)
+		return lo < end ? ls_hot_scan_batch(tbl, cursor, end, rows, max) : 0;
+	hot = ls_standin_alloc(sizeof(ls_hot_row *) * max * 2);
+	cold = hot + max;
+	nh = ls_hot_scan_batch(tbl, &hc, end, hot, max);
+	hi = nh == max ? hot[nh - 1]->rowid + 1 : end;
+	nc = ls_cold_range(ct, lo, &hi, cold, max);
+	while (n < max && (i < nh || j < nc))
+	{
+		ls_hot_row *h = i < nh && hot[i]->rowid < hi ? hot[i] : NULL;
+		ls_hot_row *c = j < nc ? cold[j] : NULL;
+
+		if (h == NULL && c == NULL)
+			break;
+		if (c == NULL || (h != NULL && h->rowid <= c->rowid))
+		{
+			if (c != NULL && c->rowid == h->rowid)
+				j++;			/* the hot row shadows its image */
+			rows[n++] = h;
+			i++;
+		}
+		else
+		{
+			rows[n++] = c;
+			j++;
+		}
+	}
+	if (n == max && (i < nh || j < nc))
+		hi = rows[n - 1]->rowid + 1;
+	*cursor = hi;
+	return n;
+}
+
+ls_hot_row *
+ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end)
+{
+	ls_hot_row *row;
+
+	while (*cursor < end)
+	{
+		if (ls_rows_batch(tbl, cursor, end, &row, 1) == 1)
+			return row;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Bulk loads: rows straight into the tree
+ * ------------------------------------------------------------------------ */
+
+int			ls_bulk_load_rows = 10000;
+
+/* Rows this backend inserted into one relation in the current transaction. */
+static Oid	ls_bulk_relid = InvalidOid;
+static TransactionId ls_bulk_xid = InvalidTransactionId;
+static uint64 ls_bulk_count = 0;
+
+/*
+ * Should this insert go straight to the cold tree?  After
+ * leanstore.bulk_load_rows rows of one transaction into one (permanent or
+ * unlogged) table: a large load would flood the hot tier with rows pack
+ * cannot move before they commit.
+ */
+bool
+ls_bulk_cold(Relation rel, ls_hot_table *tbl, TransactionId xid)
+{
+	if (ls_cold == NULL || ls_bulk_load_rows <= 0 ||
+		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return false;
+	if (ls_bulk_relid != RelationGetRelid(rel) || ls_bulk_xid != GetTopTransactionIdIfAny())
+	{
+		ls_bulk_relid = RelationGetRelid(rel);
+		ls_bulk_xid = GetTopTransactionIdIfAny();
+		ls_bulk_count = 0;
+	}
+	(void) xid;
+	return ++ls_bulk_count > (uint64) ls_bulk_load_rows;
+}
+
+/*
+ * Insert v (a new version: payload, xmin, cmin; freed here) as rowid's
+ * image.  The rowid is fresh: no hot row, no image, nobody else writes it.
+ * Outside epochs.
+ */
+void
+ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	uint64		xmin_word = atomic_load(&v->xmin_word);
+	ls_status	st;
+
+	if (ct == NULL)
+	{
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+		ct = ls_cold_ensure(tbl);
+		LWLockRelease(ls_cold->adopt_lock);
+		if (ct == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("could not create the cold tree of leanstore table \"%s\"",
+							RelationGetRelationName(rel)),
+					 errhint("Increase leanstore.max_tables (every leanstore table needs one descriptor) and restart.")));
+	}
+	st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
+					   ls_hv_xid(xmin_word), v->cmin,
+					   (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0);
+	ls_hot_version_free(ls_ctx(), v);
+	if (st != LS_OK)
+		ls_cold_report(st, "insert into");
+	ls_cold_raise_end(ct, rowid);
+}
+
+/*
+ * VACUUM, for a cold row whose inserter clog decides: an aborted insert
+ * leaves (image removed, rowid DEAD for index cleanup); a committed one
+ * older than oldest_xmin is frozen.  Outside epochs.  Returns what the row
+ * is now: LS_V_DEAD (removed), LS_V_LIVE, or LS_V_INSERT_IN_PROGRESS.
+ */
+LsVacuumState
+ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	LWLock	   *lock;
+	ls_hot_row *standin;
+	LsVacuumState res = LS_V_LIVE;
+
+	if (ct == NULL)
+		return LS_V_LIVE;
+	lock = ls_row_stripe(rowid);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	ls_epoch_enter();
+	if (ls_hot_row_get(tbl, rowid) == NULL && !ls_hot_rowid_is_dead(tbl, rowid) &&
+		(standin = ls_cold_standin(ct, rowid)) != NULL)
+	{
+		ls_hot_version *v = ls_hot_row_newest(standin);
+		uint64		w = atomic_load(&v->xmin_word);
+		TransactionId xmin = ls_hv_xid(w);
+		ls_status	st = LS_OK;
+
+		if (ls_hv_flags(w) & LS_HV_XMIN_FROZEN)
+			res = LS_V_LIVE;
+		else if (TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin))
+			res = LS_V_INSERT_IN_PROGRESS;
+		else if (!TransactionIdDidCommit(xmin))
+		{
+			st = ls_cold_remove(&ct->tree, rowid);
+			if (st == LS_OK)
+				st = ls_adopt_dead(tbl, rowid);
+			res = LS_V_DEAD;
+		}
+		else if (TransactionIdPrecedes(xmin, oldest_xmin))
+			st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
+							   xmin, v->cmin, true);
+		if (st != LS_OK)
+		{
+			ls_epoch_exit();
+			LWLockRelease(lock);
+			ls_cold_report(st, "vacuum");
+		}
+	}
+	ls_epoch_exit();
+	LWLockRelease(lock);
+	return res;
+}
+
+/* ------------------------------------------------------------------------
+ * Migration: a write of a cold row
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Bring rowid's cold image into the hot tier as the row's only version (a
+ * frozen one), unless the slot holds something already.  true when the
+ * hot tier now has a row there (ours or another backend's), false when
+ * there is no row at all.  Outside epochs; may throw (tier full).
+ */
+bool
+ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_ctx *ctx = ls_ctx();
+	LWLock	   *lock;
+	ls_hot_row *standin;
+	ls_hot_row *row = NULL;
+	ls_hot_version *v = NULL;
+	ls_status	st = LS_OK;
+	bool		found;
+
+	if (ct == NULL)
+		return false;
+	lock = ls_row_stripe(rowid);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	ls_epoch_enter();
+	found = ls_hot_row_get(tbl, rowid) != NULL;
+	if (!found && !ls_hot_rowid_is_dead(tbl, rowid) &&
+		(standin = ls_cold_standin(ct, rowid)) != NULL)
+	{
+		ls_hot_version *img = ls_hot_row_newest(standin);
+
+		st = ls_hot_version_alloc(ctx, img->len, &v);
+		if (st == LS_OK)
+		{
+			memcpy(v->data, img->data, img->len);
+			atomic_store(&v->xmin_word, atomic_load(&img->xmin_word));
+			v->cmin = img->cmin;
+			st = ls_hot_row_insert(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, &row);
+			if (st == LS_OK)
+			{
+				/* its block may be all-visible: writes must clear the bit */
+				ls_hot_row_set_allvis(row, true);
+				found = true;
+			}
+			else
+				ls_hot_version_free(ctx, v);
+		}
+	}
+	ls_epoch_exit();
+	LWLockRelease(lock);
+	if (st != LS_OK)
+	{
+		if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && ls_cold_relieve())
+			return ls_cold_migrate(rel, tbl, rowid);
+		ls_report_status(st, rel, "update");
+	}
+	if (row != NULL)
+		pg_atomic_fetch_add_u64(&ls_cold->rows_migrated, 1);
+	return found;
+}
+
+/*
+ * A migrated row is about to leave as DEAD (caller holds its latch): its
+ * cold image goes first, or readers would find it behind the DEAD slot's
+ * back once the slot is forgotten.  false (nothing removed): the caller
+ * keeps the row for now.
+ */
+bool
+ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row)
+{
+	LsColdTable *ct;
+
+	if (row->origin != LS_ORIGIN_MIGRATED || (ct = ls_cold_of(tbl)) == NULL)
+		return true;
+	return ls_cold_remove(&ct->tree, row->rowid) == LS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Pack: hot -> cold
+ * ------------------------------------------------------------------------ */
+
+/*
+ * May v, the newest version of its row, become the row's only, frozen,
+ * cold version?  Every snapshot must see it (inserter committed before the
+ * horizon), nobody deleted it, no transaction that may still run locks it,
+ * it is no speculative insert.  Decided without the row latch (it may read
+ * clog); the caller checks under the latch that nothing moved.
+ */
+static bool
+ls_packable(ls_hot_version *v, GlobalVisState *vis)
+{
+	LsVersionInfo info;
+	TransactionId dead_after;
+
+	if (v == NULL || (atomic_load(&v->user_flags) & LS_UF_SPECULATIVE) != 0)
+		return false;
+	if (ls_version_vacuum_state(v, vis, &dead_after) != LS_V_LIVE)
+		return false;
+	ls_version_info(v, &info);
+	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
+		!GlobalVisTestIsRemovableXid(vis, info.xmin))
+		return false;
+	if (info.xmax != InvalidTransactionId && !(info.xmax_flags & LS_HV_XMAX_ABORTED))
+	{
+		if ((info.xmax_flags & LS_HV_XMAX_IS_MULTI) != 0 ||
+			TransactionIdIsInProgress(info.xmax))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Pack one row if it may go: image first, then the slot empties (readers
+ * look hot first, cold second: they find it in one place or both).  With
+ * second_chance, a row touched since the last visit only loses its mark.
+ */
+static bool
+ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vis,
+			bool second_chance)
+{
+	ls_hot_ctx *ctx = ls_ctx();
+	LWLock	   *lock = ls_row_stripe(rowid);
+	ls_hot_row *row;
+	ls_hot_version *v;
+	uint64		xmax_word;
+	TransactionId xmin;
+	CommandId	cmin;
+	char	   *payload = NULL;
+	uint32		len = 0;
+	bool		packed = false;
+
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row == NULL)
+		goto out;
+	if (second_chance && atomic_load_explicit(&row->access, memory_order_relaxed) != 0)
+	{
+		atomic_store_explicit(&row->access, 0, memory_order_relaxed);
+		goto out;
+	}
+	v = ls_hot_row_newest(row);
+	if (!ls_packable(v, vis))
+		goto out;
+	xmax_word = atomic_load(&v->xmax_word);
+	xmin = ls_hv_xid(atomic_load(&v->xmin_word));
+	cmin = v->cmin;
+	len = v->len;
+	payload = palloc(len);
+	memcpy(payload, v->data, len);
+	if (!ls_hot_row_trylock(row))
+		goto out;
+	if (ls_hot_row_is_removed(row) || ls_hot_row_newest(row) != v ||
+		atomic_load(&v->xmax_word) != xmax_word ||
+		ls_cold_store(&ct->tree, rowid, payload, len, xmin, cmin, true) != LS_OK)
+	{
+		ls_hot_row_unlock(row);
+		goto out;
+	}
+	ls_cold_raise_end(ct, rowid);
+	/* readers that found the row keep its versions (same content) */
+	ls_hot_row_evict(ctx, tbl, row);	/* releases the latch */
+	packed = true;
+out:
+	ls_epoch_exit();
+	LWLockRelease(lock);
+	if (payload != NULL)
+		pfree(payload);
+	return packed;
+}
+
+/*
+ * Pack up to budget rows of tbl from its pack hand on (caller holds
+ * adopt_lock and runs in a transaction with a snapshot).  Returns the
+ * number of rows packed; the hand wraps at the table's end.
+ */
+static uint64
+ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool second_chance)
+{
+	LsColdTable *ct = ls_cold_ensure(tbl);
+	uint64		end = ls_hot_table_rowid_limit(tbl);
+	uint64		packed = 0;
+
+	if (ct == NULL)
+		return 0;
+	while (budget > 0)
+	{
+		ls_hot_row *batch[64];
+		uint64		rowids[64];
+		uint64		cursor = ct->pack_hand;
+		uint32		n;
+
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		n = ls_hot_scan_batch(tbl, &cursor, end, batch, (uint32) Min(budget, 64));
+		for (uint32 i = 0; i < n; i++)
+			rowids[i] = batch[i]->rowid;
+		ls_epoch_exit();
+		ct->pack_hand = n > 0 ? rowids[n - 1] + 1 : 0;
+		for (uint32 i = 0; i < n; i++)
+			packed += ls_pack_one(ct, tbl, rowids[i], vis, second_chance);
+		if (n == 0)
+			break;				/* wrapped: the next pass starts over */
+		budget -= n;
+	}
+	if (packed > 0)
+		pg_atomic_fetch_add_u64(&ls_cold->rows_packed, packed);
+	return packed;
+}
+
+static bool
+ls_hot_over(int pct)
+{
+	ls_hot_stats hs;
+
+	ls_hot_get_stats(ls_shared_hot(), &hs);
+	return hs.heap_bytes > 0 && hs.used_bytes * 100 > (uint64) pct * hs.heap_bytes;
+}
+
+/*
+ * One pass of pack over every table: rows nobody touched since the last
+ * pass (second chance), while hot memory is above the low-water mark; with
+ * eager, every row that may go.  In a transaction (snapshot, horizon).
+ */
+static uint64
+ls_pack_pass(bool eager, int low_water, uint64 budget_per_table)
+{
+	ls_hot	   *hot = ls_shared_hot();
+	uint32		cursor = 0;
+	uint64		packed = 0;
+	GlobalVisState *vis = GlobalVisTestFor(NULL);
+
+	for (;;)
+	{
+		ls_hot_table *tbl;
+		ls_hot_key	key;
+
+		if (!eager && !ls_hot_over(low_water))
+			break;
+		ls_epoch_enter();
+		tbl = ls_hot_table_next(hot, &cursor);
+		if (tbl != NULL)
+			key = ls_hot_table_get_key(tbl);
+		ls_epoch_exit();
+		if (tbl == NULL)
+			break;
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+		/* it may have been dropped meanwhile: look it up again */
+		tbl = ls_hot_table_find(hot, key);
+		if (tbl != NULL && ls_hot_table_get_tag(tbl, LS_TAG_READY) != 0 &&
+			ls_hot_table_get_tag(tbl, LS_TAG_PERSISTENCE) != RELPERSISTENCE_TEMP &&
+			ls_hot_table_get_tag(tbl, LS_TAG_PERSISTENCE) != 0)
+			packed += ls_pack_table_rows(tbl, budget_per_table, vis, !eager);
+		LWLockRelease(ls_cold->adopt_lock);
+	}
+	ls_hot_reclaim(ls_ctx());
+	return packed;
+}
+
+/*
+ * An allocation in the hot tier failed: pack what may go (no second
+ * chance) and say whether anything was freed.  In a transaction, outside
+ * epochs.
+ */
+bool
+ls_cold_relieve(void)
+{
+	uint64		packed;
+
+	if (ls_cold == NULL || LWLockHeldByMe(ls_cold->adopt_lock) || !IsTransactionState())
+		return false;
+	PushActiveSnapshot(GetTransactionSnapshot());
+	packed = ls_pack_pass(true, 0, UINT64_MAX);
+	PopActiveSnapshot();
+	return packed > 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Clean shutdown: every table's rows into its tree, then the meta pages
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_meta_init(ls_page *pg, const LsColdMeta *meta)
+{
+	memset(pg, 0, LS_PAGE_SIZE);
+	pg->hdr.dt_type = LS_DT_META;
+	memcpy(pg->data, meta, sizeof(*meta));
+}
+
+/* Write the hot rows of tbl into its tree (caller holds adopt_lock). */
+static bool
+ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
+{
+	LsColdTable *ct = ls_cold_ensure(tbl);
+	ls_hot_key	key = ls_hot_table_get_key(tbl);
+	uint64		limit = ls_hot_table_rowid_limit(tbl);
+	uint64		cursor = 0;
+	ls_status	st = LS_OK;
+	MemoryContext mcxt;
+	MemoryContext old;
+	uint8		k[LS_COLD_KEY_MAX];
+
+	*dead = 0;
+	if (ct == NULL)
+		return false;
+	mcxt = AllocSetContextCreate(CurrentMemoryContext, "leanstore pack", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(mcxt);
+	while (st == LS_OK)
+	{
+		ls_hot_row *batch[256];
+		struct
+		{
+			uint64		rowid;
+			uint32		len;
+			TransactionId xmin;
+			CommandId	cmin;
+			char	   *payload;
+		}			rows[256];
+		uint32		n;
+
+		ls_epoch_enter();
+		n = ls_hot_scan_batch(tbl, &cursor, limit, batch, 256);
+		for (uint32 i = 0; i < n; i++)
+		{
+			ls_hot_version *v = ls_row_visible_version(batch[i], snapshot);
+
+			rows[i].rowid = batch[i]->rowid;
+			rows[i].payload = NULL;
+			rows[i].len = 0;
+			if (v != NULL)
+			{
+				rows[i].xmin = ls_hv_xid(atomic_load(&v->xmin_word));
+				rows[i].cmin = v->cmin;
+				rows[i].len = v->len;
+				rows[i].payload = palloc(v->len);
+				memcpy(rows[i].payload, v->data, v->len);
+			}
+		}
+		ls_epoch_exit();
+		for (uint32 i = 0; i < n && st == LS_OK; i++)
+		{
+			if (rows[i].payload != NULL)
+			{
+				st = ls_cold_store(&ct->tree, rows[i].rowid, rows[i].payload, rows[i].len,
+								   rows[i].xmin, rows[i].cmin, true);
+				ls_cold_raise_end(ct, rows[i].rowid);
+			}
+			else
+			{
+				/* deleted or never committed: index entries may name it */
+				st = ls_cold_remove(&ct->tree, rows[i].rowid);
+				if (st == LS_OK)
+					st = ls_btree_insert(&ct->tree, k, ls_dead_key(k, rows[i].rowid), "", 0);
+				(*dead)++;
+			}
+		}
+		MemoryContextReset(mcxt);
+		if (n == 0)
+			break;
+	}
+	cursor = 0;
+	while (st == LS_OK)
+	{
+		uint64		rowid;
+		bool		found;
+
+		ls_epoch_enter();
+		found = ls_hot_scan_next_dead(tbl, &cursor, limit, &rowid);
+		ls_epoch_exit();
+		if (!found)
+			break;
+		st = ls_btree_insert(&ct->tree, k, ls_dead_key(k, rowid), "", 0);
+		(*dead)++;
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(mcxt);
+	if (st != LS_OK)
+		ereport(WARNING,
+				(errmsg("could not write leanstore relfilenode %u/%u at shutdown: %s",
+						key.db, key.rel, ls_status_str(st))));
+	return st == LS_OK;
+}
+
+/* The meta page of tbl's tree, after every page was written. */
+static bool
+ls_shutdown_meta(ls_hot_table *tbl, uint64 dead)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_key	key = ls_hot_table_get_key(tbl);
+	LsColdMeta	meta;
+	ls_page    *pg;
+	ls_status	st;
+	uint64		next;
+	uint32		used;
+	char		path[MAXPGPATH];
+	ls_bm_file	file;
+
+	if (ct == NULL)
+		return false;
+	memset(&meta, 0, sizeof(meta));
+	ls_hot_table_get_fill(tbl, &next, &used);
+	st = ls_btree_root(&ct->tree, &meta.root_block, &meta.height);
+	meta.magic = LS_META_MAGIC;
+	meta.version = LS_META_VERSION;
+	meta.epoch = ls_cold->epoch;
+	meta.n_blocks = ls_bm_dt_blocks(ls_cold->bm, ct->tree.dt_id);
+	meta.spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
+	meta.db = key.db;
+	meta.rel = key.rel;
+	meta.fill_next = next;
+	meta.fill_used = used;
+	meta.cold_end = pg_atomic_read_u64(&ct->cold_end);
+	meta.dead = dead;
+	pg = palloc(LS_PAGE_SIZE);
+	ls_meta_init(pg, &meta);
+	if (st == LS_OK)
+		st = ls_bm_write_block(ls_cold->bm, ct->tree.dt_id, 0, pg, false);
+	if (st == LS_OK)
+		st = ls_bm_sync_dt(ls_cold->bm, ct->tree.dt_id);
+	pfree(pg);
+	if (st != LS_OK)
+	{
+		ereport(WARNING,
+				(errmsg("could not write leanstore relfilenode %u/%u at shutdown: %s",
+						key.db, key.rel, ls_status_str(st))));
+		return false;
+	}
+	/* blocks of an older, longer image behind the tree go */
+	ls_file_of(tbl, &file);
+	if (ls_file_path(NULL, &file, 0, path, sizeof(path)) &&
+		truncate(path, (off_t) Min(meta.n_blocks, RELSEG_SIZE) * BLCKSZ) != 0)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not truncate file \"%s\": %m", path)));
+	pg_atomic_fetch_add_u64(&ls_cold->tables_packed, 1);
+	return true;
+}
+
+static bool
+ls_table_persists(ls_hot_table *tbl)
+{
+	uint32		p = ls_hot_table_get_tag(tbl, LS_TAG_PERSISTENCE);
+
+	return p != 0 && p != RELPERSISTENCE_TEMP && ls_hot_table_get_tag(tbl, LS_TAG_READY) != 0;
+}
+
+/*
+ * Clean shutdown: write every permanent and unlogged table, then mark the
+ * state clean.  The caller (the worker) has waited until it is the only
+ * process attached to the hot tier, so no row changes meanwhile.  A table
+ * that could not be written (WARNING) is not marked with this epoch and
+ * shows as lost after the start; the others are fine.
+ */
+void
+ls_cold_pack_all(void)
+{
+	ls_hot	   *hot = ls_shared_hot();
+	uint32		cursor;
+	Snapshot	snapshot;
+	ls_hot_table *tbl;
+	uint64	   *dead;
+	ls_status	st;
+
+	StartTransactionCommand();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	dead = palloc0(sizeof(uint64) * ls_cold->max_tables);
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	cursor = 0;
+	while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	{
+		if (ls_table_persists(tbl) && !ls_shutdown_rows(tbl, snapshot, &dead[cursor - 1]))
+			ls_hot_table_set_tag(tbl, LS_TAG_READY, 0);
+	}
+	st = ls_bm_flush_all(ls_cold->bm);
+	if (st != LS_OK)
+		ereport(WARNING,
+				(errmsg("could not write leanstore's buffer pool at shutdown: %s",
+						ls_status_str(st))));
+	cursor = 0;
+	while (st == LS_OK && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	{
+		if (ls_table_persists(tbl))
+			(void) ls_shutdown_meta(tbl, dead[cursor - 1]);
+	}
+	LWLockRelease(ls_cold->adopt_lock);
+	UnregisterSnapshot(snapshot);
+	CommitTransactionCommand();
+	ls_state_write(ls_cold->epoch, true, WARNING);
+}
+
+/* ------------------------------------------------------------------------
+ * Opening a table after a clean restart
+ * ------------------------------------------------------------------------ */
+
+/* A DEAD rowid of the last run becomes a DEAD slot again. */
+static ls_status
+ls_adopt_dead(ls_hot_table *tbl, uint64 rowid)
+{
+	ls_hot_ctx *ctx = ls_ctx();
+	ls_hot_version *v;
+	ls_hot_row *row;
+	ls_status	st;
+
+	st = ls_hot_version_alloc(ctx, SizeofMinimalTupleHeader, &v);
+	if (st != LS_OK)
+		return st;
+	ls_epoch_enter();
+	st = ls_hot_row_insert(ctx, tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
+	if (st == LS_OK)
+	{
+		ls_row_lock(row);
+		ls_row_forget_latch();
+		ls_hot_row_remove(ctx, tbl, row, true);
+	}
+	ls_epoch_exit();
+	if (st != LS_OK)
+		ls_hot_version_free(ctx, v);
+	return st;
+}
+
+typedef struct LsDeadScan
+{
+	uint64		rowids[256];
+	int			n;
+	bool		more;
+} LsDeadScan;
+
+static bool
+ls_dead_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
+{
+	LsDeadScan *ds = arg;
+
+	(void) val;
+	(void) vlen;
+	if (klen != 9 || key[0] != LS_KEY_DEAD_PREFIX)
+		return false;
+	if (ds->n == lengthof(ds->rowids))
+	{
+		ds->more = true;
+		return false;
+	}
+	ds->rowids[ds->n++] = ls_get_be64(key + 1);
+	return true;
+}
+
+static void
+ls_adopt_fail(Relation rel, ls_hot_table *tbl, LsColdTable *ct, const char *what, ls_status st)
+{
+	if (ct != NULL)
+	{
+		ls_btree_drop(&ct->tree);
+		pg_atomic_write_u32(&ct->used, 0);
+	}
+	if (tbl != NULL)
+		ls_hot_table_drop(ls_ctx(), tbl);
+	LWLockRelease(ls_cold->adopt_lock);
+	if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
+		ls_report_status(st, rel, "open");
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("could not open leanstore table \"%s\" from its file: %s (%s)",
+					RelationGetRelationName(rel), what, ls_status_str(st))));
+}
+
+/*
+ * The hot storage of rel, opened over its file if the last clean shutdown
+ * wrote it there; NULL when there is nothing to open (the caller reports
+ * the table as lost).  Reads no row: they stay cold until used.
+ */
+ls_hot_table *
+ls_cold_adopt(Relation rel)
+{
+	ls_hot_key	key = ls_key_for_node(&rel->rd_node);
+	ls_hot_table *tbl = NULL;
+	LsColdTable *ct;
+	ls_bm	   *bm = ls_cold_bm();
+	ls_bm_file	file;
+	ls_page    *pg;
+	LsColdMeta	meta;
+	ls_status	st;
+	uint32		index;
+	uint64		dead = 0;
+
+	if (bm == NULL || rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return NULL;
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	tbl = ls_hot_table_find(ls_shared_hot(), key);
+	if (tbl != NULL)
+	{
+		/* opened by somebody else meanwhile (opening ends under the lock) */
+		LWLockRelease(ls_cold->adopt_lock);
+		return ls_hot_table_get_tag(tbl, LS_TAG_READY) != 0 ? tbl : NULL;
+	}
+	ls_file_for(&file, rel->rd_node.spcNode, rel->rd_node.dbNode, rel->rd_node.relNode);
+	pg = palloc(LS_PAGE_SIZE);
+	st = ls_bm_read_file_block(bm, &file, 0, pg);
+	memcpy(&meta, pg->data, sizeof(meta));
+	if (st == LS_OK && pg->hdr.dt_type != LS_DT_META)
+		st = LS_CORRUPT;
+	pfree(pg);
+	if (st != LS_OK || meta.magic != LS_META_MAGIC ||
+		meta.version != LS_META_VERSION || meta.epoch != ls_cold->epoch ||
+		meta.db != key.db || meta.rel != key.rel)
+	{
+		LWLockRelease(ls_cold->adopt_lock);
+		if (st == LS_CHECKSUM || st == LS_CORRUPT || st == LS_IO_ERROR)
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the meta page of leanstore table \"%s\" cannot be read: %s",
+							RelationGetRelationName(rel), ls_status_str(st))));
+		return NULL;
+	}
+
+	/* findable from now on, but not READY: others wait for the lock */
+	st = ls_hot_table_create(ls_ctx(), key, &tbl);
+	if (st != LS_OK)
+		ls_adopt_fail(rel, NULL, NULL, "no room for its table descriptor", st);
+	ls_hot_table_set_tag(tbl, LS_TAG_SPC, rel->rd_node.spcNode);
+	ls_hot_table_set_tag(tbl, LS_TAG_PERSISTENCE, (uint32) rel->rd_rel->relpersistence);
+	ls_hot_table_set_fill(tbl, meta.fill_next, meta.fill_used);
+	if ((ct = ls_cold_slot(tbl, &index)) == NULL)
+		ls_adopt_fail(rel, tbl, NULL, "no room for its cold descriptor", LS_NO_SPACE);
+	st = ls_btree_open(bm, &ct->tree, &file, meta.n_blocks, meta.root_block, meta.height);
+	if (st != LS_OK)
+		ls_adopt_fail(rel, tbl, NULL, "its tree cannot be opened", st);
+	pg_atomic_write_u32(&ct->used, 1);
+	pg_atomic_write_u64(&ct->cold_end, meta.cold_end);
+	ls_hot_table_set_tag(tbl, LS_TAG_COLD, index);
+
+	/* DEAD rowids of the last run become DEAD slots again */
+	for (;;)
+	{
+		LsDeadScan ds = {0};
+		uint8		start[1] = {LS_KEY_DEAD_PREFIX};
+		uint8		k[LS_COLD_KEY_MAX];
+
+		CHECK_FOR_INTERRUPTS();
+		st = ls_btree_scan_asc(&ct->tree, start, 1, ls_dead_cb, &ds);
+		if (st != LS_OK)
+			ls_adopt_fail(rel, tbl, ct, "its DEAD rowids cannot be read", st);
+		for (int i = 0; i < ds.n; i++)
+		{
+			if ((st = ls_adopt_dead(tbl, ds.rowids[i])) != LS_OK ||
+				(st = ls_btree_remove(&ct->tree, k, ls_dead_key(k, ds.rowids[i]))) != LS_OK)
+				ls_adopt_fail(rel, tbl, ct, "a DEAD rowid cannot be stored", st);
+			dead++;
+		}
+		if (!ds.more)
+			break;
+	}
+	if (dead != meta.dead)
+		ls_adopt_fail(rel, tbl, ct, "its DEAD rowid count does not match its meta page", LS_CORRUPT);
+
+	/*
+	 * The visibility map fork survived the restart.  Rows stay cold until a
+	 * write migrates them; migrated rows carry the all-visible mark, and
+	 * inserts below the old limit count as marked too, so every write
+	 * clears the bit of the block it changes.
+	 */
+	ls_hot_table_raise_allvis_limit(tbl, meta.fill_next);
+	ls_hot_table_set_tag(tbl, LS_TAG_READY, 1);
+	LWLockRelease(ls_cold->adopt_lock);
+	pg_atomic_fetch_add_u64(&ls_cold->tables_loaded, 1);
+	return tbl;
+}
+
+/* ------------------------------------------------------------------------
+ * Statistics
+ * ------------------------------------------------------------------------ */
+void
+ls_cold_get_stats(LsColdStats *out)
+{
+	ls_bm_stats bs;
+
+	memset(out, 0, sizeof(*out));
+	if (ls_cold == NULL || ls_cold->bm == NULL)
+		return;
+	ls_bm_get_stats(ls_cold->bm, &bs);
+	out->pool_pages = bs.n_frames;
+	out->pool_free = bs.free_frames;
+	out->hits = bs.hits;
+	out->misses = bs.misses;
+	out->reads = bs.reads;
+	out->writes = bs.writes;
+	out->evictions = bs.evictions;
+	out->provider_rounds = pg_atomic_read_u64(&ls_cold->provider_rounds);
+	out->rows_packed = pg_atomic_read_u64(&ls_cold->rows_packed);
+	out->rows_migrated = pg_atomic_read_u64(&ls_cold->rows_migrated);
+	out->cold_reads = pg_atomic_read_u64(&ls_cold->cold_reads);
+	out->tables_packed = pg_atomic_read_u64(&ls_cold->tables_packed);
+	out->tables_loaded = pg_atomic_read_u64(&ls_cold->tables_loaded);
+	out->cold_pages = bs.allocated_pages;
+	out->epoch = ls_cold->epoch;
+}
+
+/* ------------------------------------------------------------------------
+ * The leanstore worker: page provider, pack, and the writer at shutdown
+ * ------------------------------------------------------------------------ */
+
+PGDLLEXPORT void ls_worker_main(Datum arg);
+
+void
+ls_worker_register(void)
+{
+	BackgroundWorker bgw;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 1;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "leanstore");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "ls_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "leanstore worker");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "leanstore worker");
+	RegisterBackgroundWorker(&bgw);
+}
+
+/*
+ * At shutdown the postmaster signals backends and workers at once: wait
+ * until every other process has left the hot tier (each detaches at exit),
+ * so that no row can change while the tables are written.
+ */
+static bool
+ls_wait_alone(void)
+{
+	for (int i = 0; i < 600; i++)	/* 60 s, pg_ctl's default patience */
+	{
+		if (ls_hot_attached_count(ls_shared_hot()) <= 1)
+			return true;
+		pg_usleep(100 * 1000L);
+	}
+	return false;
+}
+
+/* Pack while hot memory is above leanstore.pack_threshold (or always, eager). */
+static void
+ls_worker_pack(void)
+{
+	MemoryContext round;
+	MemoryContext old;
+
+	if (!ls_pack_eager && !ls_hot_over(ls_pack_threshold))
+		return;
+	round = AllocSetContextCreate(CurrentMemoryContext, "leanstore pack round",
+								  ALLOCSET_DEFAULT_SIZES);
+	StartTransactionCommand();
+	old = MemoryContextSwitchTo(round);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	(void) ls_pack_pass(ls_pack_eager, Max(ls_pack_threshold - 10, 0), 4096);
+	PopActiveSnapshot();
+	MemoryContextSwitchTo(old);
+	CommitTransactionCommand();
+	MemoryContextDelete(round);
+}
+
+void
+ls_worker_main(Datum arg)
+{
+	(void) arg;
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	/* no database: the worker reads shared state and relation files only */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	(void) ls_ctx();
+
+	while (!ShutdownRequestPending)
+	{
+		uint64		freed = ls_bm_provider_round(ls_cold->bm);
+
+		pg_atomic_fetch_add_u64(&ls_cold->provider_rounds, 1);
+		ls_worker_pack();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 freed > 0 ? 1 : 20, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		/* absorbs proc signal barriers: DROP DATABASE waits for them */
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+
+	/* shutdown: write every table, then say so */
+	if (!ls_wait_alone())
+	{
+		ereport(WARNING,
+				(errmsg("leanstore tables were not written at shutdown: other processes still use them"),
+				 errdetail("The next start will report them as lost.")));
+		proc_exit(0);
+	}
+	ls_cold_pack_all();
+	proc_exit(0);
+}
