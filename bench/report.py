@@ -462,8 +462,8 @@ class Report:
             m.get("mode", "?"), ", generated " + m["date"] if "date" in m else ""))
         self.add("**Durability:** leanstore has no log yet, so its commits are not durable; "
                  "**both engines run with `synchronous_commit = off`** (heap with the same "
-                 "setting, for a fair comparison). Until the log lands, leanstore tables do not "
-                 "survive a restart.\n")
+                 "setting, for a fair comparison). Until the log lands, leanstore tables survive "
+                 "a clean shutdown but not a crash.\n")
         self.add("How to read it: every number is the median of the runs (runs of the two "
                  "engines interleaved: heap, leanstore, heap, ...), with min, max and spread = "
                  "(max - min) / median. *ratio l/h* = leanstore median / heap median: above 1 "
