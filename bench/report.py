@@ -24,6 +24,7 @@ ENGINES = ("heap", "leanstore")
 SYSBENCH_WORKLOADS = ("oltp_point_select", "oltp_read_only", "oltp_read_write",
                       "oltp_update_index", "oltp_insert")
 WORKLOAD_ORDER = ("pgbench", "sysbench", "tpcc", "ycsb", "footprint", "load")
+FOOTPRINT_PARTS = ("table_bytes", "cold_bytes", "hot_bytes", "index_bytes")
 
 
 class ParseError(Exception):
@@ -372,13 +373,14 @@ def plot_ycsb(stats, xpos, wls, ratios, cap_label, path):
 
 def plot_footprint(parts, shapes, path):
     plt = _plt()
-    comps = [("table_bytes", "relation files (table, TOAST, cold pages)"),
-             ("hot_bytes", "hot tier memory"), ("index_bytes", "indexes")]
+    comps = [("table_bytes", "relation files (table, TOAST, maps)"),
+             ("cold_bytes", "cold tier pages"), ("hot_bytes", "hot tier memory"),
+             ("index_bytes", "indexes")]
     fig, ax = plt.subplots(figsize=(7, 4))
     x = list(range(len(shapes)))
     w = 0.38
-    hatches = {"table_bytes": "", "hot_bytes": "//", "index_bytes": ".."}
-    shades = {"table_bytes": 1.0, "hot_bytes": 0.75, "index_bytes": 0.5}
+    hatches = {"table_bytes": "", "cold_bytes": "xx", "hot_bytes": "//", "index_bytes": ".."}
+    shades = {"table_bytes": 1.0, "cold_bytes": 0.85, "hot_bytes": 0.7, "index_bytes": 0.5}
     for i, eng in enumerate(ENGINES):
         pos = [p + (i - 0.5) * w for p in x]
         bottom = [0.0] * len(shapes)
@@ -577,9 +579,11 @@ class Report:
         self.add("The same rows loaded into a heap and a leanstore table, then VACUUM. heap: "
                  "`pg_table_size` (table, TOAST, free space and visibility maps) + "
                  "`pg_indexes_size`. leanstore: its hot-tier memory "
-                 "(`leanstore_table_stats().hot_bytes`) + `pg_table_size` (cold pages, once "
-                 "the cold tier writes them; the visibility map today) + `pg_indexes_size`. "
-                 "*ratio l/h* = leanstore bytes / heap bytes (below 1: leanstore smaller).\n")
+                 "(`leanstore_table_stats().hot_bytes`) + its cold tier's pages "
+                 "(`cold_pages` x 8 kB, in the buffer pool or the main fork) + the other "
+                 "relation files (`pg_table_size` without the main fork: TOAST, maps) + "
+                 "`pg_indexes_size`. *ratio l/h* = leanstore bytes / heap bytes (below 1: "
+                 "leanstore smaller).\n")
         self.add(meta_table(self.meta.get("footprint", {})) + "\n")
         parts = {}
         shapes = []
@@ -596,25 +600,24 @@ class Report:
                 p = parts.get((s, eng), {})
                 n = p.get("rows")
                 if not n:
-                    body.append([s, eng, "FAIL", "", "", "", "", ""])
+                    body.append([s, eng, "FAIL", "", "", "", "", "", ""])
                     continue
-                tot = p.get("table_bytes", 0) + p.get("hot_bytes", 0) + p.get("index_bytes", 0)
+                tot = sum(p.get(k, 0) for k in FOOTPRINT_PARTS)
                 per_row[(s, eng)] = tot / n
-                body.append([s, eng, fmt(n, 0), fmt(p.get("table_bytes", 0) / n),
-                             fmt(p.get("hot_bytes", 0) / n), fmt(p.get("index_bytes", 0) / n),
-                             fmt(tot / n), ""])
+                body.append([s, eng, fmt(n, 0)] + [fmt(p.get(k, 0) / n) for k in FOOTPRINT_PARTS] +
+                            [fmt(tot / n), ""])
             h, l = per_row.get((s, "heap")), per_row.get((s, "leanstore"))
             if h and l:
                 body[-1][-1] = "%.3f" % (l / h)
-        self.add(md_table(["shape", "engine", "rows", "relation B/row", "hot tier B/row",
-                           "index B/row", "total B/row", "ratio l/h"], body) + "\n")
+        self.add(md_table(["shape", "engine", "rows", "relation B/row", "cold tier B/row",
+                           "hot tier B/row", "index B/row", "total B/row", "ratio l/h"],
+                          body) + "\n")
         bpr = {}
         for s in shapes:
             for eng in ENGINES:
                 p = parts.get((s, eng), {})
                 if p.get("rows"):
-                    bpr[(s, eng)] = {k: p.get(k, 0) / p["rows"]
-                                     for k in ("table_bytes", "hot_bytes", "index_bytes")}
+                    bpr[(s, eng)] = {k: p.get(k, 0) / p["rows"] for k in FOOTPRINT_PARTS}
         if bpr:
             self.add(self.plot("footprint.png", plot_footprint, bpr, shapes) + "\n")
         for s in shapes:

@@ -203,7 +203,10 @@ class Render(unittest.TestCase):
                       self.md)
 
     def test_footprint(self):
-        self.assertIn("| pgbench_accounts | leanstore | 1,000 | 0.0 | 190 | 20.0 | 210 | 1.500 |", self.md)
+        # 0 + 40 cold + 150 hot + 20 index = 210 bytes per row; heap 120 + 20
+        self.assertIn("| pgbench_accounts | leanstore | 1,000 | 0.0 | 40.0 | 150 | 20.0 | 210 | 1.500 |",
+                      self.md)
+        self.assertIn("| pgbench_accounts | heap | 1,000 | 120 | 0.0 | 0.0 | 20.0 | 140 |  |", self.md)
 
     def test_failures_section(self):
         fails = self.md.split("## Failures")[1].split("## Machine-readable")[0]
