@@ -21,6 +21,9 @@ GLUE_OBJS = $(GLUE_SRCS:.c=.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
 REGRESS = $(sort $(basename $(notdir $(filter-out sql/leanstore--%,$(wildcard sql/*.sql)))))
+# REGRESS_SKIP: tests left out of a run (test/run's regress-cold leaves out
+# those that print counters which depend on when pack moves rows)
+REGRESS := $(filter-out $(REGRESS_SKIP),$(REGRESS))
 
 PG_CPPFLAGS = -I$(CURDIR)/include -D_GNU_SOURCE
 SHLIB_LINK = -luring -lpthread
