@@ -41,7 +41,16 @@ CREATE FUNCTION leanstore_stats(
     OUT tables_written bigint,
     OUT tables_opened bigint,
     OUT cold_pages bigint,
-    OUT crash_epoch bigint)
+    OUT crash_epoch bigint,
+    -- hash cache of unique-index point lookups
+    OUT hash_cache_bytes bigint,
+    OUT hash_cache_entries bigint,
+    OUT hash_cache_hits bigint,
+    OUT hash_cache_misses bigint,
+    OUT hash_cache_stale bigint,
+    OUT hash_cache_fills bigint,
+    OUT hash_cache_evictions bigint,
+    OUT hash_cache_removed bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;

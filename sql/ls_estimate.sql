@@ -3,6 +3,8 @@
 -- width-based density for a table never vacuumed nor analyzed; no
 -- all-visible pages, as there is no visibility map).
 SET max_parallel_workers_per_gather = 0;
+-- the plans compared here are heap's (no hash lookups: ls_hashscan)
+SET leanstore.hash_cache = off;
 -- empty, never analyzed: heap's 10 pages
 CREATE TABLE est_e (a int PRIMARY KEY, b text) USING leanstore;
 EXPLAIN SELECT * FROM est_e;

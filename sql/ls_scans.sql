@@ -45,7 +45,8 @@ RESET enable_seqscan;
 RESET enable_indexscan;
 RESET enable_bitmapscan;
 
--- TID scan
+-- TID scan (the plan compared is heap's: no hash lookup, see ls_hashscan)
+SET leanstore.hash_cache = off;
 EXPLAIN (COSTS OFF) SELECT * FROM scan_t WHERE ctid = (SELECT ctid FROM scan_t WHERE id = 4242);
 SELECT * FROM scan_t WHERE ctid = (SELECT ctid FROM scan_t WHERE id = 4242);
 SELECT id FROM scan_t WHERE ctid = ANY (ARRAY(SELECT ctid FROM scan_t WHERE id IN (5, 500, 5000))) ORDER BY id;

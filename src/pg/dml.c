@@ -46,6 +46,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "ls_hashscan.h"
 #include "ls_pg.h"
 
 typedef enum LsWaitMode
@@ -1320,6 +1321,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		ls_finish_write(rel, tbl, rowid, xid, MultiXactStatusUpdate,
 						changingPart ? LS_HV_XMAX_MOVED : 0, cid,
 						LS_ROWID_INVALID, NULL, NULL);
+		ls_hashcache_forget_tuple(rel, oldtup, rowid);
 		if (HeapTupleHasExternal(oldtup))
 			heap_toast_delete(rel, oldtup, false);
 		pgstat_count_heap_delete(rel);
@@ -1561,6 +1563,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
 						cid, newrowid, NULL, v);
+		ls_hashcache_forget_tuple(rel, oldtup, rowid);
 	}
 
 	ls_rowid_to_tid(newrowid, &newtup->t_self);

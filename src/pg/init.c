@@ -34,6 +34,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "ls_hashscan.h"
 #include "ls_pg.h"
 
 PG_MODULE_MAGIC;
@@ -473,6 +474,7 @@ ls_storage_free(ls_hot_key key)
 		ls_storage_free_database(key.db);
 		return;
 	}
+	ls_hashcache_forget_storage(key);
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
 	{
@@ -700,6 +702,7 @@ _PG_init(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+	ls_hashscan_init();
 	MarkGUCPrefixReserved("leanstore");
 	ls_worker_register();
 

@@ -175,6 +175,8 @@ extern int	ls_buffer_pool_mb;
 								 * starts with) while cold.c opens it:
 								 * others wait on the adopt lock */
 #define LS_TAG_COLD			3	/* 1 + index of its cold descriptor, 0: none */
+#define LS_TAG_HASHED		4	/* 1 once the hash cache got an entry for
+								 * the table (hashscan.c) */
 
 typedef struct LsColdStats
 {

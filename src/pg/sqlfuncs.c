@@ -21,6 +21,7 @@
 
 #include "utils/rel.h"
 
+#include "ls_hashscan.h"
 #include "ls_pg.h"
 
 PG_FUNCTION_INFO_V1(leanstore_stats);
@@ -33,8 +34,9 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	ls_hot_stats hs;
 	LsColdStats cs;
-	Datum		values[26];
-	bool		nulls[26] = {0};
+	ls_hc_stats hc;
+	Datum		values[34];
+	bool		nulls[34] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -66,6 +68,17 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[23] = Int64GetDatum((int64) cs.tables_loaded);
 	values[24] = Int64GetDatum((int64) cs.cold_pages);
 	values[25] = Int64GetDatum((int64) cs.epoch);
+	/* hash cache (hashscan.c); zeros when leanstore.hash_cache_memory = 0 */
+	if (!ls_hashcache_stats(&hc))
+		memset(&hc, 0, sizeof(hc));
+	values[26] = Int64GetDatum((int64) hc.region_bytes);
+	values[27] = Int64GetDatum((int64) hc.entries);
+	values[28] = Int64GetDatum((int64) hc.counters[LS_HC_C_HITS]);
+	values[29] = Int64GetDatum((int64) hc.counters[LS_HC_C_MISSES]);
+	values[30] = Int64GetDatum((int64) hc.counters[LS_HC_C_STALE]);
+	values[31] = Int64GetDatum((int64) hc.counters[LS_HC_C_FILLS]);
+	values[32] = Int64GetDatum((int64) hc.counters[LS_HC_C_EVICTIONS]);
+	values[33] = Int64GetDatum((int64) hc.counters[LS_HC_C_REMOVED]);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

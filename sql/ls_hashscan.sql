@@ -1,0 +1,169 @@
+-- ls_hashscan: the CustomScan "LeanStore Hash Lookup" (leanstore-only:
+-- plans and counters heap does not have; the answers are compared with
+-- heap's in ls_hashscan_data).
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE hs (id int PRIMARY KEY, code text UNIQUE, a int, b text, v text,
+                 UNIQUE (a, b)) USING leanstore;
+CREATE UNIQUE INDEX hs_part ON hs (v) WHERE a > 0;
+CREATE UNIQUE INDEX hs_expr ON hs ((id * 2));
+CREATE TABLE hs_def (id int UNIQUE DEFERRABLE INITIALLY DEFERRED) USING leanstore;
+CREATE TABLE hs_heap (id int PRIMARY KEY) USING heap;
+INSERT INTO hs SELECT g, 'c' || g, g % 100, 'b' || (g / 100), 'v' || g
+  FROM generate_series(1, 2000) g;
+INSERT INTO hs_def SELECT generate_series(1, 100);
+INSERT INTO hs_heap SELECT generate_series(1, 100);
+ANALYZE hs, hs_def, hs_heap;
+
+-- planned: every key column of a unique index compared with =
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE 5 = id;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE code = 'c7';
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE a = 7 AND b = 'b1';
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 5 AND v <> 'x';
+EXPLAIN (COSTS OFF) SELECT id FROM hs WHERE id = 5;  -- not an index-only scan
+-- not planned: a key column missing, other operators, cross-type
+-- comparison, partial, expression, deferrable and heap indexes
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE a = 7;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id IN (5, 6);
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 5::bigint;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE v = 'v5' AND a > 0;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id * 2 = 10;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM hs_def WHERE id = 5;
+EXPLAIN (COSTS OFF) SELECT id FROM hs_heap WHERE id = 5;
+RESET enable_seqscan;
+
+-- parameters: prepared statements, custom and generic plans
+PREPARE hs_p(int) AS SELECT v FROM hs WHERE id = $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE hs_p(5);
+EXECUTE hs_p(5);
+SET plan_cache_mode = force_custom_plan;
+EXPLAIN (COSTS OFF) EXECUTE hs_p(5);
+RESET plan_cache_mode;
+
+-- nested loop inner side with an outer parameter
+EXPLAIN (COSTS OFF)
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.id < 4;
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.id < 4 ORDER BY 1;
+
+-- hits and misses: a miss fills, the next lookup hits
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 1001;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 1001;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE code = 'c1001';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE code = 'c1001';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1000 WHERE o.id < 4;
+-- a key change moves the row to a new rowid: the update removes the old
+-- row's entries (a plain miss, no stale entry), the index finds nothing for
+-- the old key; then a DELETE removes the new row's entries the same way
+UPDATE hs SET code = 'moved' WHERE id = 1001;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE code = 'c1001';
+SELECT v FROM hs WHERE code = 'c1001';
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 1001;
+CREATE TEMP TABLE hs_before AS SELECT hash_cache_removed AS r FROM leanstore_stats();
+DELETE FROM hs WHERE id = 1001;
+SELECT hash_cache_removed - r AS removed_by_delete FROM leanstore_stats(), hs_before;
+DROP TABLE hs_before;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 1001;
+-- a stale entry: filled inside a transaction that rolls back; the lookup
+-- finds no visible row there, removes the entry and asks the index
+BEGIN;
+INSERT INTO hs VALUES (3001, 'c3001', 3001, 'x', 'v3001');
+SELECT v FROM hs WHERE id = 3001;
+ROLLBACK;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 3001;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 3001;
+-- colliding hashes (test setting: 1 bit of each hash kept): the entry of
+-- another key is found, its row fails the recheck, the index answers
+SET leanstore.hash_cache_test_bits = 1;
+SELECT v FROM hs WHERE id = 1002;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF)
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1000 WHERE o.id < 9;
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1000 WHERE o.id < 9 ORDER BY 1;
+RESET leanstore.hash_cache_test_bits;
+-- NULL keys match nothing, without a lookup
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE hs_p(NULL);
+RESET plan_cache_mode;
+
+-- UPDATE / DELETE / FOR UPDATE by key go through the lookup
+EXPLAIN (COSTS OFF) UPDATE hs SET v = 'u' WHERE id = 10;
+EXPLAIN (COSTS OFF) DELETE FROM hs WHERE id = 10;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 10 FOR UPDATE;
+SELECT v FROM hs WHERE id = 10;  -- fills
+UPDATE hs SET v = 'u10' WHERE id = 10 RETURNING id, v;
+SELECT v FROM hs WHERE id = 10 FOR UPDATE;
+DELETE FROM hs WHERE id = 10 RETURNING id, v;
+SELECT v FROM hs WHERE id = 10;
+
+-- PL/pgSQL variables: each lookup is counted in leanstore_stats
+CREATE FUNCTION hs_loop(n int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  s bigint := 0;
+  x int;
+BEGIN
+  FOR i IN 1..n LOOP
+    SELECT a INTO x FROM hs WHERE id = 100 + i;
+    s := s + x;
+  END LOOP;
+  RETURN s;
+END $$;
+CREATE TEMP TABLE hs_before AS
+  SELECT hash_cache_hits AS h, hash_cache_misses AS m FROM leanstore_stats();
+SELECT hs_loop(50);
+SELECT hs_loop(50);
+SELECT hash_cache_hits - h AS hits, hash_cache_misses - m AS misses
+  FROM leanstore_stats(), hs_before;
+DROP TABLE hs_before;
+
+-- SERIALIZABLE bypasses the cache (predicate locks as the index scan's)
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 5;
+COMMIT;
+
+-- leanstore.hash_cache = off: the ordinary index scan
+SET leanstore.hash_cache = off;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF) EXECUTE hs_p(5);
+RESET leanstore.hash_cache;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 5;
+-- a generic plan made with the cache on bypasses it once it is off
+SET plan_cache_mode = force_generic_plan;
+EXECUTE hs_p(5);
+SET leanstore.hash_cache = off;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE hs_p(5);
+RESET leanstore.hash_cache;
+RESET plan_cache_mode;
+
+-- parallel plans: the inner side of a nested loop below a Gather
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT count(*) FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.a < 10;
+SELECT count(*) FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.a < 10;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- TRUNCATE and DROP remove the table's entries from the cache
+SELECT count(*) FROM hs o JOIN hs i ON i.id = o.id WHERE o.id BETWEEN 1 AND 20
+  AND i.v IS NOT NULL;
+CREATE TEMP TABLE hs_before AS SELECT hash_cache_removed AS r FROM leanstore_stats();
+SELECT hash_cache_entries >= 18 AS entries_there FROM leanstore_stats();
+TRUNCATE hs;
+SELECT hash_cache_removed - r >= 18 AS removed FROM leanstore_stats(), hs_before;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 5;
+DROP TABLE hs_before;
+-- the memory is bounded by leanstore.hash_cache_memory
+SELECT hash_cache_bytes = pg_size_bytes(current_setting('leanstore.hash_cache_memory'))
+  AS bounded FROM leanstore_stats();
+DROP TABLE hs, hs_def, hs_heap;
+DROP FUNCTION hs_loop(int);

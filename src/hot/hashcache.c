@@ -1,0 +1,331 @@
+/*
+ * hashcache.c - the hash cache in front of unique indexes (BTrim).
+ *
+ * See include/leanstore/hashcache.h for the contract and the concurrency
+ * protocol, src/hot/README.md ("Hash cache") for why it looks like this.
+ */
+#include "leanstore/hashcache.h"
+
+#include <string.h>
+
+#define HC_EMPTY	UINT64_C(0)
+#define HC_BUSY		UINT64_C(1)
+#define HC_MAGIC	UINT64_C(0x6c73686173686331)	/* "lshashc1" */
+#define HC_ROWID_MASK	((UINT64_C(1) << LS_HC_ROWID_BITS) - 1)
+
+typedef struct hc_entry
+{
+	_Atomic uint64_t key;
+	_Atomic uint64_t val;
+} hc_entry;
+
+typedef struct hc_bucket
+{
+	hc_entry	e[LS_HC_WAYS];
+} __attribute__((aligned(LS_CACHELINE))) hc_bucket;
+
+typedef struct hc_stripe
+{
+	_Atomic uint64_t c[LS_HC_NCOUNTERS];
+} __attribute__((aligned(LS_CACHELINE))) hc_stripe;
+
+struct ls_hc
+{
+	uint64_t	magic;
+	uint64_t	region_bytes;
+	uint64_t	nbuckets;
+	hc_stripe	stripes[LS_HC_STRIPES];
+	hc_bucket	buckets[];
+};
+
+_Static_assert(sizeof(hc_bucket) == LS_CACHELINE, "a bucket is one cache line");
+_Static_assert(LS_HC_TAG_BITS + LS_HC_ROWID_BITS == 64, "val word layout");
+
+size_t
+ls_hc_region_size(uint64_t nbuckets)
+{
+	/* header, buckets, and slack to align the header to a cache line */
+	return sizeof(ls_hc) + nbuckets * sizeof(hc_bucket) + LS_CACHELINE;
+}
+
+uint64_t
+ls_hc_buckets_for(size_t size)
+{
+	if (size < ls_hc_region_size(1))
+		return 0;
+	return (size - sizeof(ls_hc) - LS_CACHELINE) / sizeof(hc_bucket);
+}
+
+ls_status
+ls_hc_init(void *region, size_t size, ls_hc **out)
+{
+	uintptr_t	p = LS_ALIGN_UP((uintptr_t) region, LS_CACHELINE);
+	uint64_t	n = ls_hc_buckets_for(size);
+	ls_hc	   *hc;
+
+	if (n == 0)
+		return LS_INVALID;
+	hc = (ls_hc *) p;
+	memset(hc, 0, sizeof(ls_hc) + n * sizeof(hc_bucket));
+	hc->region_bytes = size;
+	hc->nbuckets = n;
+	atomic_thread_fence(memory_order_release);
+	hc->magic = HC_MAGIC;
+	*out = hc;
+	return LS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Hashing: 8 bytes at a time, multiply and fold (our own mix, not a
+ * cryptographic hash; collisions only cost a recheck).
+ * ------------------------------------------------------------------------ */
+static inline uint64_t
+hc_mix(uint64_t a, uint64_t b)
+{
+	__uint128_t m = (__uint128_t) (a ^ UINT64_C(0x9e3779b97f4a7c15)) *
+		(b ^ UINT64_C(0xd6e8feb86659fd93));
+
+	return (uint64_t) m ^ (uint64_t) (m >> 64);
+}
+
+uint64_t
+ls_hc_hash(uint64_t seed, const void *bytes, size_t len)
+{
+	const uint8_t *p = bytes;
+	uint64_t	h = seed ^ (len * UINT64_C(0xff51afd7ed558ccd));
+
+	while (len >= 8)
+	{
+		uint64_t	w;
+
+		memcpy(&w, p, 8);
+		h = hc_mix(h, w);
+		p += 8;
+		len -= 8;
+	}
+	if (len > 0)
+	{
+		uint64_t	w = 0;
+
+		memcpy(&w, p, len);
+		h = hc_mix(h, w ^ ((uint64_t) len << 56));
+	}
+	return hc_mix(h, UINT64_C(0x94d049bb133111eb));
+}
+
+/* The key word stored for hash: never EMPTY or BUSY. */
+static inline uint64_t
+hc_key(uint64_t hash)
+{
+	return hash < 2 ? hash + 2 : hash;
+}
+
+static inline hc_bucket *
+hc_bucket_for(ls_hc *hc, uint64_t key)
+{
+	/*
+	 * Any bucket count: the hash scaled to [0, nbuckets) by a multiply
+	 * (its high bits pick the bucket); the entry keeps the whole hash.
+	 */
+	return &hc->buckets[(uint64_t) (((__uint128_t) key * hc->nbuckets) >> 64)];
+}
+
+static inline uint64_t
+hc_val(uint32_t tag, uint64_t rowid)
+{
+	return ((uint64_t) tag << LS_HC_ROWID_BITS) | (rowid & HC_ROWID_MASK);
+}
+
+bool
+ls_hc_lookup(ls_hc *hc, uint64_t hash, uint64_t *rowid)
+{
+	uint64_t	key = hc_key(hash);
+	hc_bucket  *b = hc_bucket_for(hc, key);
+
+	for (int i = 0; i < LS_HC_WAYS; i++)
+	{
+		hc_entry   *e = &b->e[i];
+		uint64_t	val;
+
+		if (atomic_load_explicit(&e->key, memory_order_acquire) != key)
+			continue;
+		val = atomic_load_explicit(&e->val, memory_order_relaxed);
+		/* the key must still be there after val was read */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
+			continue;
+		*rowid = val & HC_ROWID_MASK;
+		return true;
+	}
+	return false;
+}
+
+/* Claim entry e whose key was seen as expect; true when it is ours. */
+static inline bool
+hc_claim(hc_entry *e, uint64_t expect)
+{
+	return expect != HC_BUSY &&
+		atomic_compare_exchange_strong_explicit(&e->key, &expect, HC_BUSY,
+												memory_order_acquire,
+												memory_order_relaxed);
+}
+
+/* Publish a claimed entry: val first, then the key that makes it readable. */
+static inline void
+hc_publish(hc_entry *e, uint64_t key, uint64_t val)
+{
+	/* a reader that sees the new val also sees the claim (fence pairing) */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&e->val, val, memory_order_relaxed);
+	atomic_store_explicit(&e->key, key, memory_order_release);
+}
+
+ls_hc_fill_result
+ls_hc_fill(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid)
+{
+	uint64_t	key = hc_key(hash);
+	uint64_t	val = hc_val(tag, rowid);
+	hc_bucket  *b = hc_bucket_for(hc, key);
+	int			empty = -1;
+	uint64_t	k;
+
+	/* the same hash: replace its rowid */
+	for (int i = 0; i < LS_HC_WAYS; i++)
+	{
+		k = atomic_load_explicit(&b->e[i].key, memory_order_relaxed);
+		if (k == key)
+		{
+			if (atomic_load_explicit(&b->e[i].val, memory_order_relaxed) == val)
+				return LS_HC_UPDATED;	/* already there */
+			if (!hc_claim(&b->e[i], k))
+				return LS_HC_SKIPPED;
+			hc_publish(&b->e[i], key, val);
+			return LS_HC_UPDATED;
+		}
+		if (k == HC_EMPTY && empty < 0)
+			empty = i;
+	}
+	if (empty >= 0)
+	{
+		if (!hc_claim(&b->e[empty], HC_EMPTY))
+			return LS_HC_SKIPPED;
+		hc_publish(&b->e[empty], key, val);
+		return LS_HC_FILLED;
+	}
+	/* full bucket: replace the way the hash's high bits name */
+	{
+		int			victim = (int) ((key >> 60) % LS_HC_WAYS);
+		hc_entry   *e = &b->e[victim];
+
+		k = atomic_load_explicit(&e->key, memory_order_relaxed);
+		if (k == HC_EMPTY || !hc_claim(e, k))
+			return LS_HC_SKIPPED;
+		hc_publish(e, key, val);
+		return LS_HC_EVICTED;
+	}
+}
+
+/* Remove claimed-able entry e if (key, val) still match what test wants. */
+static inline bool
+hc_remove_entry(hc_entry *e, uint64_t k, uint32_t tag, bool by_tag,
+				uint64_t rowid)
+{
+	uint64_t	val;
+
+	if (!hc_claim(e, k))
+		return false;
+	val = atomic_load_explicit(&e->val, memory_order_relaxed);
+	if ((by_tag && (uint32_t) (val >> LS_HC_ROWID_BITS) != tag) ||
+		(rowid != LS_HC_ANY_ROWID && (val & HC_ROWID_MASK) != (rowid & HC_ROWID_MASK)))
+	{
+		/* changed under us: put it back */
+		atomic_store_explicit(&e->key, k, memory_order_release);
+		return false;
+	}
+	atomic_store_explicit(&e->key, HC_EMPTY, memory_order_release);
+	return true;
+}
+
+uint32_t
+ls_hc_remove(ls_hc *hc, uint64_t hash, uint64_t rowid)
+{
+	uint64_t	key = hc_key(hash);
+	hc_bucket  *b = hc_bucket_for(hc, key);
+	uint32_t	n = 0;
+
+	for (int i = 0; i < LS_HC_WAYS; i++)
+	{
+		hc_entry   *e = &b->e[i];
+
+		if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
+			continue;
+		if (rowid != LS_HC_ANY_ROWID &&
+			(atomic_load_explicit(&e->val, memory_order_relaxed) & HC_ROWID_MASK) !=
+			(rowid & HC_ROWID_MASK))
+			continue;
+		if (hc_remove_entry(e, key, 0, false, rowid))
+			n++;
+	}
+	return n;
+}
+
+uint64_t
+ls_hc_remove_table(ls_hc *hc, uint32_t tag, uint64_t rowid)
+{
+	uint64_t	n = 0;
+	uint64_t	want = (uint64_t) (tag & ((1u << LS_HC_TAG_BITS) - 1));
+
+	for (uint64_t bi = 0; bi < hc->nbuckets; bi++)
+	{
+		hc_bucket  *b = &hc->buckets[bi];
+
+		for (int i = 0; i < LS_HC_WAYS; i++)
+		{
+			hc_entry   *e = &b->e[i];
+			uint64_t	k = atomic_load_explicit(&e->key, memory_order_relaxed);
+			uint64_t	val;
+
+			if (k == HC_EMPTY || k == HC_BUSY)
+				continue;
+			val = atomic_load_explicit(&e->val, memory_order_relaxed);
+			if ((val >> LS_HC_ROWID_BITS) != want)
+				continue;
+			if (rowid != LS_HC_ANY_ROWID && (val & HC_ROWID_MASK) != (rowid & HC_ROWID_MASK))
+				continue;
+			if (hc_remove_entry(e, k, (uint32_t) want, true, rowid))
+				n++;
+		}
+	}
+	return n;
+}
+
+void
+ls_hc_count(ls_hc *hc, uint32_t slot, ls_hc_counter c, uint64_t n)
+{
+	atomic_fetch_add_explicit(&hc->stripes[slot % LS_HC_STRIPES].c[c], n,
+							  memory_order_relaxed);
+}
+
+void
+ls_hc_get_stats(ls_hc *hc, bool count_entries, ls_hc_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->region_bytes = hc->region_bytes;
+	out->buckets = hc->nbuckets;
+	out->capacity = hc->nbuckets * LS_HC_WAYS;
+	for (int s = 0; s < LS_HC_STRIPES; s++)
+		for (int c = 0; c < LS_HC_NCOUNTERS; c++)
+			out->counters[c] += atomic_load_explicit(&hc->stripes[s].c[c],
+													 memory_order_relaxed);
+	if (!count_entries)
+		return;
+	for (uint64_t bi = 0; bi < hc->nbuckets; bi++)
+		for (int i = 0; i < LS_HC_WAYS; i++)
+		{
+			uint64_t	k = atomic_load_explicit(&hc->buckets[bi].e[i].key,
+												 memory_order_relaxed);
+
+			if (k != HC_EMPTY)
+				out->entries++;
+		}
+}

@@ -1,0 +1,1099 @@
+/*
+ * hashscan.c - the hash cache in front of unique B-tree indexes of leanstore
+ * tables, and the CustomScan "LeanStore Hash Lookup" that uses it.
+ *
+ * The cache (include/leanstore/hashcache.h) maps a hash of (table storage,
+ * index, key bytes) to a rowid.  A lookup that finds an entry fetches the
+ * row through the table AM's index fetch (the snapshot decides, predicate
+ * locks and statistics as for any index fetch) and evaluates the index's
+ * key conditions on the visible version; only when they hold is the row the
+ * answer.  Otherwise (no entry, entry stale, row invisible) the node runs
+ * the ordinary B-tree scan and fills the cache with the row that scan
+ * returned.  The cache is never trusted, so nothing has to invalidate it
+ * for correctness; entries are removed when a table's storage goes away
+ * (TRUNCATE, DROP, rewrites) and when a lookup finds them stale.
+ *
+ * Planning: set_rel_pathlist_hook wraps every index path of a leanstore
+ * table whose index is a plain unique, immediate, non-partial B-tree index
+ * on columns, restricted by one same-type equality per key column
+ * (constants, parameters, outer references of a nested loop).  Such a
+ * path returns at most one row (uniqueness), so the wrapper keeps the
+ * index path's row estimate and pathkeys and costs half as much (it skips
+ * the descent on a hit).  leanstore.hash_cache = off plans nothing.
+ *
+ * SERIALIZABLE transactions bypass the cache and always scan the index: a
+ * B-tree scan takes a predicate lock on the leaf page it read, which a
+ * lookup that never descends cannot take.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heaptoast.h"
+#include "access/nbtree.h"
+#include "access/relation.h"
+#include "access/stratnum.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "executor/nodeSubplan.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "ls_hashscan.h"
+
+#define LS_HASH_NAME "LeanStore Hash Lookup"
+#define LS_HASH_MAX_KEYS INDEX_MAX_KEYS
+
+/* GUCs */
+static bool ls_hash_cache_on = true;
+int			ls_hash_cache_memory_mb = 64;
+
+/*
+ * Tests only: keep this many low bits of each key hash (0 = all), so that
+ * different keys collide and every lookup's key recheck is exercised.
+ */
+static int	ls_hash_test_bits = 0;
+
+static ls_hc *ls_hcache = NULL;	/* NULL: no cache (memory 0) */
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* ------------------------------------------------------------------------
+ * Shared memory
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsHashShared
+{
+	ls_hc	   *hc;
+} LsHashShared;
+
+static Size
+ls_hash_region_size(void)
+{
+	return (Size) ls_hash_cache_memory_mb * 1024 * 1024;
+}
+
+static void
+ls_hash_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(add_size(MAXALIGN(sizeof(LsHashShared)),
+									add_size(ls_hash_region_size(), 4096)));
+}
+
+static void
+ls_hash_shmem_startup(void)
+{
+	LsHashShared *sh;
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	sh = ShmemInitStruct("leanstore hash cache control", sizeof(LsHashShared), &found);
+	if (!found)
+	{
+		sh->hc = NULL;
+		if (ls_hash_cache_memory_mb > 0)
+		{
+			void	   *region;
+			bool		rfound;
+
+			region = ShmemInitStruct("leanstore hash cache",
+									 ls_hash_region_size() + 4096, &rfound);
+			if (ls_hc_init(region, ls_hash_region_size(), &sh->hc) != LS_OK)
+				sh->hc = NULL;	/* cannot happen: the minimum is 1 MB */
+		}
+	}
+	ls_hcache = sh->hc;
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static inline uint32
+ls_hash_slot(void)
+{
+	return (uint32) MyBackendId;
+}
+
+/* ------------------------------------------------------------------------
+ * Hashing keys
+ * ------------------------------------------------------------------------ */
+
+/* Seed of one (table storage, index); *tag: the table's tag. */
+static uint64
+ls_hash_seed(Relation rel, Oid indexoid, uint32 *tag)
+{
+	ls_hot_key	key = ls_key_for_node(&rel->rd_node);
+	uint64		th = ls_hc_hash(0, &key, sizeof(key));
+
+	*tag = ls_hc_tag(th);
+	return ls_hc_hash(th, &indexoid, sizeof(indexoid));
+}
+
+/* Fold one key value into h; the same bytes give the same hash whatever
+ * the datum's header (short/long varlena, toasted). */
+static uint64
+ls_hash_datum(uint64 h, Datum d, int16 typlen, bool typbyval)
+{
+	if (typbyval)
+	{
+		int64		v;
+
+		switch (typlen)
+		{
+			case 1:
+				v = DatumGetChar(d);
+				break;
+			case 2:
+				v = DatumGetInt16(d);
+				break;
+			case 4:
+				v = DatumGetInt32(d);
+				break;
+			default:
+				v = (int64) d;
+				break;
+		}
+		return ls_hc_hash(h, &v, sizeof(v));
+	}
+	if (typlen > 0)
+		return ls_hc_hash(h, DatumGetPointer(d), typlen);
+	if (typlen == -1)
+	{
+		struct varlena *p = (struct varlena *) DatumGetPointer(d);
+		struct varlena *u = pg_detoast_datum_packed(p);
+
+		h = ls_hc_hash(h, VARDATA_ANY(u), VARSIZE_ANY_EXHDR(u));
+		if (u != p)
+			pfree(u);
+		return h;
+	}
+	return ls_hc_hash(h, DatumGetCString(d), strlen(DatumGetCString(d)));
+}
+
+/* ------------------------------------------------------------------------
+ * Cache maintenance (called from the storage life cycle)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Has the cache ever had an entry for rel's storage?  (LS_TAG_HASHED is set
+ * before the first fill; it spares DML and DROP/TRUNCATE of tables that
+ * are never looked up through the cache the work of removing entries.)
+ */
+static bool
+ls_hash_table_hashed(Relation rel)
+{
+	ls_hot_table *tbl = ls_table_for_or_null(rel);
+
+	return tbl == NULL || ls_hot_table_get_tag(tbl, LS_TAG_HASHED) != 0;
+}
+
+/* A table storage goes away (DROP, TRUNCATE, rewrite): drop its entries. */
+void
+ls_hashcache_forget_storage(ls_hot_key key)
+{
+	ls_hot_table *tbl;
+	uint64		n;
+
+	if (ls_hcache == NULL)
+		return;
+	/* a sweep reads the whole cache: only for tables that had entries */
+	tbl = ls_hot_table_find(ls_shared_hot(), key);
+	if (tbl != NULL && ls_hot_table_get_tag(tbl, LS_TAG_HASHED) == 0)
+		return;
+	n = ls_hc_remove_table(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
+						   LS_HC_ANY_ROWID);
+	if (n > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, n);
+}
+
+/*
+ * One row of rel leaves the hot tier without its key at hand (pack): drop
+ * its entries.  This sweeps the whole cache; callers that know the row's
+ * key values should prefer letting the lookups find the entry stale.
+ */
+void
+ls_hashcache_forget_rowid(Relation rel, uint64 rowid)
+{
+	ls_hot_key	key;
+	uint64		n;
+
+	if (ls_hcache == NULL || !ls_hash_table_hashed(rel))
+		return;
+	key = ls_key_for_node(&rel->rd_node);
+	n = ls_hc_remove_table(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
+						   rowid);
+	if (n > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, n);
+}
+
+/*
+ * A row version leaves (DELETE, an update that moves the row to a new
+ * rowid, pack): remove the entries its keys have in the cache, for each
+ * unique index the lookup can use.  The hash is the one a lookup of the
+ * same key bytes computes; keys stored out of line (TOAST) are skipped
+ * (their entries go stale, which costs one lookup).
+ */
+void
+ls_hashcache_forget_tuple(Relation rel, HeapTuple tup, uint64 rowid)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *indexes;
+	ListCell   *lc;
+	uint32		removed = 0;
+
+	if (ls_hcache == NULL || !rel->rd_rel->relhasindex ||
+		!ls_hash_table_hashed(rel))
+		return;
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index ind = idx->rd_index;
+		bool		usable;
+		uint32		tag;
+		uint64		h;
+
+		usable = idx->rd_rel->relam == BTREE_AM_OID && ind->indisunique &&
+			ind->indimmediate && ind->indnkeyatts >= 1 &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL);
+		h = ls_hash_seed(rel, RelationGetRelid(idx), &tag);
+		for (int i = 0; usable && i < ind->indnkeyatts; i++)
+		{
+			AttrNumber	attno = ind->indkey.values[i];
+			Form_pg_attribute att;
+			bool		isnull;
+			Datum		d;
+
+			if (attno <= 0)
+			{
+				usable = false;
+				break;
+			}
+			att = TupleDescAttr(desc, attno - 1);
+			d = heap_getattr(tup, attno, desc, &isnull);
+			if (isnull ||
+				(att->attlen == -1 && VARATT_IS_EXTERNAL(DatumGetPointer(d))))
+				usable = false;
+			else
+				h = ls_hash_datum(h, d, att->attlen, att->attbyval);
+		}
+		if (usable)
+		{
+			if (ls_hash_test_bits > 0 && ls_hash_test_bits < 64)
+				h &= (UINT64CONST(1) << ls_hash_test_bits) - 1;
+			removed += ls_hc_remove(ls_hcache, h, rowid);
+		}
+		index_close(idx, NoLock);
+	}
+	list_free(indexes);
+	if (removed > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, removed);
+}
+
+bool
+ls_hashcache_stats(ls_hc_stats *st)
+{
+	if (ls_hcache == NULL)
+		return false;
+	ls_hc_get_stats(ls_hcache, true, st);
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Planning
+ * ------------------------------------------------------------------------ */
+
+/* What the lookup needs per key column, taken from an index path. */
+typedef struct LsHashKeyCols
+{
+	int			nkeys;
+	Oid			opno[LS_HASH_MAX_KEYS];
+	Oid			subtype[LS_HASH_MAX_KEYS];
+	Oid			collid[LS_HASH_MAX_KEYS];
+	Expr	   *arg[LS_HASH_MAX_KEYS];	/* the compared value */
+	Expr	   *qual[LS_HASH_MAX_KEYS]; /* "key = value" (the recheck) */
+	IndexClause *iclause[LS_HASH_MAX_KEYS]; /* the index clause it came from */
+} LsHashKeyCols;
+
+/*
+ * Can the hash lookup replace this index path?  Fills cols when it can.
+ */
+static bool
+ls_hash_match_path(IndexPath *ip, LsHashKeyCols *cols)
+{
+	IndexOptInfo *info = ip->indexinfo;
+	ListCell   *lc;
+
+	if (info->relam != BTREE_AM_OID || !info->unique || !info->immediate ||
+		info->indpred != NIL || info->nkeycolumns < 1 ||
+		info->nkeycolumns > LS_HASH_MAX_KEYS || ip->indexorderbys != NIL)
+		return false;
+	for (int i = 0; i < info->nkeycolumns; i++)
+	{
+		if (info->indexkeys[i] <= 0)	/* expression or system column */
+			return false;
+		cols->arg[i] = NULL;
+	}
+	cols->nkeys = info->nkeycolumns;
+
+	foreach(lc, ip->indexclauses)
+	{
+		IndexClause *ic = lfirst_node(IndexClause, lc);
+		RestrictInfo *rinfo;
+		OpExpr	   *op;
+		int			col = ic->indexcol;
+		int			strategy;
+		Oid			lefttype;
+		Oid			righttype;
+
+		if (ic->lossy || col >= info->nkeycolumns || cols->arg[col] != NULL ||
+			list_length(ic->indexquals) != 1)
+			continue;
+		rinfo = linitial_node(RestrictInfo, ic->indexquals);
+		if (!IsA(rinfo->clause, OpExpr))
+			continue;
+		op = (OpExpr *) rinfo->clause;
+		if (list_length(op->args) != 2)
+			continue;
+		get_op_opfamily_properties(op->opno, info->opfamily[col], false,
+								   &strategy, &lefttype, &righttype);
+		if (strategy != BTEqualStrategyNumber || lefttype != righttype)
+			continue;
+		cols->opno[col] = op->opno;
+		cols->subtype[col] = righttype;
+		cols->collid[col] = op->inputcollid;
+		cols->arg[col] = (Expr *) lsecond(op->args);
+		cols->qual[col] = (Expr *) op;
+		cols->iclause[col] = ic;
+	}
+	for (int i = 0; i < cols->nkeys; i++)
+		if (cols->arg[i] == NULL)
+			return false;
+	return true;
+}
+
+static bool
+ls_is_leanstore_rel(Oid relid)
+{
+	Relation	rel;
+	bool		result;
+
+	rel = relation_open(relid, NoLock);
+	result = rel->rd_tableam != NULL &&
+		rel->rd_tableam->relation_vacuum == ls_vacuum_rel;
+	relation_close(rel, NoLock);
+	return result;
+}
+
+static Plan *ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
+							   struct CustomPath *best_path, List *tlist,
+							   List *clauses, List *custom_plans);
+static Node *ls_hash_create_state(CustomScan *cscan);
+
+static const CustomPathMethods ls_hash_path_methods = {
+	.CustomName = LS_HASH_NAME,
+	.PlanCustomPath = ls_hash_plan_path,
+};
+
+static const CustomScanMethods ls_hash_scan_methods = {
+	.CustomName = LS_HASH_NAME,
+	.CreateCustomScanState = ls_hash_create_state,
+};
+
+static void
+ls_hash_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+				 RangeTblEntry *rte)
+{
+	List	   *add = NIL;
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!ls_hash_cache_on || ls_hcache == NULL ||
+		rte->rtekind != RTE_RELATION || rel->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
+		rel->indexlist == NIL)
+		return;
+	if (!ls_is_leanstore_rel(rte->relid))
+		return;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = (Path *) lfirst(lc);
+		IndexPath  *ip;
+		CustomPath *cp;
+		LsHashKeyCols cols;
+
+		if (!IsA(p, IndexPath))
+			continue;
+		ip = (IndexPath *) p;
+		if (!ls_hash_match_path(ip, &cols))
+			continue;
+		cp = makeNode(CustomPath);
+		cp->path.pathtype = T_CustomScan;
+		cp->path.parent = rel;
+		cp->path.pathtarget = rel->reltarget;
+		cp->path.param_info = ip->path.param_info;
+		cp->path.parallel_aware = false;
+		cp->path.parallel_safe = ip->path.parallel_safe;
+		cp->path.parallel_workers = 0;
+		cp->path.rows = ip->path.rows;
+		/* a hit skips the descent: half the index path's cost */
+		cp->path.startup_cost = ip->path.startup_cost / 2;
+		cp->path.total_cost = ip->path.total_cost / 2;
+		cp->path.pathkeys = ip->path.pathkeys;
+		cp->flags = 0;
+		cp->custom_paths = NIL;
+		cp->custom_private = list_make1(ip);
+		cp->methods = &ls_hash_path_methods;
+		add = lappend(add, cp);
+	}
+	foreach(lc, add)
+		add_path(rel, (Path *) lfirst(lc));
+}
+
+/*
+ * Does the plan read a system column of the scanned relation (ctid for
+ * UPDATE, DELETE and row marks, tableoid, xmin, ...)?
+ */
+static bool
+ls_hash_needs_sysattrs(Index relid, List *tlist, List *qual)
+{
+	Bitmapset  *attrs = NULL;
+	int			k = -1;
+
+	pull_varattnos((Node *) tlist, relid, &attrs);
+	pull_varattnos((Node *) qual, relid, &attrs);
+	while ((k = bms_next_member(attrs, k)) >= 0)
+		if (k + FirstLowInvalidHeapAttributeNumber < 0)
+			return true;
+	return false;
+}
+
+/*
+ * custom_exprs = (values, conditions): the compared values in key column
+ * order, and the "key = value" conditions (for EXPLAIN).  custom_private =
+ * (OIDs, ints): OIDs = index, then per key column its comparison
+ * function, collation and subtype; ints = reads system columns, then per
+ * key column the table attribute, typlen and typbyval of the value.
+ */
+static Plan *
+ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
+				  struct CustomPath *best_path, List *tlist,
+				  List *clauses, List *custom_plans)
+{
+	IndexPath  *ip = linitial(best_path->custom_private);
+	CustomScan *cs = makeNode(CustomScan);
+	LsHashKeyCols cols;
+	List	   *values = NIL;
+	List	   *rechecks = NIL;
+	List	   *oids;
+	List	   *ints;
+	List	   *qual = NIL;
+	List	   *used = NIL;
+	ListCell   *lc;
+
+	if (!ls_hash_match_path(ip, &cols))
+		elog(ERROR, "leanstore hash lookup path no longer matches its index");
+
+	/*
+	 * The key conditions are checked by the lookup itself; drop them, and
+	 * join clauses derived from the same equivalence classes, from the
+	 * qual (as an index scan drops its index conditions).
+	 */
+	for (int i = 0; i < cols.nkeys; i++)
+		used = lappend(used, cols.iclause[i]);
+	foreach(lc, clauses)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (ri->pseudoconstant)
+			continue;
+		if (is_redundant_with_indexclauses(ri, used))
+			continue;
+		qual = lappend(qual, ri->clause);
+	}
+
+	oids = list_make1_oid(ip->indexinfo->indexoid);
+	ints = list_make1_int(ls_hash_needs_sysattrs(rel->relid, tlist, qual) ? 1 : 0);
+	for (int i = 0; i < cols.nkeys; i++)
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		values = lappend(values, copyObject(cols.arg[i]));
+		rechecks = lappend(rechecks, copyObject(cols.qual[i]));
+		oids = lappend_oid(oids, get_opcode(cols.opno[i]));
+		oids = lappend_oid(oids, cols.collid[i]);
+		oids = lappend_oid(oids, cols.subtype[i]);
+		get_typlenbyval(exprType((Node *) cols.arg[i]), &typlen, &typbyval);
+		ints = lappend_int(ints, ip->indexinfo->indexkeys[i]);
+		ints = lappend_int(ints, typlen);
+		ints = lappend_int(ints, typbyval ? 1 : 0);
+	}
+
+	cs->scan.plan.targetlist = tlist;
+	cs->scan.plan.qual = qual;
+	cs->scan.scanrelid = rel->relid;
+	cs->flags = best_path->flags;
+	cs->custom_plans = NIL;
+	cs->custom_exprs = list_make2(values, rechecks);
+	cs->custom_private = list_make2(oids, ints);
+	cs->custom_scan_tlist = NIL;
+	cs->methods = &ls_hash_scan_methods;
+	return &cs->scan.plan;
+}
+
+/* ------------------------------------------------------------------------
+ * Execution
+ *
+ * Rows are fetched (the hash hit by rowid, the fallback through
+ * index_getnext_slot) straight into the scan slot.  PostgreSQL 15 gives a
+ * custom scan a virtual one; the table AM stores a virtual copy of the
+ * row's columns there (pointing into its fetch buffer, valid until the
+ * next fetch), and no second projection is built per execution.  When the
+ * plan reads a system column (ctid of UPDATE, DELETE, row marks) the scan
+ * slot is replaced by one of the table AM's kind and the projection and
+ * qual are compiled again for it.
+ *
+ * What an execution costs matters as much as the lookup (PL/pgSQL runs
+ * the executor once per statement): the index is opened and the context
+ * for by-reference keys created only on the first miss, the scan keys are
+ * set up once, constants and parameters are read without compiling an
+ * expression, and the key recheck calls the equality functions directly.
+ * ------------------------------------------------------------------------ */
+
+/* How a key value is obtained. */
+typedef enum LsHashValueKind
+{
+	LS_HV_CONST,
+	LS_HV_EXTERN,				/* PARAM_EXTERN: a statement parameter */
+	LS_HV_EXEC,					/* PARAM_EXEC: nested loop or initplan */
+	LS_HV_EXPR,					/* anything else: a compiled expression */
+} LsHashValueKind;
+
+typedef struct LsHashValue
+{
+	LsHashValueKind kind;
+	Datum		constval;
+	bool		constnull;
+	int			paramid;
+	Oid			paramtype;
+	ExprState  *expr;
+} LsHashValue;
+
+typedef enum LsHashPhase
+{
+	LS_HP_START,				/* keys not evaluated yet */
+	LS_HP_INDEX,				/* scanning the index */
+	LS_HP_DONE,
+} LsHashPhase;
+
+typedef struct LsHashScanState
+{
+	CustomScanState css;
+	Oid			indexoid;
+	LOCKMODE	lockmode;
+	Relation	index;			/* opened at the first miss */
+	int			nkeys;
+	bool		byref_keys;		/* a key value is passed by reference */
+	bool		heap_mode;		/* scan slot of the table AM's kind */
+	ScanKey		keys;			/* nkeys, arguments set per lookup */
+	AttrNumber *attnos;			/* table column of each key */
+	int16	   *typlen;
+	bool	   *typbyval;
+	LsHashValue *values;		/* nkeys */
+	ExprContext *keycxt;		/* by-reference key values live here */
+	IndexFetchTableData *fetch;
+	IndexScanDesc iscan;
+	ls_hot_table *tbl;			/* the table's storage (LS_TAG_HASHED) */
+	uint64		seed;
+	uint32		tag;
+	LsHashPhase phase;
+	bool		keys_ok;		/* keys evaluated, none NULL */
+	bool		fill;			/* fill the cache from the index scan */
+	uint64		hash;
+	/* EXPLAIN ANALYZE */
+	uint64		hits;
+	uint64		misses;
+	uint64		stale;
+	uint64		bypassed;
+} LsHashScanState;
+
+static void ls_hash_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *ls_hash_exec(CustomScanState *node);
+static void ls_hash_end(CustomScanState *node);
+static void ls_hash_rescan(CustomScanState *node);
+static void ls_hash_explain(CustomScanState *node, List *ancestors,
+							ExplainState *es);
+
+static const CustomExecMethods ls_hash_exec_methods = {
+	.CustomName = LS_HASH_NAME,
+	.BeginCustomScan = ls_hash_begin,
+	.ExecCustomScan = ls_hash_exec,
+	.EndCustomScan = ls_hash_end,
+	.ReScanCustomScan = ls_hash_rescan,
+	.ExplainCustomScan = ls_hash_explain,
+};
+
+static Node *
+ls_hash_create_state(CustomScan *cscan)
+{
+	LsHashScanState *s = palloc0(sizeof(LsHashScanState));
+
+	NodeSetTag(s, T_CustomScanState);
+	s->css.methods = &ls_hash_exec_methods;
+	return (Node *) s;
+}
+
+static void
+ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	List	   *oids = linitial(cs->custom_private);
+	List	   *ints = lsecond(cs->custom_private);
+	List	   *values = linitial(cs->custom_exprs);
+	int			n = list_length(values);
+	char	   *mem;
+
+	s->indexoid = linitial_oid(oids);
+	s->lockmode = exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode;
+	s->nkeys = n;
+	/* one allocation for the per-key arrays */
+	mem = palloc(MAXALIGN(sizeof(ScanKeyData) * n) +
+				 MAXALIGN(sizeof(LsHashValue) * n) +
+				 MAXALIGN(sizeof(AttrNumber) * n) +
+				 MAXALIGN(sizeof(int16) * n) + sizeof(bool) * n);
+	s->keys = (ScanKey) mem;
+	mem += MAXALIGN(sizeof(ScanKeyData) * n);
+	s->values = (LsHashValue *) mem;
+	mem += MAXALIGN(sizeof(LsHashValue) * n);
+	s->attnos = (AttrNumber *) mem;
+	mem += MAXALIGN(sizeof(AttrNumber) * n);
+	s->typlen = (int16 *) mem;
+	mem += MAXALIGN(sizeof(int16) * n);
+	s->typbyval = (bool *) mem;
+	for (int i = 0; i < n; i++)
+	{
+		Node	   *v = list_nth(values, i);
+		LsHashValue *hv = &s->values[i];
+
+		memset(hv, 0, sizeof(*hv));
+		if (IsA(v, Const))
+		{
+			hv->kind = LS_HV_CONST;
+			hv->constval = ((Const *) v)->constvalue;
+			hv->constnull = ((Const *) v)->constisnull;
+		}
+		else if (IsA(v, Param) && ((Param *) v)->paramkind == PARAM_EXTERN)
+		{
+			hv->kind = LS_HV_EXTERN;
+			hv->paramid = ((Param *) v)->paramid;
+			hv->paramtype = ((Param *) v)->paramtype;
+		}
+		else if (IsA(v, Param) && ((Param *) v)->paramkind == PARAM_EXEC)
+		{
+			hv->kind = LS_HV_EXEC;
+			hv->paramid = ((Param *) v)->paramid;
+		}
+		else
+		{
+			hv->kind = LS_HV_EXPR;
+			hv->expr = ExecInitExpr((Expr *) v, &node->ss.ps);
+		}
+
+		ScanKeyEntryInitialize(&s->keys[i], 0, (AttrNumber) (i + 1),
+							   BTEqualStrategyNumber,
+							   list_nth_oid(oids, 3 + 3 * i),	/* subtype */
+							   list_nth_oid(oids, 2 + 3 * i),	/* collation */
+							   list_nth_oid(oids, 1 + 3 * i),	/* function */
+							   (Datum) 0);
+		s->attnos[i] = (AttrNumber) list_nth_int(ints, 1 + 3 * i);
+		s->typlen[i] = (int16) list_nth_int(ints, 2 + 3 * i);
+		s->typbyval[i] = list_nth_int(ints, 3 + 3 * i) != 0;
+		if (!s->typbyval[i])
+			s->byref_keys = true;
+	}
+	s->phase = LS_HP_START;
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	if (linitial_int(ints) != 0)
+	{
+		/* system columns: the scan slot must be the table AM's own */
+		TupleTableSlot *hslot;
+
+		hslot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
+								   table_slot_callbacks(rel));
+		s->heap_mode = true;
+		node->ss.ss_ScanTupleSlot = hslot;
+		node->ss.ps.scanops = hslot->tts_ops;
+		node->ss.ps.scanopsfixed = true;
+		node->ss.ps.scanopsset = true;
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, cs->scan.scanrelid);
+		node->ss.ps.qual = ExecInitQual(cs->scan.plan.qual, &node->ss.ps);
+	}
+	s->fetch = table_index_fetch_begin(rel);
+	s->tbl = ls_table_for(rel);
+	s->seed = ls_hash_seed(rel, s->indexoid, &s->tag);
+}
+
+/* One key value (what ExecEvalExpr would give for a Const or a Param). */
+static Datum
+ls_hash_value(LsHashValue *v, ExprContext *ec, bool *isnull)
+{
+	switch (v->kind)
+	{
+		case LS_HV_CONST:
+			*isnull = v->constnull;
+			return v->constval;
+		case LS_HV_EXTERN:
+			{
+				ParamListInfo params = ec->ecxt_param_list_info;
+				ParamExternData *prm;
+				ParamExternData prmdata;
+
+				if (params == NULL || v->paramid <= 0 || v->paramid > params->numParams)
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_OBJECT),
+							 errmsg("the lookup found no value for parameter $%d", v->paramid)));
+				if (params->paramFetch != NULL)
+					prm = params->paramFetch(params, v->paramid, false, &prmdata);
+				else
+					prm = &params->params[v->paramid - 1];
+				if (!OidIsValid(prm->ptype))
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_OBJECT),
+							 errmsg("the lookup found no value for parameter $%d", v->paramid)));
+				if (prm->ptype != v->paramtype)
+					ereport(ERROR,
+							(errcode(ERRCODE_DATATYPE_MISMATCH),
+							 errmsg("parameter $%d has type %s, but the plan was made for type %s",
+									v->paramid, format_type_be(prm->ptype),
+									format_type_be(v->paramtype))));
+				*isnull = prm->isnull;
+				return prm->value;
+			}
+		case LS_HV_EXEC:
+			{
+				ParamExecData *prm = &ec->ecxt_param_exec_vals[v->paramid];
+
+				/* an initplan's value is computed on first use */
+				if (prm->execPlan != NULL)
+					ExecSetParamPlan(prm->execPlan, ec);
+				*isnull = prm->isnull;
+				return prm->value;
+			}
+		case LS_HV_EXPR:
+			break;
+	}
+	return ExecEvalExpr(v->expr, ec, isnull);
+}
+
+/* Evaluate the key values into the scan keys; false when one is NULL. */
+static bool
+ls_hash_eval_keys(LsHashScanState *s)
+{
+	ExprContext *ec;
+	MemoryContext old;
+	int			i;
+	uint64		h = s->seed;
+
+	/*
+	 * By-value keys can be evaluated in the node's per-tuple context; a
+	 * by-reference value must survive the whole index scan.
+	 */
+	if (s->byref_keys)
+	{
+		if (s->keycxt == NULL)
+			s->keycxt = CreateExprContext(s->css.ss.ps.state);
+		ec = s->keycxt;
+		ResetExprContext(ec);
+	}
+	else
+		ec = s->css.ss.ps.ps_ExprContext;
+	old = MemoryContextSwitchTo(ec->ecxt_per_tuple_memory);
+	for (i = 0; i < s->nkeys; i++)
+	{
+		bool		isnull;
+		Datum		d = ls_hash_value(&s->values[i], ec, &isnull);
+
+		if (isnull)
+		{
+			/* "= NULL" matches nothing */
+			MemoryContextSwitchTo(old);
+			return false;
+		}
+		s->keys[i].sk_argument = d;
+		h = ls_hash_datum(h, d, s->typlen[i], s->typbyval[i]);
+	}
+	MemoryContextSwitchTo(old);
+	if (ls_hash_test_bits > 0 && ls_hash_test_bits < 64)
+		h &= (UINT64CONST(1) << ls_hash_test_bits) - 1;
+	s->hash = h;
+	return true;
+}
+
+/* Do the key columns of the row in slot equal the evaluated keys? */
+static bool
+ls_hash_keys_match(LsHashScanState *s, TupleTableSlot *slot)
+{
+	for (int i = 0; i < s->nkeys; i++)
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(slot, s->attnos[i], &isnull);
+
+		if (isnull ||
+			!DatumGetBool(FunctionCall2Coll(&s->keys[i].sk_func,
+											s->keys[i].sk_collation,
+											d, s->keys[i].sk_argument)))
+			return false;
+	}
+	return true;
+}
+
+static inline void
+ls_hash_count(ls_hc_counter c)
+{
+	ls_hc_count(ls_hcache, ls_hash_slot(), c, 1);
+}
+
+/* Try the cache; true with the row in the scan slot when the entry held. */
+static bool
+ls_hash_probe(LsHashScanState *s)
+{
+	EState	   *estate = s->css.ss.ps.state;
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+	uint64		rowid;
+	ItemPointerData tid;
+	bool		call_again = false;
+
+	if (!ls_hc_lookup(ls_hcache, s->hash, &rowid))
+	{
+		s->misses++;
+		ls_hash_count(LS_HC_C_MISSES);
+		return false;
+	}
+	ls_rowid_to_tid(rowid, &tid);
+	if (table_index_fetch_tuple(s->fetch, &tid, estate->es_snapshot, slot,
+								&call_again, NULL))
+	{
+		if (ls_hash_keys_match(s, slot))
+		{
+			s->hits++;
+			ls_hash_count(LS_HC_C_HITS);
+			return true;
+		}
+		ExecClearTuple(slot);
+	}
+	/* stale: gone, moved to another key, not visible to us, a collision */
+	s->stale++;
+	ls_hash_count(LS_HC_C_STALE);
+	if (ls_hc_remove(ls_hcache, s->hash, rowid) > 0)
+		ls_hash_count(LS_HC_C_REMOVED);
+	return false;
+}
+
+static TupleTableSlot *
+ls_hash_next(ScanState *ss)
+{
+	LsHashScanState *s = (LsHashScanState *) ss;
+	EState	   *estate = ss->ps.state;
+
+	if (s->phase == LS_HP_START)
+	{
+		s->keys_ok = ls_hash_eval_keys(s);
+		if (!s->keys_ok)
+		{
+			s->phase = LS_HP_DONE;
+			return NULL;
+		}
+		s->fill = false;
+		/* (a cached plan may outlive SET leanstore.hash_cache = off) */
+		if (ls_hcache != NULL && ls_hash_cache_on &&
+			IsMVCCSnapshot(estate->es_snapshot) && !IsolationIsSerializable())
+		{
+			if (ls_hash_probe(s))
+			{
+				/* unique: nothing else can match */
+				s->phase = LS_HP_DONE;
+				return ss->ss_ScanTupleSlot;
+			}
+			s->fill = true;
+		}
+		else
+			s->bypassed++;
+		if (s->iscan == NULL)
+		{
+			if (s->index == NULL)
+				s->index = index_open(s->indexoid, s->lockmode);
+			s->iscan = index_beginscan(ss->ss_currentRelation, s->index,
+									   estate->es_snapshot, s->nkeys, 0);
+		}
+		index_rescan(s->iscan, s->keys, s->nkeys, NULL, 0);
+		s->phase = LS_HP_INDEX;
+	}
+	if (s->phase == LS_HP_INDEX)
+	{
+		if (index_getnext_slot(s->iscan, ForwardScanDirection, ss->ss_ScanTupleSlot))
+		{
+			if (s->fill)
+			{
+				ls_hc_fill_result fr;
+
+				/* marked before the entry exists (see ls_hash_table_hashed) */
+				if (ls_hot_table_get_tag(s->tbl, LS_TAG_HASHED) == 0)
+					ls_hot_table_set_tag(s->tbl, LS_TAG_HASHED, 1);
+				fr = ls_hc_fill(ls_hcache, s->hash, s->tag,
+								ls_tid_to_rowid(&s->iscan->xs_heaptid));
+				if (fr != LS_HC_SKIPPED)
+					ls_hash_count(LS_HC_C_FILLS);
+				if (fr == LS_HC_EVICTED)
+					ls_hash_count(LS_HC_C_EVICTIONS);
+				s->fill = false;
+			}
+			return ss->ss_ScanTupleSlot;
+		}
+		s->phase = LS_HP_DONE;
+	}
+	return NULL;
+}
+
+/* EvalPlanQual: does the test tuple satisfy the key conditions? */
+static bool
+ls_hash_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	LsHashScanState *s = (LsHashScanState *) ss;
+
+	if (s->phase == LS_HP_START)
+	{
+		s->keys_ok = ls_hash_eval_keys(s);
+		s->phase = LS_HP_DONE;
+	}
+	return s->keys_ok && ls_hash_keys_match(s, slot);
+}
+
+static TupleTableSlot *
+ls_hash_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, ls_hash_next, ls_hash_recheck);
+}
+
+static void
+ls_hash_rescan(CustomScanState *node)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+
+	s->phase = LS_HP_START;
+	ExecScanReScan(&node->ss);
+}
+
+static void
+ls_hash_end(CustomScanState *node)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+
+	/* the slots may borrow the fetch's buffer */
+	if (node->ss.ss_ScanTupleSlot)
+		ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	if (s->iscan)
+		index_endscan(s->iscan);
+	if (s->fetch)
+		table_index_fetch_end(s->fetch);
+	if (s->index)
+		index_close(s->index, NoLock);
+}
+
+static void
+ls_hash_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	LsHashScanState *s = (LsHashScanState *) node;
+	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
+	List	   *rechecks = lsecond(cs->custom_exprs);
+	List	   *context;
+	char	   *cond;
+
+	ExplainPropertyText("Index Name", get_rel_name(s->indexoid), es);
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	cond = deparse_expression((Node *) make_ands_explicit(rechecks), context,
+							  es->verbose, false);
+	ExplainPropertyText("Lookup Cond", cond, es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Hash Hits", NULL, (int64) s->hits, es);
+		ExplainPropertyInteger("Hash Misses", NULL, (int64) (s->misses + s->stale), es);
+		if (s->stale > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyInteger("Hash Stale", NULL, (int64) s->stale, es);
+		if (s->bypassed > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyInteger("Hash Bypassed", NULL, (int64) s->bypassed, es);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Module load (from _PG_init)
+ * ------------------------------------------------------------------------ */
+void
+ls_hashscan_init(void)
+{
+	DefineCustomBoolVariable("leanstore.hash_cache",
+							 "Plans hash-cached point lookups on unique indexes of leanstore tables.",
+							 "When off, the planner uses the ordinary index scans.",
+							 &ls_hash_cache_on,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.hash_cache_memory",
+							"Shared memory for the hash cache of unique-index point lookups.",
+							"0 disables the cache.",
+							&ls_hash_cache_memory_mb,
+							64, 0, 1024 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("leanstore.hash_cache_test_bits",
+							"Tests only: keeps this many bits of each hash-cache key hash (0 keeps all).",
+							"Makes different keys collide in the hash cache, so that the key recheck of every lookup is exercised.",
+							&ls_hash_test_bits,
+							0, 0, 64,
+							PGC_SUSET,
+							GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							NULL, NULL, NULL);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = ls_hash_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = ls_hash_shmem_startup;
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = ls_hash_pathlist;
+	RegisterCustomScanMethods(&ls_hash_scan_methods);
+}

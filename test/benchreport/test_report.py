@@ -1,0 +1,253 @@
+"""Tests of bench/report.py: the client output parsers on real client logs
+(fixtures/*.log, kept from pgbench 15, sysbench 1.0.20 and go-tpc v1.0.12
+runs), and the report rendered from fixture results (fixtures/out/), whose
+medians and ratios are worked out by hand below."""
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+FIX = os.path.join(HERE, "fixtures")
+REPORT = os.path.join(REPO, "bench", "report.py")
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+import report  # noqa: E402
+
+
+def fixture(name):
+    with open(os.path.join(FIX, name)) as f:
+        return f.read()
+
+
+def png_size(path):
+    """(width, height) of a PNG, checking its signature and IHDR chunk."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        raise AssertionError("%s is not a PNG" % path)
+    return struct.unpack(">II", head[16:24])
+
+
+class ParsePgbench(unittest.TestCase):
+    def test_select_only(self):
+        self.assertAlmostEqual(report.parse_pgbench(fixture("pgbench-select.log")), 27522.825565)
+
+    def test_tpcb(self):
+        self.assertAlmostEqual(report.parse_pgbench(fixture("pgbench-tpcb.log")), 2449.294687)
+
+    def test_custom_script(self):
+        self.assertAlmostEqual(report.parse_pgbench(fixture("pgbench-ycsb.log")), 30821.16825)
+
+    def test_aborted_run_is_a_failure_with_the_error(self):
+        # the log has a tps line, but clients aborted on the full hot tier
+        with self.assertRaises(report.ParseError) as cm:
+            report.parse_pgbench(fixture("pgbench-hotfull.log"))
+        self.assertIn("leanstore hot tier is full", str(cm.exception))
+
+    def test_failed_transactions_are_a_failure(self):
+        text = fixture("pgbench-tpcb.log").replace(
+            "number of failed transactions: 0 (0.000%)", "number of failed transactions: 7 (0.160%)")
+        with self.assertRaisesRegex(report.ParseError, "7 failed transactions"):
+            report.parse_pgbench(text)
+
+    def test_no_tps_line(self):
+        with self.assertRaisesRegex(report.ParseError, "no tps line"):
+            report.parse_pgbench("pgbench (15.20)\n")
+
+
+class ParseSysbench(unittest.TestCase):
+    def test_read_write(self):
+        # transactions per second, not queries per second
+        self.assertAlmostEqual(report.parse_sysbench(fixture("sysbench-read_write.log")), 1010.45)
+
+    def test_point_select(self):
+        self.assertAlmostEqual(report.parse_sysbench(fixture("sysbench-point_select.log")), 56968.90)
+
+    def test_fatal(self):
+        with self.assertRaises(report.ParseError) as cm:
+            report.parse_sysbench(fixture("sysbench-fatal.log"))
+        self.assertIn('relation "sbtest1" does not exist', str(cm.exception))
+
+
+class ParseGoTpc(unittest.TestCase):
+    def test_tpmc(self):
+        self.assertAlmostEqual(report.parse_gotpc(fixture("gotpc-run.log")), 30978.6)
+        self.assertAlmostEqual(report.parse_gotpc(fixture("gotpc-run-errors.log")), 10107.5)
+
+    def test_errors(self):
+        self.assertEqual(report.parse_gotpc_errors(fixture("gotpc-run.log")), 0)
+        self.assertEqual(report.parse_gotpc_errors(fixture("gotpc-run-errors.log")), 476)
+
+    def test_no_summary(self):
+        with self.assertRaisesRegex(report.ParseError, "no tpmC line: Failed to init"):
+            report.parse_gotpc("Failed to init work loader: dial tcp: connection refused\n")
+
+    def test_check_ok(self):
+        self.assertEqual(report.parse_gotpc_check(fixture("gotpc-check.log")), "ok")
+
+    def test_check_failed(self):
+        # go-tpc prints "Finished" and exits 0 after a failed condition
+        with self.assertRaises(report.ParseError) as cm:
+            report.parse_gotpc_check(fixture("gotpc-check-fail.log"))
+        self.assertIn("condition 3.3.2.8", str(cm.exception))
+
+    def test_check_that_checked_nothing(self):
+        with self.assertRaisesRegex(report.ParseError, "checked nothing"):
+            report.parse_gotpc_check("Finished\n")
+
+
+class ParseCommandLine(unittest.TestCase):
+    def run_parse(self, kind, name):
+        return subprocess.run([sys.executable, REPORT, "parse", kind, os.path.join(FIX, name)],
+                              capture_output=True, text=True)
+
+    def test_value(self):
+        p = self.run_parse("sysbench", "sysbench-read_write.log")
+        self.assertEqual((p.returncode, p.stdout), (0, "1010.45\n"))
+
+    def test_failure_exit_and_reason(self):
+        p = self.run_parse("pgbench", "pgbench-hotfull.log")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertIn("hot tier is full", p.stderr)
+
+    def test_integer(self):
+        p = self.run_parse("gotpc-errors", "gotpc-run-errors.log")
+        self.assertEqual((p.returncode, p.stdout), (0, "476\n"))
+
+
+class Stats(unittest.TestCase):
+    def test_median_spread(self):
+        st = report.Stat()
+        st.values = [4.0, 1.0, 3.0, 2.0]
+        self.assertEqual((st.med, st.lo, st.hi), (2.5, 1.0, 4.0))
+        self.assertAlmostEqual(st.spread, 3.0 / 2.5)
+
+    def test_failed_runs_do_not_count_but_are_kept(self):
+        rows = [{"variant": "v", "engine": "heap", "metric": "tps", "value": v, "status": s, "note": n}
+                for v, s, n in (("10", "ok", ""), ("NA", "FAIL", "boom"), ("30", "ok", ""))]
+        st = report.collect(rows, "tps")[("v", "heap")]
+        self.assertEqual((st.values, st.failures, st.n, st.med), ([10.0, 30.0], ["boom"], 3, 20.0))
+
+
+class Render(unittest.TestCase):
+    """The report of fixtures/out: every number below is worked out by hand
+    from the fixture TSVs."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="benchreport-")
+        cls.out = os.path.join(cls.tmp, "out")
+        shutil.copytree(os.path.join(FIX, "out"), cls.out)
+        p = subprocess.run([sys.executable, REPORT, "render", cls.out], capture_output=True, text=True)
+        cls.rc, cls.stdout, cls.stderr = p.returncode, p.stdout, p.stderr
+        with open(os.path.join(cls.out, "report.md")) as f:
+            cls.md = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_exit_status(self):
+        self.assertEqual(self.rc, 0, self.stderr)
+
+    def test_result_lines(self):
+        want = [
+            "RESULT pgbench_select_ratio=1.100",        # 121 / 110 at 16 clients
+            "RESULT pgbench_tpcb_ratio=1.050",          # median(99, 132) = 115.5 / 110
+            "RESULT sysbench_oltp_point_select_ratio=1.045",    # 1150 / 1100
+            "RESULT sysbench_oltp_read_only_ratio=1.045",
+            "RESULT sysbench_oltp_read_write_ratio=1.045",
+            "RESULT sysbench_oltp_update_index_ratio=1.045",
+            "RESULT sysbench_oltp_insert_ratio=1.045",
+            "RESULT tpcc_tpmc_ratio=0.477",             # median(10000, 11000) / 22000
+            "RESULT ycsb_ratio_4x=NA",                  # leanstore failed at 4x
+            "RESULT bytes_per_row_ratio=1.500",         # 210 / 140 bytes per row
+            "RESULT bytes_per_row_ratio_tpcc_stock=0.750",   # 300 / 400
+            "RESULT load_copy_time_ratio=0.625",        # 7.5 s / 12 s
+            "RESULT load_pgbench_init_time_ratio=1.455",     # 32 s / 22 s
+        ]
+        got = [l for l in self.stdout.splitlines() if l.startswith("RESULT ")]
+        self.assertEqual(got, want)
+        block = self.md.split("## Machine-readable results")[1]
+        self.assertEqual([l for l in block.splitlines() if l.startswith("RESULT ")], want)
+        self.assertIn("# ycsb_ratio_4x: leanstore failed: load to 4x (1000 rows) failed: "
+                      "ERROR:  leanstore hot tier is full", block)
+
+    def test_durability_note(self):
+        self.assertIn("**both engines run with `synchronous_commit = off`**", self.md)
+
+    def test_machine(self):
+        self.assertIn("| kernel | Linux 6.1 |", self.md)
+        self.assertIn("| commit | abc1234 |", self.md)
+
+    def test_pgbench_table(self):
+        # heap 100/120/110: spread 20/110; leanstore 99/132/121: spread 33/121
+        self.assertIn("| select | 16 | 110 | 100 | 120 | 18% | 3/3 | 121 | 99.0 | 132 | 27% | 3/3 | 1.100 |",
+                      self.md)
+        # the failed run counts in "runs ok" and is not a value
+        self.assertIn("| tpcb | 16 | 110 | 100 | 120 | 18% | 3/3 | 116 | 99.0 | 132 | 29% | 2/3 | 1.050 |",
+                      self.md)
+
+    def test_tpcc_checks(self):
+        self.assertIn("| leanstore | 1/1 passed | 2/3 passed | 3 |", self.md)
+        self.assertIn("| heap | 1/1 passed | 3/3 passed | 0 |", self.md)
+
+    def test_ycsb_failures_are_in_the_table(self):
+        self.assertIn("| B | 4x | 4.05 | 2,020 | 2,010 | 2,030 | 1% | 3/3 | FAIL |  |  |  | 0/1 | NA |",
+                      self.md)
+
+    def test_footprint(self):
+        # 0 + 40 cold + 150 hot + 20 index = 210 bytes per row; heap 120 + 20
+        self.assertIn("| pgbench_accounts | leanstore | 1,000 | 0.0 | 40.0 | 150 | 20.0 | 210 | 1.500 |",
+                      self.md)
+        self.assertIn("| pgbench_accounts | heap | 1,000 | 120 | 0.0 | 0.0 | 20.0 | 140 |  |", self.md)
+
+    def test_failures_section(self):
+        fails = self.md.split("## Failures")[1].split("## Machine-readable")[0]
+        self.assertIn('| pgbench | tpcb:16 | leanstore | 3 | tps | pgbench: client 3 script 0 aborted', fails)
+        self.assertIn("condition 3.3.2.8", fails)
+        self.assertIn("| tpcc | tpcc | leanstore | 1 | errors | 3 transactions failed", fails)
+        for r in ("4", "8"):
+            for w in ("A", "B"):
+                self.assertIn("| ycsb | %s:%s | leanstore | 0 | tps | load to %sx" % (w, r, r), fails)
+
+    def test_core(self):
+        self.assertIn("RESULT insert_ratio_bm_vs_inmem=0.800", self.md)
+
+    def test_plots(self):
+        for name in ("pgbench", "sysbench", "ycsb", "footprint"):
+            self.assertIn("![%s](plots/%s.png)" % (name, name), self.md)
+            path = os.path.join(self.out, "plots", name + ".png")
+            w, h = png_size(path)
+            self.assertGreaterEqual(w, 600, name)
+            self.assertGreaterEqual(h, 350, name)
+            self.assertGreater(os.path.getsize(path), 10000, name)
+
+
+class RenderPartial(unittest.TestCase):
+    def test_nothing_yet(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "results"))
+            self.assertIn("No workload results yet", report.Report(d).render())
+
+    def test_one_workload(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "results"))
+            shutil.copy(os.path.join(FIX, "out", "results", "sysbench.tsv"), os.path.join(d, "results"))
+            r = report.Report(d)
+            md = r.render()
+            self.assertIn("## sysbench", md)
+            self.assertNotIn("## pgbench", md)
+            self.assertEqual([k for k, _ in r.results],
+                             ["sysbench_%s_ratio" % w for w in report.SYSBENCH_WORKLOADS])
+            self.assertTrue(os.path.exists(os.path.join(d, "plots", "sysbench.png")))
+
+
+if __name__ == "__main__":
+    unittest.main()
