@@ -72,6 +72,27 @@ ALTER SYSTEM SET leanstore.max_tables = 1048576;
 ALTER SYSTEM SET leanstore.max_tables = 1048577;
 ALTER SYSTEM SET leanstore.max_tables = 1.5;
 ALTER SYSTEM RESET leanstore.max_tables;
+-- the other GUCs: buffer_pool (2MB .. 1TB, server start), pack_threshold
+-- (1 .. 100) and pack_eager (reload), bulk_load_rows (0 .. 2^31-1, any
+-- session), the hash cache's switch, memory (0 .. 1TB in MB, server start)
+-- and test bits (0 .. 64, superuser)
+SET leanstore.buffer_pool = '64MB';
+SET leanstore.pack_threshold = 50;
+SET leanstore.pack_eager = on;
+ALTER SYSTEM SET leanstore.buffer_pool = '1MB';
+ALTER SYSTEM SET leanstore.pack_threshold = 0;
+ALTER SYSTEM SET leanstore.pack_threshold = 101;
+ALTER SYSTEM SET leanstore.pack_eager = 'maybe';
+ALTER SYSTEM SET leanstore.hash_cache_memory = -1;
+ALTER SYSTEM SET leanstore.hash_cache_memory = 1048577;
+SET leanstore.bulk_load_rows = -1;
+SET leanstore.bulk_load_rows = 2147483648;
+SET leanstore.bulk_load_rows = 2147483647;
+SHOW leanstore.bulk_load_rows;
+RESET leanstore.bulk_load_rows;
+SET leanstore.hash_cache = 'perhaps';
+SET leanstore.hash_cache_test_bits = 65;
+SET leanstore.hash_cache_test_bits = -1;
 -- names under leanstore. are reserved: a misspelt setting is an error
 SET leanstore.hot_mem = '1GB';
 ALTER SYSTEM SET leanstore.hot_mem = '1GB';
