@@ -95,6 +95,15 @@ bench_cgroup_peak() {
 	else echo NA; fi
 }
 
+# bench_cgroup_oom DIR: " (the memory cgroup OOM-killed N processes)" when
+# the kernel killed processes of the cgroup for its limit, else nothing.
+bench_cgroup_oom() {
+	local n
+	n=$(awk '$1 == "oom_kill" { print $2 }' "$1/memory.oom_control" "$1/memory.events" 2>/dev/null | head -n1)
+	[ -n "$n" ] && [ "$n" -gt 0 ] && echo " (the memory cgroup OOM-killed $n server processes so far)"
+	return 0
+}
+
 bench_cleanup() {
 	local d
 	ls_cleanup
@@ -122,6 +131,8 @@ bench_cluster_start() {
 	if [ -n "$cap" ]; then
 		procs=$(bench_cgroup_create "leanstore-bench-$$-$name" "$cap") || return 1
 		BC_CGROUP=$(dirname "$procs")
+		# (bench_cgroup_create ran in a subshell: remember it here)
+		BENCH_CGROUPS+=("$BC_CGROUP")
 		# the shell joins the cgroup, then becomes pg_ctl: the postmaster
 		# it forks is born inside
 		sh -c 'echo $$ >"$1" && shift && exec "$@"' sh "$procs" \
@@ -198,5 +209,5 @@ bench_parse() {
 
 # The first ERROR line of a client or server log, for a failure's note.
 bench_first_error() {
-	grep -m1 -iE 'ERROR|FATAL|failed|panic' "$1" 2>/dev/null | cut -c1-300
+	{ grep -m1 -iE 'ERROR|FATAL|failed|panic|server closed' "$1" || head -n1 "$1"; } 2>/dev/null | cut -c1-300
 }
