@@ -71,9 +71,9 @@ echo "RESULT copy_ratio=$(echo "scale=3; $lm / $hm" | bc)"
 psqlq -c "ALTER TABLE acc_heap ADD PRIMARY KEY (aid)" -c "ALTER TABLE acc_leanstore ADD PRIMARY KEY (aid)" \
 	-c "VACUUM acc_heap" -c "VACUUM acc_leanstore" >/dev/null || exit 1
 hb=$(psqlq -c "SELECT (pg_relation_size('acc_heap') + pg_relation_size('acc_heap_pkey'))::numeric / $ROWS")
-lb=$(psqlq -c "SELECT (t.hot_bytes + pg_relation_size('acc_leanstore') + pg_relation_size('acc_leanstore_pkey'))::numeric / $ROWS FROM leanstore_table_stats('acc_leanstore') t")
+lb=$(psqlq -c "SELECT (t.hot_bytes + t.cold_pages * 8192 + pg_relation_size('acc_leanstore_pkey'))::numeric / $ROWS FROM leanstore_table_stats('acc_leanstore') t")
 psqlq -c "SELECT format('leanstore: %s hot rows, %s hot bytes, %s MB cold pages, %s MB primary key; heap: %s MB pages, %s MB primary key',
-	t.hot_rows, t.hot_bytes, pg_relation_size('acc_leanstore') / 1048576, pg_relation_size('acc_leanstore_pkey') / 1048576,
+	t.hot_rows, t.hot_bytes, t.cold_pages * 8192 / 1048576, pg_relation_size('acc_leanstore_pkey') / 1048576,
 	pg_relation_size('acc_heap') / 1048576, pg_relation_size('acc_heap_pkey') / 1048576) FROM leanstore_table_stats('acc_leanstore') t"
 echo "bytes per row (table + primary key): heap $(printf %.1f "$hb"), leanstore $(printf %.1f "$lb") (hot tier + cold pages)"
 echo "RESULT bytes_per_row_ratio=$(echo "scale=3; $lb / $hb" | bc)"
@@ -82,8 +82,11 @@ psqlq -c "DROP TABLE acc_heap, acc_leanstore" >/dev/null
 [ "${CB_SKIP_PGBENCH:-0}" = 1 ] && exit 0
 for am in heap leanstore; do
 	ls_as_pg "$LS_PG_BIN/createdb" "pb_$am" || exit 1
-	DB=pb_$am psqlq -c "ALTER DATABASE pb_$am SET default_table_access_method = $am" >/dev/null
+	# the access method exists once the extension does
 	[ "$am" = leanstore ] && DB=pb_$am psqlq -c "CREATE EXTENSION leanstore" >/dev/null
+	DB=pb_$am psqlq -c "ALTER DATABASE pb_$am SET default_table_access_method = $am" >/dev/null
+	DB=pb_$am psqlq -c "SHOW default_table_access_method" | grep -qx "$am" ||
+		ls_die "database pb_$am does not default to $am"
 	ls_as_pg "$LS_PG_BIN/pgbench" -q -i -s "$SCALE" "pb_$am" >"$OUT/cold-init-$am.log" 2>&1 || { cat "$OUT/cold-init-$am.log"; exit 1; }
 done
 for mode in select tpcb; do

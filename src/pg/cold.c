@@ -473,6 +473,22 @@ ls_table_used_end(ls_hot_table *tbl)
 	return end;
 }
 
+/*
+ * Keep pack (and the adoption of tables) from running while the caller
+ * compares a table's counters (leanstore_verify).  An error releases it
+ * with every other LWLock.
+ */
+void
+ls_cold_hold_pack(bool hold)
+{
+	if (ls_cold == NULL)
+		return;
+	if (hold)
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	else
+		LWLockRelease(ls_cold->adopt_lock);
+}
+
 /* Blocks of tbl's file its tree uses (meta page included), in memory or not. */
 uint64
 ls_cold_table_pages(ls_hot_table *tbl)

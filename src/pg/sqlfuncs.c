@@ -217,9 +217,14 @@ leanstore_verify(PG_FUNCTION_ARGS)
 	LsVerify	vf;
 	int			natts;
 
-	/* ShareLock: no writers while the counts are compared */
+	/*
+	 * ShareLock: no writers while the counts are compared.  Pack is a writer
+	 * the lock does not stop (the leanstore worker moves rows to the cold
+	 * tier): hold it off too (its passes run under the cold tier's lock).
+	 */
 	rel = ls_open_leanstore(relid, ShareLock);
 	tbl = ls_table_for(rel);
+	ls_cold_hold_pack(true);
 	natts = RelationGetDescr(rel)->natts;
 	limit = ls_hot_table_rowid_limit(tbl);
 	initStringInfo(&vf.detail);
@@ -323,6 +328,7 @@ leanstore_verify(PG_FUNCTION_ARGS)
 				 (uint64) ts.versions, versions);
 		ls_problem(&vf, 0, msg);
 	}
+	ls_cold_hold_pack(false);
 	relation_close(rel, ShareLock);
 
 	if (vf.problems > 0)
