@@ -405,10 +405,18 @@ ls_btree_root(ls_btree *t, uint32_t *root_block, uint32_t *height)
 void
 ls_btree_drop(ls_btree *t)
 {
+	/*
+	 * Under the meta latch, so that an optimistic walk from the root (a
+	 * page provider's find_parent) that started before sees the version
+	 * move and restarts, instead of following the old root into frames
+	 * that are freed and reused below.
+	 */
+	ls_latch_lock_exclusive(&t->meta_latch);
 	ls_bm_drop_dt(t->bm, t->dt_id);
 	atomic_store_explicit(&t->height, 0, memory_order_relaxed);
 	ls_swip_store(&t->root, LS_PID_INVALID);
 	atomic_store(&t->append_frame, UINT64_MAX);
+	ls_latch_unlock_exclusive(&t->meta_latch);
 }
 
 /*
