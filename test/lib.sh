@@ -67,8 +67,13 @@ LS_BASE_PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgre
 # flavour (LS_ASSERT in the core, Assert in the glue; test/run sets it);
 # unset, the release flavour (bench/run).
 ls_build_install() {
-	local flavour=()
-	[ -n "${LS_BUILD_ASSERTS:-}" ] && flavour=(LS_ASSERTS=1)
+	local flavour=() want=release
+	[ -n "${LS_BUILD_ASSERTS:-}" ] && flavour=(LS_ASSERTS=1) && want=asserts
+	# make does not see a change of flags: objects of the other flavour go
+	if [ "$(cat build/.flavour 2>/dev/null)" != "$want" ]; then
+		rm -f src/*/*.o src/*/*.bc leanstore.so
+		mkdir -p build && echo "$want" >build/.flavour
+	fi
 	ls_log "build: make -j$LS_JOBS ${flavour[*]}"
 	make -j"$LS_JOBS" "${flavour[@]}" || return 1
 	if [ -n "${LS_PRIVATE_ROOT:-}" ]; then
