@@ -201,13 +201,19 @@ ls_pool_frames(void)
 	return (uint64) ls_buffer_pool_mb * 1024 * 1024 / LS_PAGE_SIZE;
 }
 
+/* The shared header with its cold descriptors; the pool's region follows. */
+static Size
+ls_cold_header_size(int max_tables)
+{
+	return MAXALIGN(add_size(offsetof(LsColdShared, tables),
+							 mul_size(sizeof(LsColdTable), max_tables)));
+}
+
 Size
 ls_cold_shmem_size(int max_tables)
 {
-	Size		hdr = add_size(offsetof(LsColdShared, tables),
-							   mul_size(sizeof(LsColdTable), max_tables));
-
-	return add_size(MAXALIGN(hdr), add_size(ls_bm_region_size(ls_pool_frames()), 4096));
+	return add_size(ls_cold_header_size(max_tables),
+					add_size(ls_bm_region_size(ls_pool_frames()), 4096));
 }
 
 void
@@ -282,8 +288,7 @@ ls_cold_shmem_startup(int max_tables)
 	ls_status	st;
 	uint32		epoch;
 	bool		clean;
-	Size		hdr = MAXALIGN(add_size(offsetof(LsColdShared, tables),
-										mul_size(sizeof(LsColdTable), max_tables)));
+	Size		hdr = ls_cold_header_size(max_tables);
 
 	ls_cold = ShmemInitStruct("leanstore cold tier", ls_cold_shmem_size(max_tables), &found);
 	if (found)
@@ -942,7 +947,7 @@ static uint64 ls_bulk_count = 0;
  * cannot move before they commit.
  */
 bool
-ls_bulk_cold(Relation rel, ls_hot_table *tbl, TransactionId xid)
+ls_bulk_cold(Relation rel)
 {
 	if (ls_cold == NULL || ls_bulk_load_rows <= 0 ||
 		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
@@ -953,7 +958,6 @@ ls_bulk_cold(Relation rel, ls_hot_table *tbl, TransactionId xid)
 		ls_bulk_xid = GetTopTransactionIdIfAny();
 		ls_bulk_count = 0;
 	}
-	(void) xid;
 	return ++ls_bulk_count > (uint64) ls_bulk_load_rows;
 }
 

@@ -1157,7 +1157,7 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		atomic_store(&v->next_rowid, (uint64) token);
 	}
 
-	if (!speculative && ls_bulk_cold(rel, tbl, xid))
+	if (!speculative && ls_bulk_cold(rel))
 		ls_cold_insert(rel, tbl, rowid, v);	/* frees v */
 	else
 	{

@@ -235,7 +235,7 @@ ls_row_is_standin(const ls_hot_row *row)
 
 /* Bulk loads: rows of large loads go straight to the tree. */
 extern int	ls_bulk_load_rows;
-extern bool ls_bulk_cold(Relation rel, ls_hot_table *tbl, TransactionId xid);
+extern bool ls_bulk_cold(Relation rel);
 extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   ls_hot_version *v);
 
