@@ -201,6 +201,29 @@ uint64_t	ls_wal_end(const ls_wal *wal);
 bool		ls_wal_failed(const ls_wal *wal);
 
 /*
+ * Ask the writer for a round without waiting (wakes ls_wal_writer_sleep),
+ * e.g. before waiting for ls_wal_durable_gsn to reach a page's GSN.
+ */
+void		ls_wal_kick(ls_wal *wal);
+
+/* Counters since ls_wal_init (any process). */
+typedef struct ls_wal_stats_out
+{
+	uint64_t	rounds;			/* rounds that wrote blocks */
+	uint64_t	records;		/* records they wrote */
+	uint64_t	blocks;			/* blocks they wrote */
+	uint32_t	generation;		/* writer generation (0 before ls_wal_start) */
+} ls_wal_stats_out;
+void		ls_wal_stats(const ls_wal *wal, ls_wal_stats_out *out);
+
+/*
+ * Release this process's private state for the region (the log directory,
+ * the writer's open segment files, round buffer and io_uring).  Optional:
+ * for tests and for a process that stops using the log.
+ */
+void		ls_wal_detach(ls_wal *wal);
+
+/*
  * Test hook: make the writer's next write (what = 1) or sync (what = 2)
  * fail with errno err, as a full or failing disk would.  0 clears it.
  */
