@@ -1765,7 +1765,8 @@ ls_file_is_empty(const ls_bm_file *file)
 }
 
 /*
- * Open the storage node over its file, as the last clean shutdown wrote it
+ * Open the storage node (known to the hot tier as key: a process without
+ * a database cannot compute it) over its file, as the last clean shutdown wrote it
  * there.  Reads no row: they stay cold until used.  *res says what was
  * found: LS_ADOPT_OK (the table, READY), LS_ADOPT_EMPTY (the file has no
  * page: nothing was ever written there), LS_ADOPT_LOST (an image that
@@ -1774,10 +1775,9 @@ ls_file_is_empty(const ls_bm_file *file)
  * LS_ADOPT_LOST when it is not READY.
  */
 ls_hot_table *
-ls_cold_adopt_node(const RelFileNode *node, char persistence, const char *name,
-				   LsAdoptResult *res, const char **why)
+ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
+				   const char *name, LsAdoptResult *res, const char **why)
 {
-	ls_hot_key	key = ls_key_for_node(node);
 	ls_hot_table *tbl = NULL;
 	LsColdTable *ct;
 	ls_bm	   *bm = ls_cold_bm();
@@ -1918,7 +1918,7 @@ ls_cold_adopt(Relation rel, const char **why)
 	ls_hot_table *tbl;
 	char		persistence = rel->rd_rel->relpersistence;
 
-	tbl = ls_cold_adopt_node(&rel->rd_node, persistence,
+	tbl = ls_cold_adopt_node(ls_key_for_node(&rel->rd_node), &rel->rd_node, persistence,
 							 RelationGetRelationName(rel), &res, why);
 	if (tbl == NULL && persistence == RELPERSISTENCE_UNLOGGED &&
 		(res == LS_ADOPT_EMPTY || res == LS_ADOPT_LOST) && ls_cold_unlogged_reset(rel))

@@ -815,7 +815,7 @@ ls_replay_table(LsReplay *rp, const LsLogTarget *t)
 
 		ls_replay_node(rt, &node);
 		snprintf(name, sizeof(name), "relfilenode %u/%u/%u", node.spcNode, node.dbNode, node.relNode);
-		rt->tbl = ls_cold_adopt_node(&node, RELPERSISTENCE_PERMANENT, name, &res, &why);
+		rt->tbl = ls_cold_adopt_node(rt->key, &node, RELPERSISTENCE_PERMANENT, name, &res, &why);
 		if (res == LS_ADOPT_EMPTY)
 			ls_replay_new_table(rt);
 		else if (rt->tbl == NULL)

@@ -251,9 +251,9 @@ typedef enum LsAdoptResult
 	LS_ADOPT_EMPTY,				/* the file has no page at all */
 	LS_ADOPT_LOST,				/* an image that cannot be trusted */
 } LsAdoptResult;
-extern ls_hot_table *ls_cold_adopt_node(const RelFileNode *node, char persistence,
-										const char *name, LsAdoptResult *res,
-										const char **why);
+extern ls_hot_table *ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node,
+										char persistence, const char *name,
+										LsAdoptResult *res, const char **why);
 extern ls_hot_table *ls_cold_adopt(Relation rel, const char **why);
 extern void ls_cold_pack_all(uint64 log_end);
 extern void ls_cold_start_state(bool *clean, uint64 *log_start);
