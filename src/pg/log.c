@@ -234,6 +234,16 @@ ls_log_get_stats(LsLogStats *out)
 static uint64 ls_my_log_end = 0;
 static bool ls_my_log_pending = false;
 
+/*
+ * The log writer appending itself (recovery's re-log): nobody else drains
+ * its ring, so it runs a round before the ring could be full.
+ */
+static bool ls_log_self_writer = false;
+static uint64 ls_self_pending = 0;
+
+static void ls_log_round(void);
+static void ls_log_prepare(void);
+
 static bool
 ls_log_permanent(ls_hot_table *tbl)
 {
@@ -272,6 +282,17 @@ ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t
 	lens[0] = sizeof(*t);
 	parts[1] = payload;
 	lens[1] = len;
+	if (ls_log_self_writer)
+	{
+		uint64		need = LS_WAL_REC_HDR + sizeof(*t) + len;
+
+		if (ls_self_pending + need > (uint64) ls_log_buffer_kb * 1024 / 2)
+		{
+			ls_log_round();
+			ls_self_pending = 0;
+		}
+		ls_self_pending += need;
+	}
 	st = ls_wal_append(ls_log->wal, (uint32) MyBackendId, &hdr, parts, lens,
 					   len > 0 ? 2 : 1, &end, &gsn);
 	if (st == LS_IO_ERROR)
@@ -297,6 +318,14 @@ ls_log_flush_mine(void)
 
 	if (!ls_my_log_pending)
 		return;
+	if (ls_log_self_writer)
+	{
+		while (ls_wal_durable(ls_log->wal, (uint32) MyBackendId) < ls_my_log_end)
+			ls_log_round();
+		ls_self_pending = 0;
+		ls_my_log_pending = false;
+		return;
+	}
 	INSTR_TIME_SET_CURRENT(start);
 	pgstat_report_wait_start(PG_WAIT_EXTENSION);
 	for (;;)
@@ -506,7 +535,8 @@ ls_range_cmp(const void *a, const void *b)
  * version this transaction wrote or deleted.
  */
 static void
-ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, StringInfo buf)
+ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, bool relog,
+		   StringInfo buf)
 {
 	ls_hot_row *row;
 	ls_hot_version *target = NULL;
@@ -552,8 +582,10 @@ ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, StringInfo buf)
 		return;
 
 	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
+	if (relog)
+		frozen = true;			/* recovery kept only committed state */
 	if (ds == LS_XS_CURRENT || ds == LS_XS_COMMITTED)
-		ls_log_append(LS_LR_TOMB, 0, info.xmax, &t, NULL, 0);
+		ls_log_append(LS_LR_TOMB, frozen ? LS_LRF_FROZEN : 0, info.xmax, &t, NULL, 0);
 	else
 	{
 		t.len = (uint32) buf->len;
@@ -563,7 +595,8 @@ ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, StringInfo buf)
 }
 
 static void
-ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
+ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, bool relog,
+			StringInfo buf)
 {
 	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
 
@@ -571,7 +604,7 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
 	{
 		if ((rowid & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		ls_log_row(tbl, spc, rowid, all, buf);
+		ls_log_row(tbl, spc, rowid, all, relog, buf);
 	}
 }
 
@@ -595,7 +628,7 @@ ls_log_pre_commit(void)
 		ls_hot_table *tbl = ls_hot_table_find(hot, ls_wr_created[i]);
 
 		if (tbl != NULL && ls_hot_table_rowid_limit(tbl) > 0)
-			ls_log_rows(tbl, 0, ls_hot_table_rowid_limit(tbl) - 1, true, &buf);
+			ls_log_rows(tbl, 0, ls_hot_table_rowid_limit(tbl) - 1, true, false, &buf);
 	}
 	if (ls_wr_n > 1)
 		qsort(ls_wr, ls_wr_n, sizeof(LsLogRange), ls_range_cmp);
@@ -618,7 +651,7 @@ ls_log_pre_commit(void)
 		if (ls_log_is_created(r->key) ||
 			(tbl = ls_hot_table_find(hot, r->key)) == NULL)
 			continue;
-		ls_log_rows(tbl, lo, r->hi, false, &buf);
+		ls_log_rows(tbl, lo, r->hi, false, false, &buf);
 	}
 	pfree(buf.data);
 
@@ -1092,6 +1125,49 @@ ls_replay_finish(LsReplay *rp)
 	}
 }
 
+/*
+ * After replay: log what recovery rebuilt (every hot row of the replayed
+ * tables as a frozen image or tombstone, and each table's rowid bound) as
+ * the first records of the new generation, durably.  The caller then
+ * moves the replay start here, so the old records are never read again:
+ * the xids of transactions that did not commit before the crash may be
+ * handed out again (PostgreSQL's WAL may not have known them), and their
+ * records must not be taken for the new transactions' work.
+ */
+static void
+ls_replay_relog(LsReplay *rp)
+{
+	HASH_SEQ_STATUS seq;
+	LsReplayTable *rt;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	ls_log_self_writer = true;
+	hash_seq_init(&seq, rp->tables);
+	while ((rt = hash_seq_search(&seq)) != NULL)
+	{
+		LsLogTarget t;
+		uint64		next;
+		uint32		used;
+
+		if (rt->tbl == NULL)
+			continue;
+		ls_hot_table_get_fill(rt->tbl, &next, &used);
+		ls_log_target(&t, rt->key, rt->spc, next);
+		if (rt->created)
+		{
+			t.persistence = RELPERSISTENCE_PERMANENT;
+			ls_log_append(LS_LR_CREATE, 0, InvalidTransactionId, &t, NULL, 0);
+		}
+		ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
+		if (next > 0)
+			ls_log_rows(rt->tbl, 0, next - 1, true, true, &buf);
+	}
+	ls_log_flush_mine();
+	ls_log_self_writer = false;
+	pfree(buf.data);
+}
+
 static void
 ls_segment_path(char *buf, size_t len, uint64 pos)
 {
@@ -1162,16 +1238,21 @@ ls_log_recover(void)
 	ls_wal_reader_close(reader);
 	if (!clean)
 		ls_replay_finish(&rp);
-	hash_destroy(rp.tables);
 
-	/* a clean start needs nothing older than the end */
-	st = ls_wal_start(ls_log->wal, end, clean ? end : start);
+	st = ls_wal_start(ls_log->wal, end, start);
 	if (st != LS_OK)
 		ereport(FATAL,
 				(errcode_for_file_access(),
 				 errmsg("could not start leanstore's log in \"%s\": %m", ls_log_directory)));
-	if (clean)
-		ls_cold_set_log_start(end);
+	if (!clean)
+	{
+		ls_log_prepare();
+		ls_replay_relog(&rp);
+	}
+	hash_destroy(rp.tables);
+	/* nothing before the end is needed any more (after a clean start, or the re-log) */
+	ls_cold_set_log_start(end);
+	ls_wal_set_keep_from(ls_log->wal, end);
 
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
