@@ -50,7 +50,20 @@ CREATE FUNCTION leanstore_stats(
     OUT hash_cache_stale bigint,
     OUT hash_cache_fills bigint,
     OUT hash_cache_evictions bigint,
-    OUT hash_cache_removed bigint)
+    OUT hash_cache_removed bigint,
+    -- leanstore's log (leanstore.log_directory) and the last recovery
+    OUT log_bytes bigint,
+    OUT log_records bigint,
+    OUT log_commits bigint,
+    OUT log_commit_wait_us bigint,
+    OUT log_rounds bigint,
+    OUT log_round_us bigint,
+    OUT log_records_per_round double precision,
+    OUT log_end bigint,
+    OUT recovery_us bigint,
+    OUT recovery_records bigint,
+    OUT recovery_rows bigint,
+    OUT recovery_tables bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;

@@ -1117,6 +1117,7 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 	if (st != LS_OK)
 		ls_cold_report(st, "insert into");
 	ls_cold_raise_end(ct, rowid);
+	ls_debug_crash("bulk-load");
 }
 
 /*
@@ -1384,7 +1385,10 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 		budget -= n;
 	}
 	if (packed > 0)
+	{
 		pg_atomic_fetch_add_u64(&ls_cold->rows_packed, packed);
+		ls_debug_crash("pack");
+	}
 	return packed;
 }
 

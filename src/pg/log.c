@@ -52,6 +52,7 @@
 #include "storage/shmem.h"
 #include "storage/smgr.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -61,6 +62,35 @@
 
 char	   *ls_log_directory = NULL;
 int			ls_log_buffer_kb = 256;
+
+/*
+ * Fault injection for the crash tests (superuser, not in the sample file):
+ * the process that reaches the named point kills itself with SIGKILL, as a
+ * crash would; a failing log device makes the writer's next write or sync
+ * fail with EIO.
+ */
+char	   *ls_debug_crash_point = NULL;
+static int	ls_debug_log_fault = 0;
+
+static const struct config_enum_entry ls_log_fault_options[] = {
+	{"none", 0, false},
+	{"write", 1, false},
+	{"sync", 2, false},
+	{NULL, 0, false}
+};
+
+void
+ls_debug_crash(const char *point)
+{
+	if (unlikely(ls_debug_crash_point != NULL && ls_debug_crash_point[0] != '\0') &&
+		strcmp(ls_debug_crash_point, point) == 0)
+	{
+		ereport(LOG,
+				(errmsg("leanstore: crashing at \"%s\" (leanstore.debug_crash_point)", point)));
+		(void) kill(MyProcPid, SIGKILL);
+		pg_usleep(10 * 1000 * 1000L);	/* not reached */
+	}
+}
 
 #define LS_LOG_SEGMENT		(16 * 1024 * 1024)
 #define LS_LOG_AHEAD		2		/* segments prepared ahead of the end */
@@ -655,6 +685,8 @@ ls_log_pre_commit(void)
 	}
 	pfree(buf.data);
 
+	ls_debug_crash("commit-before-log");
+
 	/*
 	 * PostgreSQL flushes a commit record only for a transaction that wrote
 	 * WAL; one that wrote only leanstore tables (without indexes) writes
@@ -674,6 +706,8 @@ ls_log_pre_commit(void)
 		ls_log_flush_mine();
 		pg_atomic_fetch_add_u64(&ls_log->commits, 1);
 	}
+	/* durable in leanstore's log, no commit record yet */
+	ls_debug_crash("commit-after-log");
 }
 
 /* Commit or abort: forget the write set. */
@@ -748,6 +782,24 @@ ls_log_register(void)
 	/* a power of two */
 	while (ls_log_buffer_kb & (ls_log_buffer_kb - 1))
 		ls_log_buffer_kb &= ls_log_buffer_kb - 1;
+
+	DefineCustomStringVariable("leanstore.debug_crash_point",
+							   "Crash (SIGKILL) the process that reaches this point (tests only).",
+							   "Points: commit-before-log, commit-after-log, recovery-replay, recovery-relog, bulk-load, pack.",
+							   &ls_debug_crash_point,
+							   "",
+							   PGC_SUSET,
+							   GUC_NOT_IN_SAMPLE,
+							   NULL, NULL, NULL);
+	DefineCustomEnumVariable("leanstore.debug_log_fault",
+							 "Make the log writer's next write or sync fail with EIO (tests only).",
+							 NULL,
+							 &ls_debug_log_fault,
+							 0,
+							 ls_log_fault_options,
+							 PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 
 	RegisterCustomRmgr(LS_RMGR_ID, &ls_rmgr);
 
@@ -1162,6 +1214,8 @@ ls_replay_relog(LsReplay *rp)
 		ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
 		if (next > 0)
 			ls_log_rows(rt->tbl, 0, next - 1, true, true, &buf);
+		/* some of the re-log written (rounds ran), the start not moved */
+		ls_debug_crash("recovery-relog");
 	}
 	ls_log_flush_mine();
 	ls_log_self_writer = false;
@@ -1246,6 +1300,7 @@ ls_log_recover(void)
 				 errmsg("could not start leanstore's log in \"%s\": %m", ls_log_directory)));
 	if (!clean)
 	{
+		ls_debug_crash("recovery-replay");
 		ls_log_prepare();
 		ls_replay_relog(&rp);
 	}
@@ -1300,7 +1355,12 @@ ls_log_round(void)
 	st = ls_wal_round(ls_log->wal, &stats);
 	if (st == LS_NO_SPACE)
 	{
-		ls_log_prepare();
+		/* the next segment is missing: a full disk must not hang commits */
+		if (ls_wal_prepare(ls_log->wal, 1) != LS_OK)
+			ereport(PANIC,
+					(errcode_for_file_access(),
+					 errmsg("could not create leanstore's next log segment in \"%s\": %m",
+							ls_log_directory)));
 		return;
 	}
 	if (st != LS_OK)
@@ -1377,6 +1437,8 @@ ls_log_writer_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			if (ls_debug_log_fault != 0)
+				ls_wal_inject_fault(ls_log->wal, ls_debug_log_fault, EIO);
 		}
 	}
 	ls_log_round();

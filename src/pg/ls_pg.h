@@ -188,6 +188,7 @@ typedef struct LsLogStats
 } LsLogStats;
 
 extern void ls_log_register(void);
+extern void ls_debug_crash(const char *point);
 extern Size ls_log_shmem_size(void);
 extern void ls_log_shmem_startup(void);
 extern void ls_log_wait_ready(void);
