@@ -226,6 +226,8 @@ void		ls_wal_detach(ls_wal *wal);
 /*
  * Test hook: make the writer's next write (what = 1) or sync (what = 2)
  * fail with errno err, as a full or failing disk would.  0 clears it.
+ * what = 3: the writer uses pwrite/fdatasync from now on, as where io_uring
+ * is unavailable (err ignored; not undone by 0).
  */
 void		ls_wal_inject_fault(ls_wal *wal, int what, int err);
 

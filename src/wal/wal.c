@@ -150,6 +150,11 @@ ls_wal_set_keep_from(ls_wal *wal, uint64_t pos)
 void
 ls_wal_inject_fault(ls_wal *wal, int what, int err)
 {
+	if (what == 3)
+	{
+		atomic_store(&wal->plain_io, 1);
+		return;
+	}
 	atomic_store(&wal->fault_err, err);
 	atomic_store(&wal->fault_what, (uint32_t) what);
 }
@@ -194,7 +199,6 @@ wal_fail(ls_wal *wal, int err)
 	atomic_store(&wal->failed, 1);
 	for (uint32_t i = 0; i < wal->cfg.max_slots; i++)
 		wal_slot_wake(wal_slot_at(wal, i));
-	atomic_fetch_add(&wal->started, 0);
 	ls_futex_wake(&wal->started, INT32_MAX);
 }
 

@@ -65,6 +65,7 @@ struct ls_wal
 	_Atomic int32_t fail_errno;
 	_Atomic uint32_t fault_what;	/* ls_wal_inject_fault */
 	_Atomic int32_t fault_err;
+	_Atomic uint32_t plain_io;	/* test hook: pwrite/fdatasync, no io_uring */
 	_Atomic uint32_t rotor;		/* first slot the next round looks at */
 
 	_Alignas(LS_CACHELINE) _Atomic uint32_t work;	/* futex word: writer kicks */

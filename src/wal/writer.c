@@ -671,7 +671,7 @@ do_io(ls_wal *wal, wal_local *l, wal_io *ios, uint32_t n, bool sync)
 {
 	if (take_fault(wal, sync ? 2 : 1))
 		return LS_IO_ERROR;
-	if (ring_ready(l))
+	if (!atomic_load(&wal->plain_io) && ring_ready(l))
 		return ring_batch(l, ios, n, sync);
 	for (uint32_t i = 0; i < n; i++)
 	{

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "leanstore/wal.h"
+#include "../../src/wal/wal_internal.h"	/* the slot layout (GSN protocol test) */
 #include "tu.h"
 
 #define KIB 1024u
@@ -225,9 +226,8 @@ typedef struct expect
  * ------------------------------------------------------------------------ */
 
 static void
-test_round_trip(void **state)
+round_trip(bool plain_io)
 {
-	(void) state;
 	wt			t;
 	ls_wal_config cfg = small_cfg(4);
 	uint32_t	n = (uint32_t) tu_scaled(3000);
@@ -240,6 +240,8 @@ test_round_trip(void **state)
 				spanning = 0;
 
 	wt_open(&t, cfg, NULL, 0, 2);
+	if (plain_io)
+		ls_wal_inject_fault(t.wal, 3, 0);
 	for (uint32_t i = 0; i < n; i++)
 	{
 		uint32_t	slot = (uint32_t) (ls_rand_next(&rs) % 4);
@@ -324,6 +326,21 @@ test_round_trip(void **state)
 	free(o.recs);
 	free(ex);
 	wt_close(&t, true);
+}
+
+static void
+test_round_trip(void **state)
+{
+	(void) state;
+	round_trip(false);
+}
+
+/* The same through pwrite/fdatasync (no io_uring). */
+static void
+test_round_trip_plain_io(void **state)
+{
+	(void) state;
+	round_trip(true);
 }
 
 /* ------------------------------------------------------------------------
@@ -981,8 +998,9 @@ test_io_errors(void **state)
 	(void) state;
 	ls_wal_config cfg = small_cfg(2);
 
-	for (int what = 1; what <= 2; what++)
+	for (int mode = 0; mode < 4; mode++)
 	{
+		int			what = 1 + mode % 2;
 		wt			t;
 		uint64_t	end,
 					gsn,
@@ -992,6 +1010,8 @@ test_io_errors(void **state)
 		int			err = what == 1 ? ENOSPC : EIO;
 
 		wt_open(&t, cfg, NULL, 0, 2);
+		if (mode >= 2)
+			ls_wal_inject_fault(t.wal, 3, 0);
 		for (int k = 0; k < 20; k++)
 			assert_int_equal(app(t.wal, 0, seq++, 900, &durable_end, &gsn), LS_OK);
 		assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
@@ -1212,6 +1232,78 @@ test_partial_round(void **state)
 	wt_close(&t, true);
 }
 
+/*
+ * The GSN protocol, step by step: an appender that took its GSN but has not
+ * published its record yet (flag up) holds the round back, so the round
+ * includes the record instead of declaring its GSN durable without it.
+ */
+typedef struct bg_round
+{
+	ls_wal	   *wal;
+	_Atomic int done;
+	ls_status	st;
+	ls_wal_round_stats rst;
+} bg_round;
+
+static void *
+bg_round_main(void *arg)
+{
+	bg_round   *b = arg;
+
+	b->st = ls_wal_round(b->wal, &b->rst);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static void
+test_gsn_protocol(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(2);
+	wt			t;
+	pthread_t	th;
+
+	wt_open(&t, cfg, NULL, 0, 2);
+	assert_int_equal(app(t.wal, 1, 0, 10, NULL, NULL), LS_OK);
+
+	/* slot 0 is between taking its GSN and publishing its record */
+	wal_slot   *s = wal_slot_at(t.wal, 0);
+
+	atomic_store(&s->appending, 1);
+	uint64_t	g = atomic_fetch_add(&t.wal->gsn, 1) + 1;
+
+	bg_round	b = {.wal = t.wal};
+
+	assert_int_equal(pthread_create(&th, NULL, bg_round_main, &b), 0);
+	usleep(50 * 1000);
+	assert_int_equal(atomic_load(&b.done), 0);	/* the round waits for it */
+	assert_true(ls_wal_durable_gsn(t.wal) < g);
+
+	/* what ls_wal_append does after taking the GSN */
+	uint8_t		rec[LS_WAL_REC_HDR + 40];
+	ls_wal_rec	h = {.len = sizeof(rec), .type = 7, .flags = 0, .xid = 0, .slot = 0, .gsn = g};
+
+	memcpy(rec, &h, sizeof(h));
+	for (uint32_t k = 0; k < 40; k++)
+		rec[LS_WAL_REC_HDR + k] = pattern_byte(0, 0, k);
+	memcpy(wal_ring_at(t.wal, 0), rec, sizeof(rec));
+	atomic_store_explicit(&s->head, sizeof(rec), memory_order_release);
+	atomic_store(&s->appending, 0);
+
+	pthread_join(th, NULL);
+	assert_int_equal(b.st, LS_OK);
+	assert_int_equal(b.rst.records, 2);
+	assert_int_equal(ls_wal_durable(t.wal, 0), sizeof(rec));
+	assert_int_equal(ls_wal_durable_gsn(t.wal), g);
+
+	readout		o = read_all(t.dir, cfg.segment_size, 0);
+
+	assert_int_equal(o.n, 2);
+	assert_true(o.bodies_ok);
+	free(o.recs);
+	wt_close(&t, true);
+}
+
 /* ------------------------------------------------------------------------
  * Limits and arguments
  * ------------------------------------------------------------------------ */
@@ -1303,6 +1395,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_plain_io),
 		cmocka_unit_test(test_blocking_append),
 		cmocka_unit_test(test_multiprocess),
 		cmocka_unit_test(test_torn_tail),
@@ -1311,6 +1404,7 @@ main(void)
 		cmocka_unit_test(test_io_errors),
 		cmocka_unit_test(test_durable_gsn_threads),
 		cmocka_unit_test(test_partial_round),
+		cmocka_unit_test(test_gsn_protocol),
 		cmocka_unit_test(test_limits),
 	};
 
