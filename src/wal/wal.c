@@ -119,10 +119,7 @@ ls_wal_current_gsn(const ls_wal *wal)
 void
 ls_wal_advance_gsn(ls_wal *wal, uint64_t gsn)
 {
-	uint64_t	cur = atomic_load(&wal->gsn);
-
-	while (cur < gsn && !atomic_compare_exchange_weak(&wal->gsn, &cur, gsn))
-		;
+	wal_atomic_max(&wal->gsn, gsn);
 }
 
 uint64_t
@@ -140,11 +137,8 @@ ls_wal_keep_from(const ls_wal *wal)
 void
 ls_wal_set_keep_from(ls_wal *wal, uint64_t pos)
 {
-	uint64_t	cur = atomic_load(&wal->keep_from);
-
 	/* never backwards: segments already recycled cannot come back */
-	while (cur < pos && !atomic_compare_exchange_weak(&wal->keep_from, &cur, pos))
-		;
+	wal_atomic_max(&wal->keep_from, pos);
 }
 
 void

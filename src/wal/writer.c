@@ -303,11 +303,7 @@ ls_wal_start(ls_wal *wal, uint64_t start, uint64_t keep_from)
 	atomic_store(&wal->keep_from, keep_from);
 
 	/* everything recovery saw is durable: no record below the counter is pending */
-	uint64_t	g = atomic_load(&wal->gsn);
-	uint64_t	d = atomic_load(&wal->durable_gsn);
-
-	while (d < g && !atomic_compare_exchange_weak(&wal->durable_gsn, &d, g))
-		;
+	wal_atomic_max(&wal->durable_gsn, atomic_load(&wal->gsn));
 	atomic_store(&wal->started, 1);
 	ls_futex_wake(&wal->started, INT32_MAX);
 	return LS_OK;
@@ -735,15 +731,6 @@ emit_record(ls_wal *wal, builder *b, uint32_t slot, uint64_t pos, uint32_t len)
 	}
 }
 
-static void
-raise_durable_gsn(ls_wal *wal, uint64_t g)
-{
-	uint64_t	d = atomic_load(&wal->durable_gsn);
-
-	while (d < g && !atomic_compare_exchange_weak(&wal->durable_gsn, &d, g))
-		;
-}
-
 static ls_status
 round_local(ls_wal *wal, wal_local **out)
 {
@@ -848,7 +835,7 @@ ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
 
 	if (total == 0)
 	{
-		raise_durable_gsn(wal, new_durable_gsn);
+		wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
 		return LS_OK;
 	}
 
@@ -935,7 +922,7 @@ ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
 		atomic_store(&s->durable, l->take[l->took[j]]);
 		wal_slot_wake(s);
 	}
-	raise_durable_gsn(wal, new_durable_gsn);
+	wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
 	atomic_fetch_add(&wal->rounds, 1);
 	atomic_fetch_add(&wal->round_records, stats->records);
 	atomic_fetch_add(&wal->round_blocks, nb);
