@@ -374,31 +374,60 @@ segment_fd(ls_wal *wal, wal_local *l, uint64_t segno, int *fd)
 	return LS_OK;
 }
 
-/* Create segment segno full of zeros (through a temporary name), synced. */
+/* Write zeros into fd over [from, to) and fsync it. */
 static ls_status
-create_segment(ls_wal *wal, wal_local *l, uint64_t segno)
+zero_fill(int fd, uint64_t from, uint64_t to)
 {
-	char		path[4096];
-	char		tmp[4096 + 8];
-	ls_status	st = LS_OK;
 	uint8_t    *zero = calloc(1, ZERO_CHUNK);
+	ls_status	st = LS_OK;
 
 	if (zero == NULL)
 		return LS_NO_MEMORY;
-	wal_segment_path(path, sizeof(path), l->dir, segno);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		st = LS_IO_ERROR;
-	for (uint64_t off = 0; st == LS_OK && off < wal->cfg.segment_size; off += ZERO_CHUNK)
-		st = write_full(fd, zero, LS_MIN(ZERO_CHUNK, wal->cfg.segment_size - off), off);
+	for (uint64_t off = from; st == LS_OK && off < to; off += ZERO_CHUNK)
+		st = write_full(fd, zero, LS_MIN(ZERO_CHUNK, to - off), off);
 	if (st == LS_OK && fsync(fd) != 0)
 		st = LS_IO_ERROR;
 	int			e = errno;
 
-	if (fd >= 0)
+	free(zero);
+	errno = e;
+	return st;
+}
+
+/*
+ * Make segment segno full size.  A new one is written full of zeros under a
+ * temporary name and renamed, so a full-size name is always a whole file.
+ * An existing short one (made or cut outside the writer) keeps its whole
+ * blocks and is extended with zeros: it may hold valid log.
+ */
+static ls_status
+create_segment(ls_wal *wal, wal_local *l, uint64_t segno, bool exists, uint64_t size)
+{
+	char		path[4096];
+	char		tmp[4096 + 8];
+	ls_status	st;
+	int			fd,
+				e;
+
+	wal_segment_path(path, sizeof(path), l->dir, segno);
+	if (exists)
+	{
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return LS_IO_ERROR;
+		st = zero_fill(fd, size - size % LS_WAL_BLOCK, wal->cfg.segment_size);
+		e = errno;
 		close(fd);
+		errno = e;
+		return st;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return LS_IO_ERROR;
+	st = zero_fill(fd, 0, wal->cfg.segment_size);
+	e = errno;
+	close(fd);
 	if (st == LS_OK && rename(tmp, path) != 0)
 	{
 		e = errno;
@@ -406,7 +435,6 @@ create_segment(ls_wal *wal, wal_local *l, uint64_t segno)
 	}
 	if (st != LS_OK)
 		unlink(tmp);
-	free(zero);
 	errno = e;
 	return st;
 }
@@ -506,9 +534,10 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 			if ((uint64_t) sb.st_size >= segsz)
 				continue;
 			forget_fd(l, s);
-			unlink(path);		/* short: a crash while it was made */
+			st = create_segment(wal, l, s, true, (uint64_t) sb.st_size);
+			continue;
 		}
-		else if (errno != ENOENT)
+		if (errno != ENOENT)
 		{
 			st = LS_IO_ERROR;
 			break;
@@ -525,7 +554,7 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 				rename(from, path) == 0)
 				continue;
 		}
-		st = create_segment(wal, l, s);
+		st = create_segment(wal, l, s, false, 0);
 	}
 	free(old);
 	if (changed)
@@ -740,7 +769,8 @@ round_local(ls_wal *wal, wal_local **out)
 		return LS_INVALID;
 	if (l->buf == NULL)
 	{
-		l->buf = aligned_alloc(4096, wal->cfg.round_buffer);
+		if (posix_memalign((void **) &l->buf, 4096, wal->cfg.round_buffer) != 0)
+			l->buf = NULL;
 		l->take = calloc(wal->cfg.max_slots, sizeof(uint64_t));
 		l->took = calloc(wal->cfg.max_slots, sizeof(uint32_t));
 		if (l->fds == NULL)
