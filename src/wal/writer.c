@@ -610,7 +610,8 @@ ring_ready(wal_local *l)
 /*
  * Run n writes (sync = false) or n fdatasyncs of ios[i].fd (sync = true)
  * through the ring, RING_DEPTH at a time.  Short writes are finished with
- * pwrite.  On failure errno is the first error.
+ * pwrite.  On failure errno is the first error.  LS_RESTART: the kernel
+ * refused a submission outright (the ring is dropped; use plain calls).
  */
 static ls_status
 ring_batch(wal_local *l, wal_io *ios, uint32_t n, bool sync)
@@ -640,15 +641,23 @@ ring_batch(wal_local *l, wal_io *ios, uint32_t n, bool sync)
 		{
 			int			r = io_uring_submit(&l->ring);
 
-			if (r == -EINTR || r == -EAGAIN || r == 0)
-				continue;
-			if (r < 0)
+			if (r > 0)
+				submitted += (uint32_t) r;
+			else if (r == 0 || r == -EINTR || r == -EAGAIN || r == -EBUSY || submitted > 0)
+				sched_yield();	/* some are in flight: never abandon them */
+			else
 			{
-				/* nothing more can be submitted: do the rest synchronously */
-				errno = -r;
-				return LS_IO_ERROR;
+				/* the ring refuses work: drop it, the caller redoes all plainly */
+				io_uring_queue_exit(&l->ring);
+				l->ring_ok = false;
+				l->ring_failed = true;
+				if (st != LS_OK)
+				{
+					errno = err;	/* an error already seen is never lost */
+					return st;
+				}
+				return LS_RESTART;
 			}
-			submitted += (uint32_t) r;
 		}
 		for (uint32_t i = 0; i < k; i++)
 		{
@@ -697,7 +706,13 @@ do_io(ls_wal *wal, wal_local *l, wal_io *ios, uint32_t n, bool sync)
 	if (take_fault(wal, sync ? 2 : 1))
 		return LS_IO_ERROR;
 	if (!atomic_load(&wal->plain_io) && ring_ready(l))
-		return ring_batch(l, ios, n, sync);
+	{
+		ls_status	st = ring_batch(l, ios, n, sync);
+
+		if (st != LS_RESTART)
+			return st;
+		/* writes and syncs done twice are harmless */
+	}
 	for (uint32_t i = 0; i < n; i++)
 	{
 		if (sync)
