@@ -237,7 +237,8 @@ round_trip(bool plain_io)
 	uint64_t	rs = 42;
 	uint32_t	maxrec = ls_wal_max_record(&cfg);
 	uint64_t	rounds = 0,
-				spanning = 0;
+				spanning = 0,
+				wrapped = 0;
 
 	wt_open(&t, cfg, NULL, 0, 2);
 	if (plain_io)
@@ -265,6 +266,7 @@ round_trip(bool plain_io)
 		last_end[slot] = end;
 		assert_int_equal(gsn, i + 1);
 		spanning += (blen + LS_WAL_REC_HDR > LS_WAL_BLOCK_DATA);
+		wrapped += (end - blen - LS_WAL_REC_HDR) / cfg.slot_buffer != (end - 1) / cfg.slot_buffer;
 		if (ls_rand_next(&rs) % 8 == 0 || end - ls_wal_durable(t.wal, slot) > cfg.slot_buffer / 3)
 		{
 			ls_wal_round_stats rst;
@@ -280,6 +282,7 @@ round_trip(bool plain_io)
 	assert_int_equal(round_prepared(t.wal, NULL), LS_OK);
 	assert_int_equal(ls_wal_durable_gsn(t.wal), n);
 	assert_true(spanning > 10);
+	assert_true(wrapped > 4);	/* records copied in two pieces */
 	assert_true(rounds > 50);
 
 	readout		o = read_all(t.dir, cfg.segment_size, 0);
@@ -322,6 +325,27 @@ round_trip(bool plain_io)
 	assert_int_equal(o2.recs[0].gsn, o.recs[mid].gsn);
 	assert_int_equal(o2.end, o.end);
 	free(o2.recs);
+
+	/*
+	 * From a block boundary inside a round (the block after the one where a
+	 * spanning record starts): the first record that starts at or after it.
+	 */
+	uint32_t	sp = mid;
+
+	while (sp < o.n && o.recs[sp].pos % LS_WAL_BLOCK + o.recs[sp].len <= LS_WAL_BLOCK)
+		sp++;
+	assert_true(sp < o.n);
+	uint64_t	aligned = o.recs[sp].pos - o.recs[sp].pos % LS_WAL_BLOCK + LS_WAL_BLOCK;
+	uint32_t	first = sp + 1;
+
+	while (first < o.n && o.recs[first].pos < aligned)
+		first++;
+	readout		o3 = read_all(t.dir, cfg.segment_size, aligned);
+
+	assert_int_equal(o3.n, o.n - first);
+	if (o3.n > 0)
+		assert_int_equal(o3.recs[0].pos, o.recs[first].pos);
+	free(o3.recs);
 
 	free(o.recs);
 	free(ex);
