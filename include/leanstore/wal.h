@@ -19,9 +19,10 @@
  *    (the "log position", LSN-like, monotonic forever).  On disk it is cut
  *    into blocks of LS_WAL_BLOCK bytes: a block header (CRC32C of the whole
  *    block with the crc field zeroed, the block's own stream position, the
- *    writer generation that wrote it, the bytes of record data it holds, a
- *    flag for the first block of a round) and up to LS_WAL_BLOCK_DATA bytes
- *    of record data.  Records may span blocks, never rounds.
+ *    writer generation that wrote it, the bytes of record data it holds,
+ *    flags for the first and the last block of a round, the offset of the
+ *    first record that starts in it) and up to LS_WAL_BLOCK_DATA bytes of
+ *    record data.  Records may span blocks, never rounds.
  *  - Generations: every ls_wal_start takes a new writer generation (a
  *    number kept in <dir>/generation, raised and synced before the first
  *    write).  Generations never decrease along the valid stream, so blocks
@@ -41,6 +42,8 @@
  *  - A reader stops at the first block whose CRC fails, whose position is not
  *    the expected one, whose generation is below the previous block's, or
  *    that is missing: a torn or stale tail is never returned as records.
+ *    A round is all or nothing to the reader: its records are returned once
+ *    its last block was read, and a round cut by the end is dropped whole.
  *
  * Record order: records of one slot keep their append order in the stream.
  * Records of different slots interleave in an arbitrary way; each record
@@ -95,6 +98,11 @@ typedef struct ls_wal ls_wal;
 size_t		ls_wal_region_size(const ls_wal_config *cfg);
 /* Format the region (once, before any process uses it).  No file is touched. */
 ls_status	ls_wal_init(void *region, size_t size, const ls_wal_config *cfg, ls_wal **out);
+/*
+ * The handle *out points into the region (its first cache-line boundary),
+ * so it is the same in every process that maps the region at the same
+ * address; process-local state (directory, writer files) is looked up by it.
+ */
 
 /*
  * Log directory of this process (a process-local copy; every process that
@@ -136,7 +144,8 @@ ls_status	ls_wal_append(ls_wal *wal, uint32_t slot, const ls_wal_rec *hdr_in,
  * Wait until every record of slot up to end_pos is durable.  Wakes the
  * writer.  Returns LS_OK once durable, LS_BUSY when timeout_ms elapsed first
  * (the caller checks for postmaster death or interrupts and calls again),
- * LS_IO_ERROR when the writer has failed.  timeout_ms 0 = just check.
+ * LS_IO_ERROR when the writer has failed (records made durable before the
+ * failure still return LS_OK).  timeout_ms 0 = just check (and kick).
  */
 ls_status	ls_wal_wait(ls_wal *wal, uint32_t slot, uint64_t end_pos, uint32_t timeout_ms);
 
@@ -166,8 +175,13 @@ typedef struct ls_wal_round_stats
 } ls_wal_round_stats;
 
 /*
- * Sleep until some slot has records or a waiter asked for a round, at most
- * timeout_ms.  Returns true when there is work.
+ * Sleep until a round is asked for, at most timeout_ms; returns true when
+ * there is work (some slot has records not yet taken, or a round was asked
+ * for since the last call).  Asking: ls_wal_wait, ls_wal_kick, and an
+ * append that leaves its ring more than half full.  A plain append does not
+ * wake the writer (a transaction's records are written with its commit's
+ * wait, or at the latest after timeout_ms); it returns true at once when
+ * records are pending.  timeout_ms 0 = just check.
  */
 bool		ls_wal_writer_sleep(ls_wal *wal, uint32_t timeout_ms);
 
@@ -226,6 +240,8 @@ void		ls_wal_detach(ls_wal *wal);
 /*
  * Test hook: make the writer's next write (what = 1) or sync (what = 2)
  * fail with errno err, as a full or failing disk would.  0 clears it.
+ * what = 3: the writer uses pwrite/fdatasync from now on, as where io_uring
+ * is unavailable (err ignored; not undone by 0).
  */
 void		ls_wal_inject_fault(ls_wal *wal, int what, int err);
 
@@ -246,10 +262,11 @@ ls_status	ls_wal_reader_open(const char *dir, uint64_t segment_size, uint64_t st
  */
 ls_status	ls_wal_reader_next(ls_wal_reader *r, const ls_wal_rec **rec, uint64_t *pos);
 /*
- * Block-aligned position where a writer continues: after the last valid
- * block, or, when the valid stream ends inside a record (a round torn in
- * flight), at the start of the block where that record starts (the rest of
- * that unfinished round is dropped: nobody was told it was durable).
+ * Block-aligned position where a writer continues: after the last block of
+ * the last whole round, or, when the valid stream ends inside a round (a
+ * round torn in flight, be it inside a record or not), at the start of that
+ * round's first block (the unfinished round is dropped whole: nobody was
+ * told it was durable, and none of its records was returned).
  * Meaningful once ls_wal_reader_next returned LS_NOT_FOUND.
  */
 uint64_t	ls_wal_reader_end(const ls_wal_reader *r);

@@ -119,10 +119,7 @@ ls_wal_current_gsn(const ls_wal *wal)
 void
 ls_wal_advance_gsn(ls_wal *wal, uint64_t gsn)
 {
-	uint64_t	cur = atomic_load(&wal->gsn);
-
-	while (cur < gsn && !atomic_compare_exchange_weak(&wal->gsn, &cur, gsn))
-		;
+	wal_atomic_max(&wal->gsn, gsn);
 }
 
 uint64_t
@@ -140,16 +137,18 @@ ls_wal_keep_from(const ls_wal *wal)
 void
 ls_wal_set_keep_from(ls_wal *wal, uint64_t pos)
 {
-	uint64_t	cur = atomic_load(&wal->keep_from);
-
 	/* never backwards: segments already recycled cannot come back */
-	while (cur < pos && !atomic_compare_exchange_weak(&wal->keep_from, &cur, pos))
-		;
+	wal_atomic_max(&wal->keep_from, pos);
 }
 
 void
 ls_wal_inject_fault(ls_wal *wal, int what, int err)
 {
+	if (what == 3)
+	{
+		atomic_store(&wal->plain_io, 1);
+		return;
+	}
 	atomic_store(&wal->fault_err, err);
 	atomic_store(&wal->fault_what, (uint32_t) what);
 }
@@ -194,7 +193,6 @@ wal_fail(ls_wal *wal, int err)
 	atomic_store(&wal->failed, 1);
 	for (uint32_t i = 0; i < wal->cfg.max_slots; i++)
 		wal_slot_wake(wal_slot_at(wal, i));
-	atomic_fetch_add(&wal->started, 0);
 	ls_futex_wake(&wal->started, INT32_MAX);
 }
 

@@ -65,6 +65,7 @@ struct ls_wal
 	_Atomic int32_t fail_errno;
 	_Atomic uint32_t fault_what;	/* ls_wal_inject_fault */
 	_Atomic int32_t fault_err;
+	_Atomic uint32_t plain_io;	/* test hook: pwrite/fdatasync, no io_uring */
 	_Atomic uint32_t rotor;		/* first slot the next round looks at */
 
 	_Alignas(LS_CACHELINE) _Atomic uint32_t work;	/* futex word: writer kicks */
@@ -82,6 +83,16 @@ static inline uint8_t *
 wal_ring_at(const ls_wal *wal, uint32_t i)
 {
 	return (uint8_t *) wal + wal->rings_off + (uint64_t) i * wal->cfg.slot_buffer;
+}
+
+/* *a = max(*a, v), atomically. */
+static inline void
+wal_atomic_max(_Atomic uint64_t *a, uint64_t v)
+{
+	uint64_t	cur = atomic_load(a);
+
+	while (cur < v && !atomic_compare_exchange_weak(a, &cur, v))
+		;
 }
 
 /* Copy n bytes out of / into a ring at stream offset off (wrapping). */

@@ -303,11 +303,7 @@ ls_wal_start(ls_wal *wal, uint64_t start, uint64_t keep_from)
 	atomic_store(&wal->keep_from, keep_from);
 
 	/* everything recovery saw is durable: no record below the counter is pending */
-	uint64_t	g = atomic_load(&wal->gsn);
-	uint64_t	d = atomic_load(&wal->durable_gsn);
-
-	while (d < g && !atomic_compare_exchange_weak(&wal->durable_gsn, &d, g))
-		;
+	wal_atomic_max(&wal->durable_gsn, atomic_load(&wal->gsn));
 	atomic_store(&wal->started, 1);
 	ls_futex_wake(&wal->started, INT32_MAX);
 	return LS_OK;
@@ -378,31 +374,60 @@ segment_fd(ls_wal *wal, wal_local *l, uint64_t segno, int *fd)
 	return LS_OK;
 }
 
-/* Create segment segno full of zeros (through a temporary name), synced. */
+/* Write zeros into fd over [from, to) and fsync it. */
 static ls_status
-create_segment(ls_wal *wal, wal_local *l, uint64_t segno)
+zero_fill(int fd, uint64_t from, uint64_t to)
 {
-	char		path[4096];
-	char		tmp[4096 + 8];
-	ls_status	st = LS_OK;
 	uint8_t    *zero = calloc(1, ZERO_CHUNK);
+	ls_status	st = LS_OK;
 
 	if (zero == NULL)
 		return LS_NO_MEMORY;
-	wal_segment_path(path, sizeof(path), l->dir, segno);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		st = LS_IO_ERROR;
-	for (uint64_t off = 0; st == LS_OK && off < wal->cfg.segment_size; off += ZERO_CHUNK)
-		st = write_full(fd, zero, LS_MIN(ZERO_CHUNK, wal->cfg.segment_size - off), off);
+	for (uint64_t off = from; st == LS_OK && off < to; off += ZERO_CHUNK)
+		st = write_full(fd, zero, LS_MIN(ZERO_CHUNK, to - off), off);
 	if (st == LS_OK && fsync(fd) != 0)
 		st = LS_IO_ERROR;
 	int			e = errno;
 
-	if (fd >= 0)
+	free(zero);
+	errno = e;
+	return st;
+}
+
+/*
+ * Make segment segno full size.  A new one is written full of zeros under a
+ * temporary name and renamed, so a full-size name is always a whole file.
+ * An existing short one (made or cut outside the writer) keeps its whole
+ * blocks and is extended with zeros: it may hold valid log.
+ */
+static ls_status
+create_segment(ls_wal *wal, wal_local *l, uint64_t segno, bool exists, uint64_t size)
+{
+	char		path[4096];
+	char		tmp[4096 + 8];
+	ls_status	st;
+	int			fd,
+				e;
+
+	wal_segment_path(path, sizeof(path), l->dir, segno);
+	if (exists)
+	{
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return LS_IO_ERROR;
+		st = zero_fill(fd, size - size % LS_WAL_BLOCK, wal->cfg.segment_size);
+		e = errno;
 		close(fd);
+		errno = e;
+		return st;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return LS_IO_ERROR;
+	st = zero_fill(fd, 0, wal->cfg.segment_size);
+	e = errno;
+	close(fd);
 	if (st == LS_OK && rename(tmp, path) != 0)
 	{
 		e = errno;
@@ -410,7 +435,6 @@ create_segment(ls_wal *wal, wal_local *l, uint64_t segno)
 	}
 	if (st != LS_OK)
 		unlink(tmp);
-	free(zero);
 	errno = e;
 	return st;
 }
@@ -510,9 +534,10 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 			if ((uint64_t) sb.st_size >= segsz)
 				continue;
 			forget_fd(l, s);
-			unlink(path);		/* short: a crash while it was made */
+			st = create_segment(wal, l, s, true, (uint64_t) sb.st_size);
+			continue;
 		}
-		else if (errno != ENOENT)
+		if (errno != ENOENT)
 		{
 			st = LS_IO_ERROR;
 			break;
@@ -529,7 +554,7 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 				rename(from, path) == 0)
 				continue;
 		}
-		st = create_segment(wal, l, s);
+		st = create_segment(wal, l, s, false, 0);
 	}
 	free(old);
 	if (changed)
@@ -585,7 +610,8 @@ ring_ready(wal_local *l)
 /*
  * Run n writes (sync = false) or n fdatasyncs of ios[i].fd (sync = true)
  * through the ring, RING_DEPTH at a time.  Short writes are finished with
- * pwrite.  On failure errno is the first error.
+ * pwrite.  On failure errno is the first error.  LS_RESTART: the kernel
+ * refused a submission outright (the ring is dropped; use plain calls).
  */
 static ls_status
 ring_batch(wal_local *l, wal_io *ios, uint32_t n, bool sync)
@@ -615,15 +641,23 @@ ring_batch(wal_local *l, wal_io *ios, uint32_t n, bool sync)
 		{
 			int			r = io_uring_submit(&l->ring);
 
-			if (r == -EINTR || r == -EAGAIN || r == 0)
-				continue;
-			if (r < 0)
+			if (r > 0)
+				submitted += (uint32_t) r;
+			else if (r == 0 || r == -EINTR || r == -EAGAIN || r == -EBUSY || submitted > 0)
+				sched_yield();	/* some are in flight: never abandon them */
+			else
 			{
-				/* nothing more can be submitted: do the rest synchronously */
-				errno = -r;
-				return LS_IO_ERROR;
+				/* the ring refuses work: drop it, the caller redoes all plainly */
+				io_uring_queue_exit(&l->ring);
+				l->ring_ok = false;
+				l->ring_failed = true;
+				if (st != LS_OK)
+				{
+					errno = err;	/* an error already seen is never lost */
+					return st;
+				}
+				return LS_RESTART;
 			}
-			submitted += (uint32_t) r;
 		}
 		for (uint32_t i = 0; i < k; i++)
 		{
@@ -671,8 +705,14 @@ do_io(ls_wal *wal, wal_local *l, wal_io *ios, uint32_t n, bool sync)
 {
 	if (take_fault(wal, sync ? 2 : 1))
 		return LS_IO_ERROR;
-	if (ring_ready(l))
-		return ring_batch(l, ios, n, sync);
+	if (!atomic_load(&wal->plain_io) && ring_ready(l))
+	{
+		ls_status	st = ring_batch(l, ios, n, sync);
+
+		if (st != LS_RESTART)
+			return st;
+		/* writes and syncs done twice are harmless */
+	}
 	for (uint32_t i = 0; i < n; i++)
 	{
 		if (sync)
@@ -735,15 +775,6 @@ emit_record(ls_wal *wal, builder *b, uint32_t slot, uint64_t pos, uint32_t len)
 	}
 }
 
-static void
-raise_durable_gsn(ls_wal *wal, uint64_t g)
-{
-	uint64_t	d = atomic_load(&wal->durable_gsn);
-
-	while (d < g && !atomic_compare_exchange_weak(&wal->durable_gsn, &d, g))
-		;
-}
-
 static ls_status
 round_local(ls_wal *wal, wal_local **out)
 {
@@ -753,7 +784,8 @@ round_local(ls_wal *wal, wal_local **out)
 		return LS_INVALID;
 	if (l->buf == NULL)
 	{
-		l->buf = aligned_alloc(4096, wal->cfg.round_buffer);
+		if (posix_memalign((void **) &l->buf, 4096, wal->cfg.round_buffer) != 0)
+			l->buf = NULL;
 		l->take = calloc(wal->cfg.max_slots, sizeof(uint64_t));
 		l->took = calloc(wal->cfg.max_slots, sizeof(uint32_t));
 		if (l->fds == NULL)
@@ -848,7 +880,7 @@ ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
 
 	if (total == 0)
 	{
-		raise_durable_gsn(wal, new_durable_gsn);
+		wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
 		return LS_OK;
 	}
 
@@ -935,7 +967,7 @@ ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
 		atomic_store(&s->durable, l->take[l->took[j]]);
 		wal_slot_wake(s);
 	}
-	raise_durable_gsn(wal, new_durable_gsn);
+	wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
 	atomic_fetch_add(&wal->rounds, 1);
 	atomic_fetch_add(&wal->round_records, stats->records);
 	atomic_fetch_add(&wal->round_blocks, nb);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "leanstore/wal.h"
+#include "../../src/wal/wal_internal.h"	/* the slot layout (GSN protocol test) */
 #include "tu.h"
 
 #define KIB 1024u
@@ -225,9 +226,8 @@ typedef struct expect
  * ------------------------------------------------------------------------ */
 
 static void
-test_round_trip(void **state)
+round_trip(bool plain_io)
 {
-	(void) state;
 	wt			t;
 	ls_wal_config cfg = small_cfg(4);
 	uint32_t	n = (uint32_t) tu_scaled(3000);
@@ -237,9 +237,12 @@ test_round_trip(void **state)
 	uint64_t	rs = 42;
 	uint32_t	maxrec = ls_wal_max_record(&cfg);
 	uint64_t	rounds = 0,
-				spanning = 0;
+				spanning = 0,
+				wrapped = 0;
 
 	wt_open(&t, cfg, NULL, 0, 2);
+	if (plain_io)
+		ls_wal_inject_fault(t.wal, 3, 0);
 	for (uint32_t i = 0; i < n; i++)
 	{
 		uint32_t	slot = (uint32_t) (ls_rand_next(&rs) % 4);
@@ -263,6 +266,7 @@ test_round_trip(void **state)
 		last_end[slot] = end;
 		assert_int_equal(gsn, i + 1);
 		spanning += (blen + LS_WAL_REC_HDR > LS_WAL_BLOCK_DATA);
+		wrapped += (end - blen - LS_WAL_REC_HDR) / cfg.slot_buffer != (end - 1) / cfg.slot_buffer;
 		if (ls_rand_next(&rs) % 8 == 0 || end - ls_wal_durable(t.wal, slot) > cfg.slot_buffer / 3)
 		{
 			ls_wal_round_stats rst;
@@ -278,6 +282,7 @@ test_round_trip(void **state)
 	assert_int_equal(round_prepared(t.wal, NULL), LS_OK);
 	assert_int_equal(ls_wal_durable_gsn(t.wal), n);
 	assert_true(spanning > 10);
+	assert_true(wrapped > 4);	/* records copied in two pieces */
 	assert_true(rounds > 50);
 
 	readout		o = read_all(t.dir, cfg.segment_size, 0);
@@ -321,9 +326,45 @@ test_round_trip(void **state)
 	assert_int_equal(o2.end, o.end);
 	free(o2.recs);
 
+	/*
+	 * From a block boundary inside a round (the block after the one where a
+	 * spanning record starts): the first record that starts at or after it.
+	 */
+	uint32_t	sp = mid;
+
+	while (sp < o.n && o.recs[sp].pos % LS_WAL_BLOCK + o.recs[sp].len <= LS_WAL_BLOCK)
+		sp++;
+	assert_true(sp < o.n);
+	uint64_t	aligned = o.recs[sp].pos - o.recs[sp].pos % LS_WAL_BLOCK + LS_WAL_BLOCK;
+	uint32_t	first = sp + 1;
+
+	while (first < o.n && o.recs[first].pos < aligned)
+		first++;
+	readout		o3 = read_all(t.dir, cfg.segment_size, aligned);
+
+	assert_int_equal(o3.n, o.n - first);
+	if (o3.n > 0)
+		assert_int_equal(o3.recs[0].pos, o.recs[first].pos);
+	free(o3.recs);
+
 	free(o.recs);
 	free(ex);
 	wt_close(&t, true);
+}
+
+static void
+test_round_trip(void **state)
+{
+	(void) state;
+	round_trip(false);
+}
+
+/* The same through pwrite/fdatasync (no io_uring). */
+static void
+test_round_trip_plain_io(void **state)
+{
+	(void) state;
+	round_trip(true);
 }
 
 /* ------------------------------------------------------------------------
@@ -698,22 +739,8 @@ test_torn_tail(void **state)
 		assert_int_equal(o.max_gsn, 15);
 		free(o.recs);
 
-		if (kind == 2)
-		{
-			/* the writer needs the segment whole again: prepare makes it */
-			char	   *path = tu_path(dir, "0000000000000000");
-
-			unlink(path);
-			free(path);
-			/* the whole segment is gone now: nothing valid is left */
-			o = read_all(dir, cfg.segment_size, 0);
-			assert_int_equal(o.n, 0);
-			assert_int_equal(o.end, 0);
-			free(o.recs);
-			restart_and_check(dir, cfg, 0, 0, seq);
-		}
-		else
-			restart_and_check(dir, cfg, r5, 15, seq);
+		/* prepare extends a cut segment with zeros, keeping its blocks */
+		restart_and_check(dir, cfg, r5, 15, seq);
 		tu_rm_rf(dir);
 		free(dir);
 	}
@@ -981,8 +1008,9 @@ test_io_errors(void **state)
 	(void) state;
 	ls_wal_config cfg = small_cfg(2);
 
-	for (int what = 1; what <= 2; what++)
+	for (int mode = 0; mode < 4; mode++)
 	{
+		int			what = 1 + mode % 2;
 		wt			t;
 		uint64_t	end,
 					gsn,
@@ -992,6 +1020,8 @@ test_io_errors(void **state)
 		int			err = what == 1 ? ENOSPC : EIO;
 
 		wt_open(&t, cfg, NULL, 0, 2);
+		if (mode >= 2)
+			ls_wal_inject_fault(t.wal, 3, 0);
 		for (int k = 0; k < 20; k++)
 			assert_int_equal(app(t.wal, 0, seq++, 900, &durable_end, &gsn), LS_OK);
 		assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
@@ -1212,6 +1242,78 @@ test_partial_round(void **state)
 	wt_close(&t, true);
 }
 
+/*
+ * The GSN protocol, step by step: an appender that took its GSN but has not
+ * published its record yet (flag up) holds the round back, so the round
+ * includes the record instead of declaring its GSN durable without it.
+ */
+typedef struct bg_round
+{
+	ls_wal	   *wal;
+	_Atomic int done;
+	ls_status	st;
+	ls_wal_round_stats rst;
+} bg_round;
+
+static void *
+bg_round_main(void *arg)
+{
+	bg_round   *b = arg;
+
+	b->st = ls_wal_round(b->wal, &b->rst);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+static void
+test_gsn_protocol(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(2);
+	wt			t;
+	pthread_t	th;
+
+	wt_open(&t, cfg, NULL, 0, 2);
+	assert_int_equal(app(t.wal, 1, 0, 10, NULL, NULL), LS_OK);
+
+	/* slot 0 is between taking its GSN and publishing its record */
+	wal_slot   *s = wal_slot_at(t.wal, 0);
+
+	atomic_store(&s->appending, 1);
+	uint64_t	g = atomic_fetch_add(&t.wal->gsn, 1) + 1;
+
+	bg_round	b = {.wal = t.wal};
+
+	assert_int_equal(pthread_create(&th, NULL, bg_round_main, &b), 0);
+	usleep(50 * 1000);
+	assert_int_equal(atomic_load(&b.done), 0);	/* the round waits for it */
+	assert_true(ls_wal_durable_gsn(t.wal) < g);
+
+	/* what ls_wal_append does after taking the GSN */
+	uint8_t		rec[LS_WAL_REC_HDR + 40];
+	ls_wal_rec	h = {.len = sizeof(rec), .type = 7, .flags = 0, .xid = 0, .slot = 0, .gsn = g};
+
+	memcpy(rec, &h, sizeof(h));
+	for (uint32_t k = 0; k < 40; k++)
+		rec[LS_WAL_REC_HDR + k] = pattern_byte(0, 0, k);
+	memcpy(wal_ring_at(t.wal, 0), rec, sizeof(rec));
+	atomic_store_explicit(&s->head, sizeof(rec), memory_order_release);
+	atomic_store(&s->appending, 0);
+
+	pthread_join(th, NULL);
+	assert_int_equal(b.st, LS_OK);
+	assert_int_equal(b.rst.records, 2);
+	assert_int_equal(ls_wal_durable(t.wal, 0), sizeof(rec));
+	assert_int_equal(ls_wal_durable_gsn(t.wal), g);
+
+	readout		o = read_all(t.dir, cfg.segment_size, 0);
+
+	assert_int_equal(o.n, 2);
+	assert_true(o.bodies_ok);
+	free(o.recs);
+	wt_close(&t, true);
+}
+
 /* ------------------------------------------------------------------------
  * Limits and arguments
  * ------------------------------------------------------------------------ */
@@ -1303,6 +1405,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_round_trip_plain_io),
 		cmocka_unit_test(test_blocking_append),
 		cmocka_unit_test(test_multiprocess),
 		cmocka_unit_test(test_torn_tail),
@@ -1311,6 +1414,7 @@ main(void)
 		cmocka_unit_test(test_io_errors),
 		cmocka_unit_test(test_durable_gsn_threads),
 		cmocka_unit_test(test_partial_round),
+		cmocka_unit_test(test_gsn_protocol),
 		cmocka_unit_test(test_limits),
 	};
 
