@@ -49,6 +49,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "leanstore/btree.h"
 #include "ls_pg.h"
@@ -108,15 +109,21 @@ typedef struct LsColdMeta
 	uint64		cold_end;		/* one past the highest rowid with an image */
 	uint64		dead;			/* DEAD rowid keys */
 	uint32		flags;			/* LS_META_DIRTY */
+	uint32		pad;
+	uint64		image;			/* id of this clean image (undo journal) */
 } LsColdMeta;
 
 /*
- * The tree is being changed by a running server: written (synced) before
- * the first change of a run reaches the tree, cleared by the clean
- * shutdown that writes the whole tree.  A crash leaves it set, and the
- * table is then lost: leanstore's log does not cover tree pages yet.
+ * The tree is being changed by a running server since its clean image
+ * `image` was written: set (synced) before the first change of a run
+ * reaches the tree, cleared by the next clean point.  After a crash the
+ * undo journal of that image brings the file back to it (the journal saved
+ * every block of the image before it was overwritten), and the log's cold
+ * records are replayed on top.  A dirty meta page without its journal is a
+ * table that cannot be recovered (lost).
  */
 #define LS_META_DIRTY		0x0001
+#define LS_UNDO_DIR			LS_STATE_DIR "/undo"
 
 /* A table's cold tree while the server runs. */
 typedef struct LsColdTable
@@ -128,6 +135,10 @@ typedef struct LsColdTable
 	uint64		pack_hand;		/* next rowid pack looks at (worker only) */
 	pg_atomic_uint32 dirty;		/* 0: tree unchanged in this run; 1: its
 								 * meta page is being marked dirty; 2: marked */
+	uint64		image;			/* the clean image its file can go back to
+								 * (0: none, the file was empty) */
+	uint32		image_blocks;	/* blocks that image uses */
+	uint64		dead_keys;		/* DEAD keys in the tree (from that image) */
 } LsColdTable;
 
 typedef struct LsColdShared
@@ -155,6 +166,10 @@ static LsColdShared *ls_cold = NULL;
 static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
 static bool ls_cold_unlogged_reset(Relation rel);
 static ls_status ls_cold_touch(LsColdTable *ct);
+static void ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name);
+static uint64 ls_cold_new_image_id(void);
+static bool ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image);
+static bool ls_table_persists(ls_hot_table *tbl);
 
 /* Stand-ins of this backend, freed when it leaves its epoch. */
 static MemoryContext ls_standin_cxt = NULL;
@@ -186,6 +201,13 @@ ls_file_path(void *arg, const ls_bm_file *file, uint32_t segno, char *buf, size_
 	int			n;
 
 	(void) arg;
+	if (segno == LS_BM_UNDO_SEGNO)
+	{
+		/* the undo journal: outside the relation's directory (tools) */
+		n = snprintf(buf, len, "%s/%u_%u_%u", LS_UNDO_DIR,
+					 file->key[0], file->key[1], file->key[2]);
+		return n > 0 && (size_t) n < len;
+	}
 	path = GetRelationPath(file->key[1], file->key[0], file->key[2],
 						   (BackendId) file->key[3], MAIN_FORKNUM);
 	if (segno == 0)
@@ -351,6 +373,10 @@ ls_cold_shmem_startup(int max_tables)
 		ereport(FATAL,
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s\": %m", LS_STATE_DIR)));
+	if (MakePGDirectory(LS_UNDO_DIR) < 0 && errno != EEXIST)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", LS_UNDO_DIR)));
 	ls_state_read(&epoch, &clean, &log_start);
 	if (epoch == 0)
 		epoch = 1;
@@ -433,6 +459,9 @@ ls_cold_slot(ls_hot_table *tbl, uint32 *index)
 			pg_atomic_init_u64(&ct->cold_end, 0);
 			ct->pack_hand = 0;
 			pg_atomic_init_u32(&ct->dirty, 0);
+			ct->image = 0;
+			ct->image_blocks = 0;
+			ct->dead_keys = 0;
 			*index = (uint32) i + 1;
 			return ct;
 		}
@@ -497,9 +526,16 @@ ls_cold_drop_for(ls_hot_table *tbl)
 	ct = ls_cold_of(tbl);
 	if (ct != NULL)
 	{
+		ls_bm_file file;
+		char		path[MAXPGPATH];
+
 		ls_hot_table_set_tag(tbl, LS_TAG_COLD, 0);
 		ls_btree_drop(&ct->tree);
 		pg_atomic_write_u32(&ct->used, 0);
+		/* its undo journal goes with the storage */
+		ls_file_of(tbl, &file);
+		if (ls_file_path(NULL, &file, LS_BM_UNDO_SEGNO, path, sizeof(path)))
+			(void) unlink(path);
 	}
 	LWLockRelease(ls_cold->adopt_lock);
 }
@@ -611,6 +647,16 @@ ls_cold_touch(LsColdTable *ct)
 			pg_usleep(100L);
 		return pg_atomic_read_u32(&ct->dirty) == 2 ? LS_OK : LS_IO_ERROR;
 	}
+	/* every block of the clean image is saved before it is overwritten */
+	if (ct->image != 0)
+	{
+		st = ls_bm_protect_dt(ls_cold->bm, ct->tree.dt_id, ct->image_blocks, ct->image);
+		if (st != LS_OK)
+		{
+			pg_atomic_write_u32(&ct->dirty, 0);
+			return st;
+		}
+	}
 	memset(&meta, 0, sizeof(meta));
 	meta.magic = LS_META_MAGIC;
 	meta.version = LS_META_VERSION;
@@ -618,6 +664,7 @@ ls_cold_touch(LsColdTable *ct)
 	meta.db = ct->key.db;
 	meta.rel = ct->key.rel;
 	meta.flags = LS_META_DIRTY;
+	meta.image = ct->image;
 	pg = malloc(LS_PAGE_SIZE);
 	if (pg == NULL)
 	{
@@ -1113,6 +1160,9 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 	st = ls_cold_put(&ct->tree, rowid, (const char *) v->data, v->len,
 					 ls_hv_xid(xmin_word), v->cmin,
 					 (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0, true);
+	if (st == LS_OK)
+		ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, ls_hv_xid(xmin_word),
+						(ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0);
 	ls_hot_version_free(ls_ctx(), v);
 	if (st != LS_OK)
 		ls_cold_report(st, "insert into");
@@ -1155,12 +1205,18 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
 		{
 			st = ls_cold_remove(&ct->tree, rowid);
 			if (st == LS_OK)
+				ls_log_cold_remove(tbl, rowid);
+			if (st == LS_OK)
 				st = ls_adopt_dead(tbl, rowid);
 			res = LS_V_DEAD;
 		}
 		else if (TransactionIdPrecedes(xmin, oldest_xmin))
+		{
 			st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
 							   xmin, v->cmin, true);
+			if (st == LS_OK)
+				ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, xmin, true);
+		}
 		if (st != LS_OK)
 		{
 			ls_epoch_exit();
@@ -1249,7 +1305,88 @@ ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row)
 
 	if (row->origin != LS_ORIGIN_MIGRATED || (ct = ls_cold_of(tbl)) == NULL)
 		return true;
-	return ls_cold_remove(&ct->tree, row->rowid) == LS_OK;
+	if (ls_cold_remove(&ct->tree, row->rowid) != LS_OK)
+		return false;
+	ls_log_cold_remove(tbl, row->rowid);
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Recovery: the cold records of leanstore's log (log.c replays them in GSN
+ * order, in the log writer, before anybody else uses a table)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * rowid's image becomes payload, a committed version (frozen: no snapshot
+ * survives a crash); a hot row of rowid leaves the map, as pack made it.
+ */
+void
+ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 len,
+				   TransactionId xmin)
+{
+	LsColdTable *ct;
+	ls_hot_row *row;
+	ls_status	st;
+
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	ct = ls_cold_ensure(tbl);
+	LWLockRelease(ls_cold->adopt_lock);
+	if (ct == NULL)
+		ereport(FATAL,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("could not replay leanstore's log: no cold tree for relfilenode %u/%u",
+						ls_hot_table_get_key(tbl).db, ls_hot_table_get_key(tbl).rel),
+				 errhint("Increase leanstore.max_tables and start the server again.")));
+	st = ls_cold_store(&ct->tree, rowid, payload, len, xmin, FirstCommandId, true);
+	if (st != LS_OK)
+		ls_cold_report(st, "replay a row into");
+	ls_cold_raise_end(ct, rowid);
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		ls_row_lock(row);
+		ls_row_forget_latch();
+		ls_hot_row_evict(ls_ctx(), tbl, row);	/* releases the latch */
+	}
+	ls_epoch_exit();
+}
+
+/*
+ * rowid's image goes (VACUUM of an aborted bulk-loaded row, or a migrated
+ * row that left): the rowid ends DEAD, as it did then.
+ */
+void
+ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *row;
+	ls_status	st = LS_OK;
+	bool		dead;
+
+	if (ct != NULL)
+		st = ls_cold_remove(&ct->tree, rowid);
+	if (st != LS_OK)
+		ls_cold_report(st, "replay a removal from");
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		ls_row_lock(row);
+		ls_row_forget_latch();
+		ls_hot_row_remove(ls_ctx(), tbl, row, true);
+	}
+	dead = ls_hot_rowid_is_dead(tbl, rowid);
+	ls_epoch_exit();
+	if (row == NULL && !dead && (st = ls_adopt_dead(tbl, rowid)) != LS_OK)
+		ls_report_status(st, NULL, "replay a removal from");
+}
+
+/* Does tbl have a cold tree (replay: what a clean point must write)? */
+bool
+ls_cold_has_tree(ls_hot_table *tbl)
+{
+	return ls_cold_of(tbl) != NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -1339,6 +1476,12 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 		goto out;
 	}
 	ls_cold_raise_end(ct, rowid);
+	/*
+	 * Logged under the row latch: a write of the row that follows (it
+	 * migrates the row back first) logs after this record, so replay in
+	 * GSN order ends with the write.
+	 */
+	ls_log_cold_put(tbl, rowid, payload, len, xmin, true);
 	/* readers that found the row keep its versions (same content) */
 	ls_hot_row_evict(ctx, tbl, row);	/* releases the latch */
 	packed = true;
@@ -1488,6 +1631,62 @@ ls_dead_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uin
 	return true;
 }
 
+/*
+ * A new clean image id: unique among every image any file had (the undo
+ * journal of an older image, left behind, must never match a newer meta
+ * page), so microseconds since 2000, at least one above the last id.
+ */
+static uint64
+ls_cold_new_image_id(void)
+{
+	static uint64 last = 0;
+	uint64		id = (uint64) GetCurrentTimestamp();
+
+	if (id <= last)
+		id = last + 1;
+	last = id;
+	return id;
+}
+
+/*
+ * Recovery's clean point: every tree replay changed becomes a clean image
+ * (pages flushed, meta pages written and synced), so that the log before
+ * this point is not needed for it any more.  Hot rows stay hot (the caller
+ * logs them again).
+ */
+void
+ls_cold_recovery_clean(void)
+{
+	ls_hot	   *hot = ls_shared_hot();
+	uint32		cursor = 0;
+	ls_hot_table *tbl;
+	ls_status	st;
+	uint64		image = ls_cold_new_image_id();
+
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	st = ls_bm_flush_all(ls_cold->bm);
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not write leanstore's cold pages after recovery: %s",
+						ls_status_str(st))));
+	ls_epoch_enter();
+	while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	{
+		LsColdTable *ct = ls_cold_of(tbl);
+
+		if (ct == NULL || pg_atomic_read_u32(&ct->dirty) == 0 || !ls_table_persists(tbl))
+			continue;
+		if (!ls_clean_meta(tbl, ct->dead_keys, image))
+			ereport(FATAL,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("could not write the meta page of leanstore relfilenode %u/%u after recovery",
+							ct->key.db, ct->key.rel)));
+	}
+	ls_epoch_exit();
+	LWLockRelease(ls_cold->adopt_lock);
+}
+
 /* Write the hot rows of tbl into its tree (caller holds adopt_lock). */
 static bool
 ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
@@ -1595,9 +1794,12 @@ ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
 	return st == LS_OK;
 }
 
-/* The meta page of tbl's tree, after every page was written. */
+/*
+ * The meta page of tbl's tree after every page was written (a clean
+ * point): the tree is now clean image `image`, the one a crash goes back to.
+ */
 static bool
-ls_shutdown_meta(ls_hot_table *tbl, uint64 dead)
+ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_key	key = ls_hot_table_get_key(tbl);
@@ -1625,6 +1827,7 @@ ls_shutdown_meta(ls_hot_table *tbl, uint64 dead)
 	meta.fill_used = used;
 	meta.cold_end = pg_atomic_read_u64(&ct->cold_end);
 	meta.dead = dead;
+	meta.image = image;
 	pg = palloc(LS_PAGE_SIZE);
 	ls_meta_init(pg, &meta);
 	if (st == LS_OK)
@@ -1635,10 +1838,15 @@ ls_shutdown_meta(ls_hot_table *tbl, uint64 dead)
 	if (st != LS_OK)
 	{
 		ereport(WARNING,
-				(errmsg("could not write leanstore relfilenode %u/%u at shutdown: %s",
+				(errmsg("could not write the clean image of leanstore relfilenode %u/%u: %s",
 						key.db, key.rel, ls_status_str(st))));
 		return false;
 	}
+	/* a crash now goes back to this image; the next change protects it */
+	ct->image = image;
+	ct->image_blocks = meta.n_blocks;
+	ct->dead_keys = dead;
+	pg_atomic_write_u32(&ct->dirty, 0);
 	/* blocks of an older, longer image behind the tree go */
 	ls_file_of(tbl, &file);
 	if (ls_file_path(NULL, &file, 0, path, sizeof(path)) &&
@@ -1673,6 +1881,7 @@ ls_cold_pack_all(uint64 log_end)
 	Snapshot	snapshot;
 	ls_hot_table *tbl;
 	uint64	   *dead;
+	uint64		image;
 	ls_status	st;
 
 	StartTransactionCommand();
@@ -1695,10 +1904,11 @@ ls_cold_pack_all(uint64 log_end)
 						ls_status_str(st))));
 	ls_epoch_enter();
 	cursor = 0;
+	image = ls_cold_new_image_id();
 	while (st == LS_OK && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
 		if (ls_table_persists(tbl))
-			(void) ls_shutdown_meta(tbl, dead[cursor - 1]);
+			(void) ls_clean_meta(tbl, dead[cursor - 1], image);
 	}
 	ls_epoch_exit();
 	LWLockRelease(ls_cold->adopt_lock);
@@ -1754,6 +1964,40 @@ ls_adopt_fail(const char *name, ls_hot_table *tbl, LsColdTable *ct, const char *
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("could not open leanstore table \"%s\" from its file: %s (%s)",
 					name, what, ls_status_str(st))));
+}
+
+/*
+ * A file whose tree was being changed at a crash goes back to its last
+ * clean image: the undo journal saved every block of that image before it
+ * was overwritten.  A journal of an older image (its meta page is clean
+ * and names a newer one) is left alone.  pg is scratch.
+ */
+static void
+ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name)
+{
+	LsColdMeta	meta;
+	uint64		image;
+	uint32		restored = 0;
+	ls_status	st;
+
+	if (ls_bm_undo_image(ls_cold->bm, file, &image) != LS_OK)
+		return;
+	st = ls_bm_read_file_block(ls_cold->bm, file, 0, pg);
+	memcpy(&meta, pg->data, sizeof(meta));
+	if (st == LS_OK && pg->hdr.dt_type == LS_DT_META && meta.magic == LS_META_MAGIC &&
+		meta.version == LS_META_VERSION && !(meta.flags & LS_META_DIRTY) &&
+		meta.image != image)
+		return;
+	st = ls_bm_undo_apply(ls_cold->bm, file, image, &restored);
+	if (st != LS_OK)
+		ereport(WARNING,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not bring leanstore table \"%s\" back to its last clean image: %s",
+						name, ls_status_str(st))));
+	else if (restored > 0)
+		ereport(LOG,
+				(errmsg("leanstore table \"%s\": %u blocks restored from its undo journal",
+						name, restored)));
 }
 
 /* The file (its first segment) has no byte, or does not exist. */
@@ -1812,6 +2056,7 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 	}
 	ls_file_for(&file, node->spcNode, node->dbNode, node->relNode);
 	pg = palloc(LS_PAGE_SIZE);
+	ls_cold_undo(&file, pg, name);
 	st = ls_bm_read_file_block(bm, &file, 0, pg);
 	memcpy(&meta, pg->data, sizeof(meta));
 	if (st == LS_OK && pg->hdr.dt_type != LS_DT_META)
@@ -1838,7 +2083,7 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 					 errmsg("the meta page of leanstore table \"%s\" cannot be read: %s",
 							name, ls_status_str(st))));
 		if (st == LS_OK && meta.magic == LS_META_MAGIC && (meta.flags & LS_META_DIRTY))
-			*why = "The server stopped without a clean shutdown while rows of the table were moving into its cold pages (pack, a bulk load or VACUUM), and leanstore's log does not cover cold pages yet.";
+			*why = "Its cold pages were being changed at a crash, and the undo journal that brings them back to their last clean image is missing or damaged (pg_leanstore/undo).";
 		else if (st == LS_OK && meta.magic == LS_META_MAGIC && meta.epoch != ls_cold->epoch)
 			*why = "Its file was written before a crash whose log is missing (see the server log of that start).";
 		else
@@ -1860,6 +2105,9 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 		ls_adopt_fail(name, tbl, NULL, "its tree cannot be opened", st);
 	pg_atomic_write_u32(&ct->used, 1);
 	pg_atomic_write_u64(&ct->cold_end, meta.cold_end);
+	ct->image = meta.image;
+	ct->image_blocks = meta.n_blocks;
+	ct->dead_keys = meta.dead;
 	ls_hot_table_set_tag(tbl, LS_TAG_COLD, index);
 
 	/*

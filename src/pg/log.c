@@ -38,6 +38,7 @@
 #include "catalog/pg_class.h"
 #include "common/file_perm.h"
 #include "common/relpath.h"
+#include "lib/pairingheap.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -111,6 +112,9 @@ ls_debug_crash(const char *point)
 #define LS_LR_DROP			5		/* storage dropped at commit of xid */
 #define LS_LR_DROPDB		6		/* every storage of a database dropped */
 #define LS_LR_HWM			7		/* rowids below value may be in use */
+#define LS_LR_PUT			8		/* a cold image stored (pack, bulk load,
+									 * VACUUM's freeze) */
+#define LS_LR_REMOVE		9		/* a cold image removed, the rowid DEAD */
 
 #define LS_LRF_FROZEN		0x0001	/* applies whatever clog says of xid */
 
@@ -440,6 +444,35 @@ ls_log_rowid_used(ls_hot_table *tbl, uint64 rowid)
 	ls_log_flush_mine();
 	if (ls_hot_table_get_tag(tbl, LS_TAG_HWM) < step + 2)
 		ls_hot_table_set_tag(tbl, LS_TAG_HWM, step + 2);
+}
+
+/*
+ * A cold tree change (cold.c), logged when it is made: replay redoes it on
+ * the tree's last clean image (the undo journal brings the file back to
+ * it).  A bulk-loaded image names its inserter (frozen: a committed one).
+ */
+void
+ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 len,
+				TransactionId xmin, bool frozen)
+{
+	LsLogTarget t;
+
+	if (ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
+	t.len = len;
+	ls_log_append(LS_LR_PUT, frozen ? LS_LRF_FROZEN : 0, xmin, &t, payload, len);
+}
+
+void
+ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid)
+{
+	LsLogTarget t;
+
+	if (ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
+	ls_log_append(LS_LR_REMOVE, 0, InvalidTransactionId, &t, NULL, 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -1084,6 +1117,33 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 			rt = ls_replay_table(rp, t);
 			rt->hwm = Max(rt->hwm, t->value);
 			break;
+		case LS_LR_PUT:
+			if (!ls_replay_committed(rec))
+			{
+				rp->skipped++;	/* an aborted bulk load: its rowid stays unused */
+				break;
+			}
+			rt = ls_replay_table(rp, t);
+			if (rt->lost || rt->tbl == NULL)
+			{
+				rp->skipped++;
+				break;
+			}
+			if (t->len != rec->len - LS_WAL_REC_HDR - sizeof(LsLogTarget))
+				ereport(FATAL,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("leanstore's log holds a cold record of inconsistent length")));
+			ls_cold_replay_put(rt->tbl, t->value, (const char *) (t + 1), t->len, rec->xid);
+			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
+			rp->rows++;
+			break;
+		case LS_LR_REMOVE:
+			rt = ls_replay_table(rp, t);
+			if (rt->lost || rt->tbl == NULL)
+				break;
+			ls_cold_replay_remove(rt->tbl, t->value);
+			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
+			break;
 		case LS_LR_ROW:
 		case LS_LR_TOMB:
 			if (!ls_replay_committed(rec))
@@ -1149,14 +1209,16 @@ ls_replay_finish(LsReplay *rp)
 			smgrclose(srel);
 			continue;
 		}
-		if (rt->created && smgrnblocks(srel, MAIN_FORKNUM) > 0)
+		if (rt->created && !ls_cold_has_tree(rt->tbl) && smgrnblocks(srel, MAIN_FORKNUM) > 0)
 		{
-			ereport(LOG,
-					(errmsg("leanstore relfilenode %u/%u/%u is lost: rows were moving into its cold pages at the crash",
-							node.spcNode, node.dbNode, node.relNode)));
-			ls_replay_reset(rt);
-			smgrclose(srel);
-			continue;
+			/*
+			 * Pages a tree of the crashed run left (their rows are in the
+			 * log, or were not committed): empty, as the storage began.
+			 */
+			ForkNumber	fork = MAIN_FORKNUM;
+			BlockNumber zero = 0;
+
+			smgrtruncate(srel, &fork, 1, &zero);
 		}
 		if (smgrexists(srel, VISIBILITYMAP_FORKNUM))
 		{
@@ -1206,7 +1268,11 @@ ls_replay_relog(LsReplay *rp)
 			continue;
 		ls_hot_table_get_fill(rt->tbl, &next, &used);
 		ls_log_target(&t, rt->key, rt->spc, next);
-		if (rt->created)
+		/*
+		 * A storage of the crashed run without a tree starts afresh at the
+		 * next replay; one with a tree is opened over its new clean image.
+		 */
+		if (rt->created && !ls_cold_has_tree(rt->tbl))
 		{
 			t.persistence = RELPERSISTENCE_PERMANENT;
 			ls_log_append(LS_LR_CREATE, 0, InvalidTransactionId, &t, NULL, 0);
@@ -1220,6 +1286,70 @@ ls_replay_relog(LsReplay *rp)
 	ls_log_flush_mine();
 	ls_log_self_writer = false;
 	pfree(buf.data);
+}
+
+/*
+ * Replay in GSN order.  The stream holds each slot's records in GSN order,
+ * but the records of different slots interleave as rounds took them: a
+ * record can trail others of a higher GSN by about a round (src/wal/README.md).
+ * A min-heap holding the last LS_REORDER_WINDOW bytes of records puts them
+ * back in order; a record that would come out below one already applied
+ * (disorder beyond the window) stops recovery, never reorders silently.
+ */
+#define LS_REORDER_WINDOW	(64 * 1024 * 1024)
+
+typedef struct LsHeldRecord
+{
+	pairingheap_node node;
+	ls_wal_rec	rec;			/* followed by the body */
+} LsHeldRecord;
+
+typedef struct LsReorder
+{
+	pairingheap *heap;
+	Size		bytes;
+	uint64		last_gsn;
+} LsReorder;
+
+static int
+ls_held_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
+{
+	const LsHeldRecord *x = pairingheap_const_container(LsHeldRecord, node, a);
+	const LsHeldRecord *y = pairingheap_const_container(LsHeldRecord, node, b);
+
+	/* the heap keeps its greatest node first: the smallest GSN is greatest */
+	if (x->rec.gsn != y->rec.gsn)
+		return x->rec.gsn < y->rec.gsn ? 1 : -1;
+	return 0;
+}
+
+static void
+ls_reorder_pop(LsReorder *ro, LsReplay *rp)
+{
+	LsHeldRecord *h = pairingheap_container(LsHeldRecord, node,
+											pairingheap_remove_first(ro->heap));
+
+	if (h->rec.gsn <= ro->last_gsn)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log holds a record (GSN " UINT64_FORMAT ") after records up to GSN " UINT64_FORMAT " beyond the reorder window",
+						h->rec.gsn, ro->last_gsn)));
+	ro->last_gsn = h->rec.gsn;
+	ro->bytes -= h->rec.len;
+	ls_replay_record(rp, &h->rec);
+	pfree(h);
+}
+
+static void
+ls_reorder_push(LsReorder *ro, LsReplay *rp, const ls_wal_rec *rec)
+{
+	LsHeldRecord *h = palloc(offsetof(LsHeldRecord, rec) + rec->len);
+
+	memcpy(&h->rec, rec, rec->len);
+	pairingheap_add(ro->heap, &h->node);
+	ro->bytes += rec->len;
+	while (ro->bytes > LS_REORDER_WINDOW)
+		ls_reorder_pop(ro, rp);
 }
 
 static void
@@ -1239,6 +1369,7 @@ ls_log_recover(void)
 	ls_wal_reader *reader;
 	ls_status	st;
 	LsReplay	rp;
+	LsReorder	ro;
 	HASHCTL		hctl;
 	instr_time	t0,
 				t1;
@@ -1264,6 +1395,9 @@ ls_log_recover(void)
 	hctl.entrysize = sizeof(LsReplayTable);
 	rp.tables = hash_create("leanstore replay", 256, &hctl, HASH_ELEM | HASH_BLOBS);
 
+	ro.heap = pairingheap_allocate(ls_held_cmp, NULL);
+	ro.bytes = 0;
+	ro.last_gsn = 0;
 	st = ls_wal_reader_open(ls_log_directory, LS_LOG_SEGMENT, start, &reader);
 	if (st != LS_OK)
 		ereport(FATAL,
@@ -1285,8 +1419,10 @@ ls_log_recover(void)
 							pos, ls_status_str(st))));
 		/* a clean shutdown wrote every table: its log has nothing to replay */
 		if (!clean)
-			ls_replay_record(&rp, rec);
+			ls_reorder_push(&ro, &rp, rec);
 	}
+	while (!pairingheap_is_empty(ro.heap))
+		ls_reorder_pop(&ro, &rp);
 	end = ls_wal_reader_end(reader);
 	ls_wal_advance_gsn(ls_log->wal, ls_wal_reader_max_gsn(reader));
 	ls_wal_reader_close(reader);
@@ -1301,6 +1437,9 @@ ls_log_recover(void)
 	if (!clean)
 	{
 		ls_debug_crash("recovery-replay");
+		/* the trees replay changed become clean images ... */
+		ls_cold_recovery_clean();
+		/* ... and the hot rows are logged again, after which the old log goes */
 		ls_log_prepare();
 		ls_replay_relog(&rp);
 	}

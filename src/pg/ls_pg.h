@@ -200,6 +200,9 @@ extern void ls_log_drop(ls_hot_key key);
 extern void ls_log_rowid_used(ls_hot_table *tbl, uint64 rowid);
 extern void ls_log_note(ls_hot_table *tbl, uint64 rowid);
 extern void ls_log_note_created(ls_hot_table *tbl);
+extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
+							uint32 len, TransactionId xmin, bool frozen);
+extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
 extern void ls_log_pre_commit(void);
 extern void ls_log_xact_end(void);
 
@@ -260,6 +263,11 @@ extern void ls_cold_pack_all(uint64 log_end);
 extern void ls_cold_start_state(bool *clean, uint64 *log_start);
 extern void ls_cold_log_lost(uint64 new_log_start);
 extern void ls_cold_set_log_start(uint64 log_start);
+extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
+							   uint32 len, TransactionId xmin);
+extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
+extern bool ls_cold_has_tree(ls_hot_table *tbl);
+extern void ls_cold_recovery_clean(void);
 extern void ls_cold_get_stats(LsColdStats *out);
 extern void ls_worker_register(void);
 
