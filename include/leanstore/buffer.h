@@ -632,6 +632,8 @@ typedef struct ls_bm_stats
 	uint64_t	free_frames;
 	uint64_t	n_frames;
 	uint64_t	allocated_pages;	/* pages in use in all files */
+	uint64_t	undo_appends;	/* undo journal appends (one fdatasync each) */
+	uint64_t	undo_pages;		/* blocks saved in undo journals */
 } ls_bm_stats;
 
 void		ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out);
