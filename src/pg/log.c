@@ -1572,6 +1572,8 @@ ls_log_writer_main(Datum arg)
 		}
 		if (!PostmasterIsAlive())
 			proc_exit(1);
+		/* absorbs proc signal barriers: DROP DATABASE waits for them */
+		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
