@@ -1,6 +1,5 @@
--- before the crash: leanstore tables whose rows stay hot (in leanstore's
--- log), one whose rows a bulk load moved into its cold pages (not in the
--- log yet), an empty one, a heap table
+-- first run: leanstore tables whose rows stay hot, one whose rows a bulk
+-- load puts into its cold pages, an empty one, a heap table
 CREATE EXTENSION leanstore;
 CREATE TABLE kept_t (id int PRIMARY KEY, v text) USING leanstore;
 INSERT INTO kept_t SELECT g, 'v' || g FROM generate_series(1, 1000) g;
