@@ -246,10 +246,10 @@ next_generation(const char *dir, uint32_t *gen)
 			char	   *e;
 
 			old = strtoull(text, &e, 10);
-			if (e == text || old >= UINT32_MAX)
+			if (e == text || (*e != '\n' && *e != '\0') || old >= UINT32_MAX)
 			{
-				errno = EINVAL;
-				st = LS_CORRUPT;
+				errno = EINVAL; /* not ours: never guess a generation */
+				st = LS_IO_ERROR;
 			}
 		}
 	}
@@ -374,6 +374,8 @@ segment_fd(ls_wal *wal, wal_local *l, uint64_t segno, int *fd)
 	return LS_OK;
 }
 
+static bool take_fault(ls_wal *wal, uint32_t what);
+
 /* Write zeros into fd over [from, to) and fsync it. */
 static ls_status
 zero_fill(int fd, uint64_t from, uint64_t to)
@@ -425,7 +427,10 @@ create_segment(ls_wal *wal, wal_local *l, uint64_t segno, bool exists, uint64_t 
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return LS_IO_ERROR;
-	st = zero_fill(fd, 0, wal->cfg.segment_size);
+	if (take_fault(wal, 4))
+		st = LS_IO_ERROR;		/* as a full disk would, half way */
+	else
+		st = zero_fill(fd, 0, wal->cfg.segment_size);
 	e = errno;
 	close(fd);
 	if (st == LS_OK && rename(tmp, path) != 0)
