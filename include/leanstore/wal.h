@@ -202,7 +202,9 @@ ls_status	ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats);
 /*
  * Make sure the segments that the next `ahead` segments' worth of stream
  * need exist, full size, zero-filled or recycled, synced.  Recycles
- * segments wholly before the keep_from position.  LS_IO_ERROR with errno
+ * segments wholly before the keep_from position (and before the block
+ * preceding it, which a reader starting at keep_from reads for its
+ * generation).  LS_IO_ERROR with errno
  * ENOSPC when the disk is full (the writer stays usable: the segments
  * already prepared still take commits).
  */

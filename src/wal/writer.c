@@ -526,7 +526,9 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 	uint32_t	nold = 0,
 				used_old = 0;
 	bool		changed = false;
-	ls_status	st = old_segments(l->dir, keep / segsz, &old, &nold);
+	/* the block before keep_from stays: a reader starting there needs it */
+	ls_status	st = old_segments(l->dir, keep < LS_WAL_BLOCK ? 0 : (keep - LS_WAL_BLOCK) / segsz,
+								  &old, &nold);
 
 	for (uint64_t s = first; st == LS_OK && s <= last; s++)
 	{

@@ -804,6 +804,16 @@ test_stale_generation(void **state)
 	assert_int_equal(o.end, sc.starts[7]);
 	free(o.recs);
 
+	/*
+	 * A read that starts right at the end (a checkpoint's keep_from there):
+	 * the first block it meets is generation 1's stale round 7; the block
+	 * before the start tells it apart.
+	 */
+	o = read_all(dir, cfg.segment_size, sc.starts[7]);
+	assert_int_equal(o.n, 0);
+	assert_int_equal(o.end, sc.starts[7]);
+	free(o.recs);
+
 	/* generation 3 continues from there; a read sees 5 + 2 + 1 records */
 	scen		sc3 = {.seq = 200};
 
@@ -813,6 +823,10 @@ test_stale_generation(void **state)
 	o = read_all(dir, cfg.segment_size, 0);
 	assert_int_equal(o.n, 8);
 	assert_int_equal(o.recs[7].seq, 200);
+	free(o.recs);
+	o = read_all(dir, cfg.segment_size, sc.starts[7]);
+	assert_int_equal(o.n, 1);
+	assert_int_equal(o.recs[0].seq, 200);
 	free(o.recs);
 
 	tu_rm_rf(dir);
@@ -975,6 +989,19 @@ test_segments(void **state)
 	o = read_all(t.dir, cfg.segment_size, 0);
 	assert_int_equal(o.n, 0);
 	free(o.recs);
+
+	/*
+	 * keep_from on a segment boundary: the segment before it keeps the
+	 * block before keep_from (a reader starting there reads it), the ones
+	 * before that are recycled into the many new segments asked for.
+	 */
+	uint64_t	k = ls_wal_end(t.wal) / cfg.segment_size;
+
+	assert_true(seg_exists(t.dir, k - 1, NULL) && seg_exists(t.dir, k - 2, NULL));
+	ls_wal_set_keep_from(t.wal, k * cfg.segment_size);
+	assert_int_equal(ls_wal_prepare(t.wal, 16), LS_OK);
+	assert_true(seg_exists(t.dir, k - 1, NULL));
+	assert_false(seg_exists(t.dir, k - 2, NULL));
 	wt_close(&t, true);
 }
 
