@@ -810,8 +810,24 @@ round_local(ls_wal *wal, wal_local **out)
 	return LS_OK;
 }
 
+static ls_status round_run(ls_wal *wal, ls_wal_round_stats *stats);
+
 ls_status
 ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
+{
+	/* exactly one writer: two rounds at once would take the same records */
+	uint32_t	busy = atomic_exchange(&wal->in_round, 1);
+
+	LS_ASSERT(busy == 0);
+	(void) busy;
+	ls_status	st = round_run(wal, stats);
+
+	atomic_store(&wal->in_round, 0);
+	return st;
+}
+
+static ls_status
+round_run(ls_wal *wal, ls_wal_round_stats *stats)
 {
 	ls_wal_round_stats local_stats;
 	wal_local  *l;
