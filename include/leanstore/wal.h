@@ -118,7 +118,9 @@ ls_status	ls_wal_set_dir(ls_wal *wal, const char *dir);
  * process after recovery and before the first round; appenders block in
  * ls_wal_append until it has been called.  start must be block aligned.
  * Takes the next writer generation (reads, raises and syncs
- * <dir>/generation): LS_IO_ERROR when that fails.
+ * <dir>/generation): LS_IO_ERROR when that fails (errno EINVAL when the
+ * file does not hold a generation number).  LS_INVALID when called twice,
+ * without a directory, or with start not block aligned.
  */
 ls_status	ls_wal_start(ls_wal *wal, uint64_t start, uint64_t keep_from);
 bool		ls_wal_started(const ls_wal *wal);
@@ -200,7 +202,9 @@ ls_status	ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats);
 /*
  * Make sure the segments that the next `ahead` segments' worth of stream
  * need exist, full size, zero-filled or recycled, synced.  Recycles
- * segments wholly before the keep_from position.  LS_IO_ERROR with errno
+ * segments wholly before the keep_from position (and before the block
+ * preceding it, which a reader starting at keep_from reads for its
+ * generation).  LS_IO_ERROR with errno
  * ENOSPC when the disk is full (the writer stays usable: the segments
  * already prepared still take commits).
  */
@@ -241,7 +245,8 @@ void		ls_wal_detach(ls_wal *wal);
  * Test hook: make the writer's next write (what = 1) or sync (what = 2)
  * fail with errno err, as a full or failing disk would.  0 clears it.
  * what = 3: the writer uses pwrite/fdatasync from now on, as where io_uring
- * is unavailable (err ignored; not undone by 0).
+ * is unavailable (err ignored; not undone by 0).  what = 4: the next segment
+ * that ls_wal_prepare writes full of zeros fails with err (disk full).
  */
 void		ls_wal_inject_fault(ls_wal *wal, int what, int err);
 

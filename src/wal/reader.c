@@ -55,6 +55,8 @@ struct ls_wal_reader
 	uint64_t	max_gsn;
 };
 
+static ls_status read_block(ls_wal_reader *r, uint64_t pos, const uint8_t **blk);
+
 ls_status
 ls_wal_reader_open(const char *dir, uint64_t segment_size, uint64_t start,
 				   ls_wal_reader **out)
@@ -83,6 +85,32 @@ ls_wal_reader_open(const char *dir, uint64_t segment_size, uint64_t start,
 	r->end = r->next_block;
 	r->first_round = true;
 	*out = r;
+	return LS_OK;
+}
+
+/*
+ * The generation of the block before the reader's first one, which belongs
+ * to the valid stream (the writer keeps its segment): a stale block of an
+ * older generation right at the start is then recognised too.  Without it
+ * (start 0, block unreadable) the first block sets the generation.
+ */
+static ls_status
+learn_prev_generation(ls_wal_reader *r)
+{
+	const uint8_t *blk;
+	uint64_t	prev = r->next_block - LS_WAL_BLOCK;
+	ls_status	st = read_block(r, prev, &blk);
+
+	if (st == LS_NOT_FOUND)
+		return LS_OK;
+	if (st != LS_OK)
+		return st;
+
+	wal_block_hdr h;
+
+	memcpy(&h, blk, sizeof(h));
+	if (h.pos == prev && wal_block_crc(blk) == h.crc)
+		r->prev_gen = h.generation;
 	return LS_OK;
 }
 
@@ -231,6 +259,13 @@ load_round(ls_wal_reader *r)
 	r->cursor = 0;
 	r->bi = 0;
 	r->ready = false;
+	if (r->first_round && r->next_block > 0 && r->prev_gen == 0)
+	{
+		ls_status	st = learn_prev_generation(r);
+
+		if (st != LS_OK)
+			return st;
+	}
 	for (;;)
 	{
 		const uint8_t *blk;

@@ -67,6 +67,7 @@ struct ls_wal
 	_Atomic int32_t fault_err;
 	_Atomic uint32_t plain_io;	/* test hook: pwrite/fdatasync, no io_uring */
 	_Atomic uint32_t rotor;		/* first slot the next round looks at */
+	_Atomic uint32_t in_round;	/* a round runs (one writer: checked) */
 
 	_Alignas(LS_CACHELINE) _Atomic uint32_t work;	/* futex word: writer kicks */
 	_Atomic uint32_t writer_sleeping;

@@ -246,10 +246,10 @@ next_generation(const char *dir, uint32_t *gen)
 			char	   *e;
 
 			old = strtoull(text, &e, 10);
-			if (e == text || old >= UINT32_MAX)
+			if (e == text || (*e != '\n' && *e != '\0') || old >= UINT32_MAX)
 			{
-				errno = EINVAL;
-				st = LS_CORRUPT;
+				errno = EINVAL; /* not ours: never guess a generation */
+				st = LS_IO_ERROR;
 			}
 		}
 	}
@@ -374,6 +374,8 @@ segment_fd(ls_wal *wal, wal_local *l, uint64_t segno, int *fd)
 	return LS_OK;
 }
 
+static bool take_fault(ls_wal *wal, uint32_t what);
+
 /* Write zeros into fd over [from, to) and fsync it. */
 static ls_status
 zero_fill(int fd, uint64_t from, uint64_t to)
@@ -425,7 +427,10 @@ create_segment(ls_wal *wal, wal_local *l, uint64_t segno, bool exists, uint64_t 
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return LS_IO_ERROR;
-	st = zero_fill(fd, 0, wal->cfg.segment_size);
+	if (take_fault(wal, 4))
+		st = LS_IO_ERROR;		/* as a full disk would, half way */
+	else
+		st = zero_fill(fd, 0, wal->cfg.segment_size);
 	e = errno;
 	close(fd);
 	if (st == LS_OK && rename(tmp, path) != 0)
@@ -521,7 +526,9 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 	uint32_t	nold = 0,
 				used_old = 0;
 	bool		changed = false;
-	ls_status	st = old_segments(l->dir, keep / segsz, &old, &nold);
+	/* the block before keep_from stays: a reader starting there needs it */
+	ls_status	st = old_segments(l->dir, keep < LS_WAL_BLOCK ? 0 : (keep - LS_WAL_BLOCK) / segsz,
+								  &old, &nold);
 
 	for (uint64_t s = first; st == LS_OK && s <= last; s++)
 	{
@@ -803,8 +810,24 @@ round_local(ls_wal *wal, wal_local **out)
 	return LS_OK;
 }
 
+static ls_status round_run(ls_wal *wal, ls_wal_round_stats *stats);
+
 ls_status
 ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
+{
+	/* exactly one writer: two rounds at once would take the same records */
+	uint32_t	busy = atomic_exchange(&wal->in_round, 1);
+
+	LS_ASSERT(busy == 0);
+	(void) busy;
+	ls_status	st = round_run(wal, stats);
+
+	atomic_store(&wal->in_round, 0);
+	return st;
+}
+
+static ls_status
+round_run(ls_wal *wal, ls_wal_round_stats *stats)
 {
 	ls_wal_round_stats local_stats;
 	wal_local  *l;

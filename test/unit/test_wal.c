@@ -804,6 +804,16 @@ test_stale_generation(void **state)
 	assert_int_equal(o.end, sc.starts[7]);
 	free(o.recs);
 
+	/*
+	 * A read that starts right at the end (a checkpoint's keep_from there):
+	 * the first block it meets is generation 1's stale round 7; the block
+	 * before the start tells it apart.
+	 */
+	o = read_all(dir, cfg.segment_size, sc.starts[7]);
+	assert_int_equal(o.n, 0);
+	assert_int_equal(o.end, sc.starts[7]);
+	free(o.recs);
+
 	/* generation 3 continues from there; a read sees 5 + 2 + 1 records */
 	scen		sc3 = {.seq = 200};
 
@@ -813,6 +823,10 @@ test_stale_generation(void **state)
 	o = read_all(dir, cfg.segment_size, 0);
 	assert_int_equal(o.n, 8);
 	assert_int_equal(o.recs[7].seq, 200);
+	free(o.recs);
+	o = read_all(dir, cfg.segment_size, sc.starts[7]);
+	assert_int_equal(o.n, 1);
+	assert_int_equal(o.recs[0].seq, 200);
 	free(o.recs);
 
 	tu_rm_rf(dir);
@@ -975,6 +989,19 @@ test_segments(void **state)
 	o = read_all(t.dir, cfg.segment_size, 0);
 	assert_int_equal(o.n, 0);
 	free(o.recs);
+
+	/*
+	 * keep_from on a segment boundary: the segment before it keeps the
+	 * block before keep_from (a reader starting there reads it), the ones
+	 * before that are recycled into the many new segments asked for.
+	 */
+	uint64_t	k = ls_wal_end(t.wal) / cfg.segment_size;
+
+	assert_true(seg_exists(t.dir, k - 1, NULL) && seg_exists(t.dir, k - 2, NULL));
+	ls_wal_set_keep_from(t.wal, k * cfg.segment_size);
+	assert_int_equal(ls_wal_prepare(t.wal, 16), LS_OK);
+	assert_true(seg_exists(t.dir, k - 1, NULL));
+	assert_false(seg_exists(t.dir, k - 2, NULL));
 	wt_close(&t, true);
 }
 
@@ -1072,6 +1099,104 @@ test_io_errors(void **state)
 		free(o.recs);
 		wt_close(&t, true);
 	}
+}
+
+/* A full disk while preparing: LS_IO_ERROR (ENOSPC), the writer goes on. */
+static void
+test_prepare_enospc(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(1);
+	wt			t;
+	uint64_t	end,
+				gsn;
+	uint32_t	seq = 0;
+
+	cfg.segment_size = 64 * KIB;
+	wt_open(&t, cfg, NULL, 0, 1);
+	ls_wal_inject_fault(t.wal, 4, ENOSPC);
+	errno = 0;
+	assert_int_equal(ls_wal_prepare(t.wal, 3), LS_IO_ERROR);
+	assert_int_equal(errno, ENOSPC);
+	assert_false(ls_wal_failed(t.wal));
+	/* no temporary file is left behind, the half-made segment is not there */
+	char	   *tmp = tu_path(t.dir, "0000000000000001.tmp");
+	struct stat sb;
+
+	assert_int_equal(stat(tmp, &sb), -1);
+	free(tmp);
+	assert_false(seg_exists(t.dir, 1, NULL));
+
+	/* segment 0 still takes commits; past it the round needs space */
+	for (int k = 0; k < 10; k++)
+		assert_int_equal(app(t.wal, 0, seq++, 3000, &end, &gsn), LS_OK);
+	assert_int_equal(ls_wal_round(t.wal, NULL), LS_OK);
+	assert_int_equal(ls_wal_wait(t.wal, 0, end, 0), LS_OK);
+	for (int k = 0; k < 15; k++)
+		assert_int_equal(app(t.wal, 0, seq++, 3000, &end, &gsn), LS_OK);
+	assert_int_equal(ls_wal_round(t.wal, NULL), LS_NO_SPACE);
+	assert_false(ls_wal_failed(t.wal));
+	/* the disk has room again */
+	assert_int_equal(ls_wal_prepare(t.wal, 3), LS_OK);
+	assert_int_equal(ls_wal_round(t.wal, NULL), LS_OK);
+	assert_int_equal(ls_wal_wait(t.wal, 0, end, 0), LS_OK);
+
+	readout		o = read_all(t.dir, cfg.segment_size, 0);
+
+	assert_int_equal(o.n, seq);
+	free(o.recs);
+	wt_close(&t, true);
+}
+
+/* The generation file: a number, raised by each start; anything else refuses. */
+static void
+test_generation_file(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(1);
+	size_t		size = ls_wal_region_size(&cfg);
+	void	   *region = tu_shared_region(size);
+	char	   *dir = tu_tempdir();
+	char	   *gpath = tu_path(dir, "generation");
+	ls_wal	   *wal;
+	ls_wal_stats_out so;
+	FILE	   *f;
+
+	f = fopen(gpath, "w");
+	fprintf(f, "41\n");
+	fclose(f);
+	assert_int_equal(ls_wal_init(region, size, &cfg, &wal), LS_OK);
+	assert_int_equal(ls_wal_set_dir(wal, dir), LS_OK);
+	assert_int_equal(ls_wal_start(wal, 0, 0), LS_OK);
+	ls_wal_stats(wal, &so);
+	assert_int_equal(so.generation, 42);
+
+	/* not a number: refused, the generation is never guessed */
+	f = fopen(gpath, "w");
+	fprintf(f, "4x2\n");
+	fclose(f);
+	assert_int_equal(ls_wal_init(region, size, &cfg, &wal), LS_OK);
+	assert_int_equal(ls_wal_set_dir(wal, dir), LS_OK);
+	errno = 0;
+	assert_int_equal(ls_wal_start(wal, 0, 0), LS_IO_ERROR);
+	assert_int_equal(errno, EINVAL);
+	assert_false(ls_wal_started(wal));
+
+	/* unreadable (a directory in its place) */
+	unlink(gpath);
+	assert_int_equal(mkdir(gpath, 0700), 0);
+	assert_int_equal(ls_wal_start(wal, 0, 0), LS_IO_ERROR);
+	assert_false(ls_wal_started(wal));
+	rmdir(gpath);
+	assert_int_equal(ls_wal_start(wal, 0, 0), LS_OK);
+	ls_wal_stats(wal, &so);
+	assert_int_equal(so.generation, 1);
+
+	ls_wal_detach(wal);
+	tu_free_region(region, size);
+	free(gpath);
+	tu_rm_rf(dir);
+	free(dir);
 }
 
 /* ------------------------------------------------------------------------
@@ -1412,6 +1537,8 @@ main(void)
 		cmocka_unit_test(test_stale_generation),
 		cmocka_unit_test(test_segments),
 		cmocka_unit_test(test_io_errors),
+		cmocka_unit_test(test_prepare_enospc),
+		cmocka_unit_test(test_generation_file),
 		cmocka_unit_test(test_durable_gsn_threads),
 		cmocka_unit_test(test_partial_round),
 		cmocka_unit_test(test_gsn_protocol),
