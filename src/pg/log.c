@@ -233,6 +233,12 @@ ls_log_wait_ready(void)
 	state = pg_atomic_read_u32(&ls_log->state);
 	if (likely(state == LS_LOG_READY))
 		return;
+	/* the log writer starts when recovery ends: never, on a standby */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("leanstore tables cannot be used during recovery or on a standby"),
+				 errdetail("Their rows are in leanstore's own log, not in PostgreSQL's WAL.")));
 	ConditionVariablePrepareToSleep(&ls_log->cv);
 	while ((state = pg_atomic_read_u32(&ls_log->state)) == LS_LOG_RECOVERING)
 		(void) ConditionVariableTimedSleep(&ls_log->cv, 1000, PG_WAIT_EXTENSION);
