@@ -929,11 +929,14 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 
 	ls_hot_table_get_fill(tbl, &next, &used);
 	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, next);
-	if (!ls_cold_has_tree(tbl))
-	{
-		t.persistence = RELPERSISTENCE_PERMANENT;
-		ls_log_append(LS_LR_CREATE, 0, InvalidTransactionId, &t, NULL, 0);
-	}
+
+	/*
+	 * No CREATE: if this checkpoint does not finish, replay reads the older
+	 * log and then these records, and a CREATE would wipe rows that the
+	 * older log has and this checkpoint did not log again yet.  The HWM
+	 * record names the table; a table without a tree has an empty file,
+	 * which replay opens as an empty table.
+	 */
 	/* the reservation that covers the rowids in use */
 	t.value = Max(next, (uint64) ls_hot_table_get_tag(tbl, LS_TAG_HWM) << LS_HWM_SHIFT);
 	ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
@@ -1653,14 +1656,11 @@ ls_replay_relog(LsReplay *rp)
 		ls_hot_table_get_fill(rt->tbl, &next, &used);
 		ls_log_target(&t, rt->key, rt->spc, next);
 		/*
-		 * A storage of the crashed run without a tree starts afresh at the
-		 * next replay; one with a tree is opened over its new clean image.
+		 * No CREATE (a crash during this re-log replays the older log and
+		 * then these records: a CREATE would wipe rows not logged again
+		 * yet).  The HWM record names the table; one without a tree has an
+		 * empty file now (ls_replay_finish), opened as an empty table.
 		 */
-		if (rt->created && !ls_cold_has_tree(rt->tbl))
-		{
-			t.persistence = RELPERSISTENCE_PERMANENT;
-			ls_log_append(LS_LR_CREATE, 0, InvalidTransactionId, &t, NULL, 0);
-		}
 		ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
 		if (next > 0)
 			ls_log_rows(rt->tbl, 0, next - 1, true, true, &buf);
