@@ -2104,6 +2104,14 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 	pfree(pg);
 	if (st == LS_NOT_FOUND && !ls_file_is_empty(&file))
 		st = LS_CORRUPT;		/* pages without a meta page in front */
+	/*
+	 * A tree created after the last clean point (no image to go back to):
+	 * everything it held is in the log, the file starts empty.
+	 */
+	if (st == LS_OK && meta.magic == LS_META_MAGIC &&
+		meta.version == LS_META_VERSION && (meta.flags & LS_META_DIRTY) && meta.image == 0 &&
+		meta.db == key.db && meta.rel == key.rel)
+		st = LS_NOT_FOUND;
 	if (st == LS_NOT_FOUND)
 	{
 		LWLockRelease(ls_cold->adopt_lock);

@@ -1322,7 +1322,10 @@ ls_replay_table(LsReplay *rp, const LsLogTarget *t)
 		snprintf(name, sizeof(name), "relfilenode %u/%u/%u", node.spcNode, node.dbNode, node.relNode);
 		rt->tbl = ls_cold_adopt_node(rt->key, &node, RELPERSISTENCE_PERMANENT, name, &res, &why);
 		if (res == LS_ADOPT_EMPTY)
+		{
 			ls_replay_new_table(rt);
+			rt->created = true; /* its file's pages (if any) are not its base */
+		}
 		else if (rt->tbl == NULL)
 			rt->lost = true;
 	}
