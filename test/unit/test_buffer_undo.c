@@ -304,7 +304,7 @@ test_restore_after_crash(void **state)
 	(void) state;
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {1, 0, 0, 0}};
-	const uint64_t n = tu_scaled(6000);
+	const uint64_t n = 6000;
 	env			e;
 	uint32_t	blocks,
 				restored;
@@ -739,7 +739,7 @@ test_multi_process(void **state)
 	(void) state;
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {6, 0, 0, 0}};
-	const uint64_t n = tu_scaled(6000);
+	const uint64_t n = 6000;
 	mp_arg	   *a = tu_shared_region(sizeof(mp_arg));
 	env			e;
 	uint32_t	blocks,
