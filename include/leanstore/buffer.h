@@ -450,7 +450,12 @@ ls_status	ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id);
  * journal file stays; the caller removes it when it removes the file).
  * LS_IO_ERROR (errno kept) when the journal cannot be written; a journal
  * write or sync failure during a later write-back fails that write (the
- * page stays dirty, never written unprotected).
+ * page stays dirty, never written unprotected).  After a failed call the
+ * instance stays protected with a journal that takes no saves: writes of
+ * blocks below `below` fail until a later call succeeds (or below = 0 ends
+ * the protection).  Call it with the image clean: no page of the instance
+ * changed since the image was flushed (a write-back racing with the call
+ * could rely on a save in the previous journal).
  */
 ls_status	ls_bm_protect_dt(ls_bm *bm, uint32_t dt_id, uint32_t below, uint64_t image);
 /*

@@ -686,6 +686,48 @@ test_journal_failure(void **state)
 	free(dir);
 }
 
+/*
+ * A protection whose journal cannot be set up (its path is a directory):
+ * the call fails and the instance stays protected with nothing saved, so
+ * protected blocks are not written until the protection ends.
+ */
+static void
+test_protect_failure(void **state)
+{
+	(void) state;
+	char	   *dir = tu_tempdir();
+	ls_bm_file	file = {.key = {8, 0, 0, 0}};
+	const uint64_t n = tu_scaled(2000);
+	env			e;
+	uint32_t	blocks;
+	uint8_t    *img;
+	char		path[512];
+	uint64_t	image;
+
+	create_file(dir, 8);
+	env_open(&e, dir, 256);
+	blocks = make_image(&e, &file, n);
+	img = copy_image(dir, 8, blocks);
+	snprintf(path, sizeof(path), "%s/rel8_undo", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(ls_bm_protect_dt(e.bm, e.tree->dt_id, blocks, 11), LS_IO_ERROR);
+	assert_int_equal(ls_bm_last_error_errno(), EISDIR);
+	assert_int_equal(ls_bm_undo_image(e.bm, &file, &image), LS_IO_ERROR);
+	churn(e.tree, n, 0, 1);
+	assert_int_equal(ls_bm_flush_all(e.bm), LS_IO_ERROR);
+	assert_int_equal(blocks_differing(dir, 8, img, blocks), 0);
+	/* the caller gives up protecting: the pages go out */
+	assert_int_equal(ls_bm_protect_dt(e.bm, e.tree->dt_id, 0, 0), LS_OK);
+	assert_int_equal(ls_bm_flush_all(e.bm), LS_OK);
+	assert_true(blocks_differing(dir, 8, img, blocks) > 0);
+	ls_btree_drop(e.tree);
+	env_crash(&e);
+	rmdir(path);
+	free(img);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /* Several processes write back and evict pages of the same protected tree. */
 #define MP_WORKERS 3
 
@@ -781,6 +823,7 @@ main(void)
 		cmocka_unit_test(test_other_image_ignored),
 		cmocka_unit_test(test_write_block_and_off),
 		cmocka_unit_test(test_journal_failure),
+		cmocka_unit_test(test_protect_failure),
 		cmocka_unit_test(test_multi_process),
 	};
 
