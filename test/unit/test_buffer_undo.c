@@ -21,6 +21,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -687,6 +689,63 @@ test_journal_failure(void **state)
 }
 
 /*
+ * An append that fails half-way (the file size limit): the pages of that
+ * batch are not written, the torn remains do not hide later appends, and
+ * the image still comes back.
+ */
+static void
+test_append_fails_halfway(void **state)
+{
+	(void) state;
+	char	   *dir = tu_tempdir();
+	ls_bm_file	file = {.key = {9, 0, 0, 0}};
+	const uint64_t n = 4000;
+	env			e;
+	uint32_t	blocks,
+				restored;
+	uint8_t    *img;
+	ls_bm_stats s;
+	struct rlimit old,
+				lim;
+	void		(*old_handler) (int);
+
+	create_file(dir, 9);
+	env_open(&e, dir, 512);
+	blocks = make_image(&e, &file, n);
+	assert_true(blocks > 40);
+	img = copy_image(dir, 9, blocks);
+	assert_int_equal(ls_bm_protect_dt(e.bm, e.tree->dt_id, blocks, 21), LS_OK);
+	churn(e.tree, n, 0, 1);
+
+	/* room for the header and 12.5 entries: the second batch of 8 tears */
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 32 + 12 * (24 + LS_PAGE_SIZE) + LS_PAGE_SIZE / 2;
+	old_handler = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	assert_int_equal(ls_bm_flush_all(e.bm), LS_IO_ERROR);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, old_handler);
+	assert_int_equal(ls_bm_last_error_errno(), EFBIG);
+	ls_bm_get_stats(e.bm, &s);
+	assert_true(s.undo_pages > 0 && s.undo_pages <= 12);
+	/* only what was saved may have been overwritten; the torn part is cut off */
+	assert_true(blocks_differing(dir, 9, img, blocks) <= s.undo_pages);
+	assert_int_equal(file_size(dir, "rel9_undo"),
+					 (off_t) (32 + s.undo_pages * (24 + LS_PAGE_SIZE)));
+
+	assert_int_equal(ls_bm_flush_all(e.bm), LS_OK);
+	assert_true(blocks_differing(dir, 9, img, blocks) > 12);
+	env_crash(&e);
+	assert_int_equal(apply(dir, &file, 21, &restored), LS_OK);
+	assert_int_equal(blocks_differing(dir, 9, img, blocks), 0);
+	check_restored_tree(dir, &file, blocks, n);
+	free(img);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+/*
  * A protection whose journal cannot be set up (its path is a directory):
  * the call fails and the instance stays protected with nothing saved, so
  * protected blocks are not written until the protection ends.
@@ -824,6 +883,7 @@ main(void)
 		cmocka_unit_test(test_write_block_and_off),
 		cmocka_unit_test(test_journal_failure),
 		cmocka_unit_test(test_protect_failure),
+		cmocka_unit_test(test_append_fails_halfway),
 		cmocka_unit_test(test_multi_process),
 	};
 
