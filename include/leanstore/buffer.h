@@ -431,7 +431,11 @@ ls_status	ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id);
  * Journal: file_path(segno = LS_BM_UNDO_SEGNO) (without file_path:
  * data_dir/dt<key[0]>.undo).  A header (magic, image id, CRC) and entries
  * (block, image id, CRC32C of entry and page, the 8 KiB page as it was on
- * disk).  A torn or stale tail (CRC, image id) ends it.
+ * disk; a block past the end of its file or reading as zeros is saved
+ * without a page and restored as zeros).  A torn or stale tail (CRC, image
+ * id) ends it.  Layout and the argument why concurrent write-back keeps
+ * the first copy of each block right: src/buffer/README.md.
+ * ls_bm_stats.undo_appends / undo_pages count appends and saved blocks.
  * ------------------------------------------------------------------------ */
 #define LS_BM_UNDO_SEGNO	UINT32_MAX
 
