@@ -147,6 +147,9 @@ typedef struct LsColdShared
 	Size		region_size;
 	uint32		epoch;			/* crash epoch of this start */
 	bool		clean_start;	/* the last run shut down cleanly */
+	bool		from_backup;	/* PostgreSQL starts from a base backup
+								 * (backup_label): leanstore's files in it
+								 * were copied while they changed */
 	uint64		log_start;		/* where replay of leanstore's log starts */
 	int			max_tables;
 	LWLock	   *adopt_lock;		/* opening, creating, dropping descriptors;
@@ -387,7 +390,16 @@ ls_cold_shmem_startup(int max_tables)
 	ls_cold->epoch = epoch;
 	ls_cold->clean_start = clean;
 	ls_cold->log_start = log_start;
+	/* the startup process renames it only later */
+	ls_cold->from_backup = access("backup_label", F_OK) == 0;
 	ls_state_write(epoch, false, log_start, FATAL);
+}
+
+/* This start restores a base backup (postmaster's check, before recovery). */
+bool
+ls_cold_from_backup(void)
+{
+	return ls_cold->from_backup;
 }
 
 /* What the start found: a clean shutdown before it, where replay starts. */
@@ -2133,7 +2145,7 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 		if (st == LS_OK && meta.magic == LS_META_MAGIC && (meta.flags & LS_META_DIRTY))
 			*why = "Its cold pages were being changed at a crash, and the undo journal that brings them back to their last clean image is missing or damaged (pg_leanstore/undo).";
 		else if (st == LS_OK && meta.magic == LS_META_MAGIC && meta.epoch != ls_cold->epoch)
-			*why = "Its file was written before a crash whose log is missing (see the server log of that start).";
+			*why = "Its file was written before a start that could not use leanstore's log: the log was missing, or the cluster was restored from a base backup (see the server log of that start).";
 		else
 			*why = "Its file holds no valid leanstore meta page.";
 		return NULL;

@@ -1766,7 +1766,22 @@ ls_log_recover(void)
 	INSTR_TIME_SET_CURRENT(t0);
 	ls_cold_start_state(&clean, &start);
 	ls_segment_path(path, sizeof(path), start);
-	if (!clean && stat(path, &sb) != 0 && start > 0)
+	if (ls_cold_from_backup())
+	{
+		/*
+		 * pg_basebackup copied leanstore's files while they changed, and
+		 * their rows are not in PostgreSQL's WAL: nothing of them can be
+		 * trusted.  A new epoch makes every table lost, with an error.
+		 */
+		ereport(WARNING,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this cluster was restored from a base backup: its leanstore tables are lost"),
+				 errdetail("leanstore's files cannot be copied consistently by a base backup, and their rows are not in PostgreSQL's WAL."),
+				 errhint("Copy leanstore tables with pg_dump; TRUNCATE or DROP them here.")));
+		ls_cold_log_lost(start);
+		clean = true;
+	}
+	else if (!clean && stat(path, &sb) != 0 && start > 0)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),

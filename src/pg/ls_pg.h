@@ -268,6 +268,7 @@ extern ls_hot_table *ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node,
 extern ls_hot_table *ls_cold_adopt(Relation rel, const char **why);
 extern void ls_cold_pack_all(uint64 log_end);
 extern void ls_cold_start_state(bool *clean, uint64 *log_start);
+extern bool ls_cold_from_backup(void);
 extern void ls_cold_log_lost(uint64 new_log_start);
 extern void ls_cold_set_log_start(uint64 log_start);
 extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload,

@@ -7,7 +7,8 @@
 # second one; pg_checksums --check runs on the stopped cluster after each
 # clean shutdown and pg_basebackup (which verifies checksums) on the running
 # one; finally an immediate shutdown (a crash) after more changes, and the
-# tables must still equal their heap copies (leanstore's log, undo journals). The combined psql output is compared
+# tables must still equal their heap copies (leanstore's log, undo journals);
+# last, the base backup is started: its leanstore tables are refused. The combined psql output is compared
 # with expected/restart_clean.out. Run by test/run as root; $1: output file.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +42,7 @@ trap ls_cleanup EXIT
 out=${1:-$(mktemp)}
 ls_scratch_dir restart-clean || exit 1
 dir=$LS_SCRATCH
-cp "$HERE"/restart_clean_[1234].sql "$dir/"
+cp "$HERE"/restart_clean_[12345].sql "$dir/"
 printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '128MB'\nleanstore.buffer_pool = '4MB'\nautovacuum = off\n" >"$dir/test.conf"
 chown -R "$LS_PG_USER": "$dir"
 LS_INITDB_ARGS=-k ls_cluster_start "$dir" "$dir/test.conf" || exit 1
@@ -87,6 +88,15 @@ stop_check_start() {
 	tear_saved_blocks "$dir/data/$t1_journal" "$dir/data/$t1_path" || echo "no saved block of t1 to tear"
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -w -t 120 start -l "$dir/server.log" >/dev/null 2>&1 || echo "start failed"
 	psql_run restart_clean_4.sql
+	echo "-- (the server stopped; the base backup started in its place)"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || echo "stop failed"
+	chmod 700 "$dir/backup"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/backup" -w -t 120 start -l "$dir/backup.log" >/dev/null 2>&1 ||
+		{ echo "backup start failed"; tail -n 20 "$dir/backup.log"; }
+	psql_run restart_clean_5.sql
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/backup" -m fast -w stop >/dev/null 2>&1 || echo "backup stop failed"
+	grep -q "restored from a base backup: its leanstore tables are lost" "$dir/backup.log" ||
+		echo "no warning about the base backup in its server log"
 } >"$out"
 ls_cluster_stop "$dir"
 if diff -u "$HERE/expected/restart_clean.out" "$out"; then
