@@ -707,6 +707,28 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, bool relog,
 {
 	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
 
+	if (all)
+	{
+		/* every hot row: the scan skips empty parts of the RID-map */
+		for (uint64 cursor = lo;;)
+		{
+			ls_hot_row *batch[256];
+			uint64		rowids[256];
+			uint32		n;
+
+			CHECK_FOR_INTERRUPTS();
+			ls_epoch_enter();
+			n = ls_hot_scan_batch(tbl, &cursor, hi + 1, batch, 256);
+			for (uint32 i = 0; i < n; i++)
+				rowids[i] = batch[i]->rowid;
+			ls_epoch_exit();
+			if (n == 0)
+				break;
+			for (uint32 i = 0; i < n; i++)
+				ls_log_row(tbl, spc, rowids[i], all, relog, buf);
+		}
+		return;
+	}
 	for (uint64 rowid = lo; rowid <= hi; rowid++)
 	{
 		if ((rowid & 1023) == 0)
@@ -940,24 +962,38 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 	/* the reservation that covers the rowids in use */
 	t.value = Max(next, (uint64) ls_hot_table_get_tag(tbl, LS_TAG_HWM) << LS_HWM_SHIFT);
 	ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
-	for (uint64 rowid = 0; rowid < ls_hot_table_rowid_limit(tbl); rowid++)
+	/* the hot rows only (the scan skips empty parts of the RID-map) */
+	for (uint64 cursor = 0;;)
 	{
-		TransactionId busy;
+		ls_hot_row *batch[256];
+		uint64		rowids[256];
+		uint32		n;
 
-		if ((rowid & 1023) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (ls_ckpt_row(tbl, spc, rowid, buf, &busy))
-			continue;
-		if (*ndefer == *cap)
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		n = ls_hot_scan_batch(tbl, &cursor, ls_hot_table_rowid_limit(tbl), batch, 256);
+		for (uint32 i = 0; i < n; i++)
+			rowids[i] = batch[i]->rowid;
+		ls_epoch_exit();
+		if (n == 0)
+			break;
+		for (uint32 i = 0; i < n; i++)
 		{
-			*cap = Max(*cap * 2, 64);
-			*defer = *defer == NULL ? palloc(sizeof(LsCkptDefer) * *cap) :
-				repalloc(*defer, sizeof(LsCkptDefer) * *cap);
+			TransactionId busy;
+
+			if (ls_ckpt_row(tbl, spc, rowids[i], buf, &busy))
+				continue;
+			if (*ndefer == *cap)
+			{
+				*cap = Max(*cap * 2, 64);
+				*defer = *defer == NULL ? palloc(sizeof(LsCkptDefer) * *cap) :
+					repalloc(*defer, sizeof(LsCkptDefer) * *cap);
+			}
+			(*defer)[*ndefer].key = ls_hot_table_get_key(tbl);
+			(*defer)[*ndefer].rowid = rowids[i];
+			(*defer)[*ndefer].xid = busy;
+			(*ndefer)++;
 		}
-		(*defer)[*ndefer].key = ls_hot_table_get_key(tbl);
-		(*defer)[*ndefer].rowid = rowid;
-		(*defer)[*ndefer].xid = busy;
-		(*ndefer)++;
 	}
 }
 
