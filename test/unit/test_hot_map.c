@@ -922,6 +922,175 @@ test_ridmap_hint(void **state)
 	fixture_free(f);
 }
 
+/* ---- freeing emptied chunks and nodes ----------------------------------- */
+
+/* Evict (as pack does) or remove the row at rowid; the slot becomes NULL. */
+static void
+take_out(fixture *f, uint64_t rowid, bool evict)
+{
+	ls_hot_row *row = ls_hot_row_get(f->tbl, rowid);
+
+	assert_non_null(row);
+	ls_hot_row_lock(row);
+	if (evict)
+		ls_hot_row_evict(f->ctx, f->tbl, row);
+	else
+		ls_hot_row_remove(f->ctx, f->tbl, row, false);
+	assert_true(ls_hot_row_is_removed(row));
+}
+
+static uint64_t
+used_bytes(fixture *f)
+{
+	ls_hot_stats s;
+
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	return s.used_bytes;
+}
+
+/*
+ * A chunk goes back to the allocator when its last slot goes back to NULL
+ * (evict, remove, forget of DEAD, an insert refused on a DEAD slot), not
+ * before (a DEAD slot keeps it); a leaf with its last chunk, an inner node
+ * with its last child; the root stays.  Table bytes and the tier's used
+ * bytes fall back to the empty map's (the root), and a leaf hint kept
+ * across the free of its leaf is not followed into the reused block.
+ */
+static void
+test_ridmap_frees_empty_chunks(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(16u << 20, 4);
+	/* chunks of one leaf, a second leaf, another level-2 and level-1 subtree */
+	uint64_t	far[] = {5000, (UINT64_C(1) << 20) + 7, (UINT64_C(1) << 30) + 3};
+	ls_hot_map_hint hint = {0};
+	hot_map_node *root;
+	uint64_t	root_bytes,
+				empty_used,
+				full_bytes;
+
+	ls_hot_epoch_enter(f->ctx);
+	insert(f, 100, 100);		/* creates the root, leaf 0 and chunk 3 */
+	root = atomic_load(&f->tbl->root);
+	root_bytes = hot_obj_size(f->hot, root);
+	take_out(f, 100, false);
+	ls_hot_epoch_exit(f->ctx);
+	/* the map is back to its root, in the table and in the tier */
+	assert_int_equal(tstats(f).bytes, root_bytes);
+	empty_used = used_bytes(f);
+	assert_int_equal(empty_used, root_bytes);
+	assert_int_equal(atomic_load(&root->refs), 0);
+
+	ls_hot_epoch_enter(f->ctx);
+	for (uint64_t r = 0; r < 100; r++)
+		insert(f, r, r);
+	for (size_t i = 0; i < 3; i++)
+		insert(f, far[i], far[i]);
+	assert_int_equal(count_chunks(f, 1024), 4);
+	full_bytes = tstats(f).bytes;
+	assert_verify_exact(f);
+
+	/* chunk 0 goes with its 32nd row, whichever way they leave */
+	uint64_t	before_last = 0;
+
+	for (uint64_t r = 0; r < 32; r++)
+	{
+		assert_non_null(hot_map_chunk_of(leaf_of(f, 0), 0));
+		if (r == 31)
+			before_last = tstats(f).bytes;
+		take_out(f, r, r % 2 == 0);
+	}
+	assert_null(hot_map_chunk_of(leaf_of(f, 0), 0));
+	assert_int_equal(count_chunks(f, 1024), 3);
+	/* each row took the same bytes; the last one took the chunk's too */
+	assert_int_equal(before_last - tstats(f).bytes,
+					 (full_bytes - before_last) / 31 +
+					 ls_hot_class_size[hot_class_for(sizeof(hot_map_chunk) + HOT_BLK_HDR)]);
+	assert_verify_exact(f);
+
+	/* chunk 1: a DEAD slot keeps it, a refused insert too, forget frees it */
+	for (uint64_t r = 32; r < 64; r++)
+	{
+		if (r == 40)
+		{
+			ls_hot_row *row = ls_hot_row_get(f->tbl, r);
+
+			ls_hot_row_lock(row);
+			ls_hot_row_remove(f->ctx, f->tbl, row, true);
+		}
+		else
+			take_out(f, r, false);
+	}
+	assert_non_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_true(ls_hot_rowid_is_dead(f->tbl, 40));
+	assert_insert_refused(f, 40);
+	assert_non_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_verify_exact(f);
+	ls_hot_rowid_forget(f->ctx, f->tbl, 40);
+	assert_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_false(ls_hot_rowid_is_dead(f->tbl, 40));
+	assert_verify_exact(f);
+
+	/* a rowid can come back: a fresh chunk, then it goes again */
+	insert(f, 33, 33);
+	assert_non_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_int_equal(version_tag(ls_hot_row_newest(ls_hot_row_get(f->tbl, 33))), 33);
+	take_out(f, 33, true);
+	assert_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+
+	/* the rest of leaf 0 (rowids 64..99 in chunks 2 and 3) */
+	for (uint64_t r = 64; r < 100; r++)
+		take_out(f, r, true);
+	assert_int_equal(count_chunks(f, 1024), 0);
+	/* leaf 0 is still there: leaf 4 (rowid 5000) shares its level-2 node */
+	assert_int_equal(count_chunks(f, 5001), 1);
+	assert_verify_exact(f);
+
+	/* a hint on leaf 4; the leaf goes (its only row leaves) */
+	assert_non_null(ls_hot_row_get_hinted(f->tbl, far[0], &hint));
+	hot_map_node *old_leaf = hint.leaf;
+
+	take_out(f, far[0], false);
+	assert_null(leaf_of(f, far[0]));
+	assert_null(leaf_of(f, 0));
+	ls_hot_epoch_exit(f->ctx);
+	(void) used_bytes(f);		/* the old leaf is free now */
+
+	/* its block is reused (same class, LIFO cache) and zero-filled */
+	ls_hot_version *v;
+	uint32_t	len = ls_hot_class_size[hot_class_for(hot_map_node_size(HOT_MAP_LEVELS - 1) + HOT_BLK_HDR)] -
+		HOT_BLK_HDR - (uint32_t) sizeof(ls_hot_version);
+
+	assert_int_equal(ls_hot_version_alloc(f->ctx, len, &v), LS_OK);
+	assert_ptr_equal(v, old_leaf);
+	memset(v, 0, sizeof(*v) + len);
+
+	/* a new leaf for the same range: the hint must not lead into v */
+	ls_hot_epoch_enter(f->ctx);
+	insert(f, far[0] + 1, 1);
+	assert_non_null(ls_hot_row_get(f->tbl, far[0] + 1));
+	assert_ptr_equal(ls_hot_row_get_hinted(f->tbl, far[0] + 1, &hint),
+					 ls_hot_row_get(f->tbl, far[0] + 1));
+	assert_ptr_not_equal(hint.leaf, v);
+	take_out(f, far[0] + 1, false);
+	ls_hot_version_free(f->ctx, v);
+
+	/* the other subtrees go too: only the root is left */
+	take_out(f, far[1], true);
+	take_out(f, far[2], false);
+	for (uint32_t i = 0; i < HOT_MAP_FANOUT; i++)
+		assert_int_equal(atomic_load(&root->slot[i]), 0);
+	assert_int_equal(atomic_load(&root->refs), 0);
+	assert_verify_exact(f);
+	ls_hot_epoch_exit(f->ctx);
+	assert_int_equal(tstats(f).rows, 0);
+	assert_int_equal(tstats(f).bytes, root_bytes);
+	assert_int_equal(used_bytes(f), empty_used);
+	fixture_free(f);
+}
+
 /* ---- versions ------------------------------------------------------------- */
 
 /* Tags of the chain newest first; returns the length. */
@@ -1391,6 +1560,7 @@ main(void)
 		cmocka_unit_test(test_ridmap_hint),
 		cmocka_unit_test(test_ridmap_sparse_blocks),
 		cmocka_unit_test(test_ridmap_occupancy_steps),
+		cmocka_unit_test(test_ridmap_frees_empty_chunks),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_epoch_protects_reader),
 		cmocka_unit_test(test_idle_context_hands_off),
