@@ -3,17 +3,35 @@
  *
  * A radix tree of HOT_MAP_LEVELS levels with HOT_MAP_FANOUT slots per node
  * (4 x 1024 = 2^40 rowids).  Nodes are created lazily and published with a
- * CAS on the parent slot; they are never unlinked while the table lives, so
- * a reader can walk down with plain acquire loads and no validation.
+ * CAS on the parent slot, and freed again when their last child goes (see
+ * "freeing" below); a reader walks down with plain acquire loads inside its
+ * epoch and needs no validation: what it reaches stays readable.
  * Leaf slots hold 0 (NULL), HOT_SLOT_DEAD or a row header pointer, and
  * for an instant HOT_SLOT_BUSY (a row or DEAD on its way back to NULL).
  *
  * A leaf holds its slots in chunks of HOT_CHUNK_SLOTS, created on the first
  * insert into them and published with a CAS on the leaf's chunk pointer,
- * exactly like nodes (never unlinked while the table lives, retired with the
- * map): rowids fill 291-rowid virtual blocks as heap fills pages, so a table
- * of narrow rows uses the first ~61 rowids of each block and the chunks of
- * the skipped rest are never allocated.  A missing chunk reads as NULL slots.
+ * exactly like nodes: rowids fill 291-rowid virtual blocks as heap fills
+ * pages, so a table of narrow rows uses the first ~61 rowids of each block
+ * and the chunks of the skipped rest are never allocated.  A missing chunk
+ * reads as NULL slots.
+ *
+ * Freeing: a chunk goes back to the allocator when its last slot goes back
+ * to NULL, a node (not the root) with its last child.  Every chunk and node
+ * counts references (refs): its non-NULL slots or child links plus
+ * inserters in flight, never under-counted.  The process that lowers refs
+ * to 0 and then wins CAS 0 -> HOT_REFS_DEAD owns the free: the object is
+ * empty and stays so (nothing becomes non-NULL without a reference, and no
+ * reference can be taken on a DEAD object), so it is unlinked from its
+ * parent, retired through the epochs, and the parent loses the link's
+ * reference (possibly freeing it in turn).  Inserters take one reference,
+ * on the chunk (hot_map_acquire): the links above hold the path.  A DEAD
+ * object still linked is replaced by the next inserter; nobody waits for a
+ * freer.  Removers, evicters and forgetters change slots only by CAS from
+ * a row or DEAD, which a freed chunk never holds, and release the slot's
+ * reference through the path they walked (hot_map_find).  A DEAD slot keeps
+ * its reference: VACUUM's forget frees the chunk.  README.md, "Freeing",
+ * has the argument.
  *
  * Each leaf counts its rows (live) and DEAD slots (dead).  The counters are
  * changed so that they never under-count a published slot: raised before a
