@@ -216,7 +216,6 @@ refs_dead(_Atomic uint32_t *refs)
 	return (atomic_load(refs) & HOT_REFS_DEAD) != 0;
 }
 
-#ifdef LS_ASSERTS
 /* A claimed object holds nothing: every slot and link is NULL, no bit set. */
 static bool
 obj_is_empty(hot_map_path *path, uint32_t level)
@@ -240,7 +239,6 @@ obj_is_empty(hot_map_path *path, uint32_t level)
 			return false;
 	return atomic_load(&n->live) == 0 && atomic_load(&n->dead) == 0;
 }
-#endif
 
 /*
  * Drop one reference on the object at level of path, and free it when that
