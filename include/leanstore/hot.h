@@ -173,9 +173,13 @@ ls_status	ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **ou
 ls_hot_table *ls_hot_table_find(ls_hot *hot, ls_hot_key key);
 /*
  * Drop a table: unlink it and retire all its rows, versions and map nodes.
- * No writer may use the table concurrently (PostgreSQL's AccessExclusiveLock);
- * readers still inside an epoch stay safe.  The descriptor slot is reused
- * only once no process can still be inside an epoch that saw the table.
+ * No process may insert into the table or change versions concurrently
+ * (PostgreSQL's AccessExclusiveLock); readers still inside an epoch stay
+ * safe.  Removes, evicts and forgets that race with the drop (or come after
+ * it, from a process still inside an epoch that found a row) are harmless:
+ * every row and map object is retired exactly once, by whoever claims it
+ * first.  The descriptor slot is reused only once no process can still be
+ * inside an epoch that saw the table.
  */
 void		ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 

@@ -255,6 +255,8 @@ typedef enum hot_table_state
 	HOT_TABLE_DROPPED = 2,		/* tombstone: probes continue past it */
 } hot_table_state;
 
+#define HOT_STATE_MASK		UINT64_C(0xff)
+
 /*
  * A descriptor's state word is (generation << 8) | state; the generation
  * moves on every transition so a lock-free reader can validate that the key
@@ -374,5 +376,12 @@ void		hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 
 /* row.c */
 void		hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
+
+/* table.c: false once the table's drop has begun */
+static inline bool
+hot_table_is_live(ls_hot_table *tbl)
+{
+	return (atomic_load(&tbl->state) & HOT_STATE_MASK) == HOT_TABLE_LIVE;
+}
 
 #endif							/* LS_HOT_INTERNAL_H */

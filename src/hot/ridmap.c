@@ -259,8 +259,13 @@ refs_drop(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid, hot_map_path *path
 		uint32_t	old = atomic_fetch_sub(refs, 1);
 		uint32_t	zero = 0;
 
-		/* never under-counted, never dropped after DEAD */
-		LS_ASSERT(old != 0 && (old & HOT_REFS_DEAD) == 0);
+		/*
+		 * Never under-counted; DEAD only when the table's drop claimed the
+		 * object (a remove, evict or forget that raced with it: the drop
+		 * retires it, we must not).
+		 */
+		LS_ASSERT((old & ~HOT_REFS_DEAD) != 0);
+		LS_ASSERT((old & HOT_REFS_DEAD) == 0 || !hot_table_is_live(tbl));
 		if (old != 1 || level == 0)
 			return;
 		if (!atomic_compare_exchange_strong(refs, &zero, HOT_REFS_DEAD))
@@ -702,9 +707,24 @@ ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
 
 /* ---- drop ----------------------------------------------------------------- */
 
+/*
+ * Claim an object for the drop (a fetch-or of DEAD): false when a freer had
+ * claimed it (it is empty and that freer unlinks and retires it).  After
+ * the claim, removes, evicts and forgets still running on the dropped map
+ * (the glue lets its worker's pack race with a drop) find the count DEAD
+ * and free nothing; the drop retires the object.
+ */
+static bool
+drop_claim(_Atomic uint32_t *refs)
+{
+	return (atomic_fetch_or(refs, HOT_REFS_DEAD) & HOT_REFS_DEAD) == 0;
+}
+
 static void
 drop_chunk(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_chunk *c)
 {
+	if (!drop_claim(&c->refs))
+		return;
 	for (uint32_t i = 0; i < HOT_CHUNK_SLOTS; i++)
 	{
 		uintptr_t	v = atomic_load_explicit(&c->slot[i], memory_order_acquire);
@@ -724,6 +744,12 @@ drop_subtree(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node *n)
 {
 	bool		leaf = n->level == HOT_MAP_LEVELS - 1;
 
+	if (!drop_claim(&n->refs))
+	{
+		LS_ASSERT(n->level > 0);	/* nobody else frees the root */
+		return;
+	}
+
 	for (uint32_t i = 0; i < (leaf ? HOT_LEAF_CHUNKS : HOT_MAP_FANOUT); i++)
 	{
 		uintptr_t	v = atomic_load_explicit(&n->slot[i], memory_order_acquire);
@@ -742,7 +768,9 @@ drop_subtree(ls_hot_ctx *ctx, ls_hot_table *tbl, hot_map_node *n)
 /*
  * Unlink the whole map from the table, then retire every node, row and
  * version.  Readers that still hold pointers into it stay safe through their
- * epochs; the nodes' slots are left intact for them.
+ * epochs; the nodes' slots are left intact for them.  Each object and row
+ * is claimed before it is retired, so a remove, evict or forget racing with
+ * the drop never retires it a second time (drop_claim, hot_row_retire_all).
  */
 void
 hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)

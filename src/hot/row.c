@@ -247,11 +247,16 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 /*
  * Retire a row that is already unreachable through the map (table drop).
  * Whoever takes the chain out of the header (this or ls_hot_row_remove)
- * retires the row, so a racing remove can never retire it twice.
+ * retires the row, so a racing remove can never retire it twice; a racing
+ * evict (which leaves the chain in the header) is kept off by the evicted
+ * flag: whoever sets it first owns the row.
  */
 void
 hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 {
+	if (atomic_exchange(&row->evicted, 1) != 0)
+		return;					/* an evict owns it */
+
 	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
 
 	if (chain == NULL)
@@ -282,8 +287,12 @@ ls_hot_row_evict(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 		bool		mine = slot != NULL &&
 			atomic_compare_exchange_strong(slot, &expected, HOT_SLOT_BUSY);
 
-		/* neither removed nor evicted: it sits in its slot (latch held) */
-		LS_ASSERT(mine);
+		/*
+		 * Neither removed nor evicted: it sits in its slot (latch held),
+		 * unless the table's drop has begun (it claims rows through the
+		 * evicted flag we won, and leaves the map's slots alone).
+		 */
+		LS_ASSERT(mine || !hot_table_is_live(tbl));
 		if (mine)
 		{
 			atomic_fetch_sub(&leaf->live, 1);
@@ -323,8 +332,9 @@ ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark
 	leaf = found ? path.node[HOT_MAP_LEVELS - 1] : NULL;
 	slot = found ? hot_path_slot(&path, row->rowid) : NULL;
 	chain = atomic_exchange(&row->newest, NULL);
-	/* not removed before (chain) nor evicted: it sits in its slot */
-	LS_ASSERT(chain == NULL || (slot != NULL && atomic_load(slot) == (uintptr_t) row));
+	/* not removed before (chain) nor evicted: it sits in its slot (or drop) */
+	LS_ASSERT(chain == NULL || (slot != NULL && atomic_load(slot) == (uintptr_t) row) ||
+			  !hot_table_is_live(tbl));
 
 	if (slot != NULL)
 	{

@@ -1591,6 +1591,196 @@ test_chunk_free_races(void **state)
 	tu_free_region(region, size);
 }
 
+/* ---- drops racing with removes, evicts and forgets ------------------------- */
+
+/*
+ * The glue's pack worker may evict rows (and its GC remove them) while a
+ * backend drops their table; VACUUM's forget too in principle.  A dropper
+ * creates a table, fills it (rows in a few chunks of two leaves, some DEAD),
+ * publishes it, and drops it at a random moment while the others evict,
+ * remove (to NULL and DEAD) and forget its rows as fast as they can.  Every
+ * row, version, chunk and node must be retired exactly once: after all
+ * rounds, with nobody inside an epoch, the whole heap is free again and the
+ * allocator's own lists and counters agree (a double retire puts a block on
+ * a free list twice and breaks both).
+ */
+#define DR_WORKERS	3
+#define DR_ROWS		200
+
+typedef struct dr_ctl
+{
+	ls_hot	   *hot;
+	uint64_t	rounds;
+	ls_hot_table *_Atomic current;
+	_Atomic uint32_t done;
+	_Atomic uint64_t ops;
+	_Atomic uint64_t raced;		/* ops on a table whose drop had begun */
+} dr_ctl;
+
+static uint64_t
+dr_rowid(uint64_t i)
+{
+	/* two leaves, chunks partly used */
+	return (i % 2) * HOT_MAP_FANOUT + (i / 2) * 3;
+}
+
+static int
+dr_dropper(dr_ctl *c, ls_hot_ctx *ctx)
+{
+	uint64_t	rng = 0xd209;
+
+	for (uint64_t k = 0; k < c->rounds; k++)
+	{
+		ls_hot_key	key = {1, 2, 100 + (uint32_t) (k % 16)};
+		ls_hot_table *tbl;
+		ls_status	st = ls_hot_table_create(ctx, key, &tbl);
+
+		if (st != LS_OK)
+		{
+			/* a descriptor not reusable: someone is stuck in an epoch */
+			fprintf(stderr, "dropper: round %llu: table create: %s\n",
+					(unsigned long long) k, ls_status_str(st));
+			return 1;
+		}
+		ls_hot_epoch_enter(ctx);
+		for (uint64_t i = 0; i < DR_ROWS; i++)
+		{
+			ls_hot_version *v;
+			ls_hot_row *row;
+			uint64_t	r = dr_rowid(i);
+
+			TU_CHECK(ls_hot_version_alloc(ctx, 24, &v) == LS_OK);
+			memcpy(v->data, &r, 8);
+			TU_CHECK(ls_hot_row_insert(ctx, tbl, r, LS_ORIGIN_INSERTED, v, &row) == LS_OK);
+			if (i % 5 == 0)
+			{
+				ls_hot_row_lock(row);
+				ls_hot_row_remove(ctx, tbl, row, true);
+			}
+		}
+		ls_hot_epoch_exit(ctx);
+		atomic_store(&c->current, tbl);
+		/* let the others start on it, then drop it under them */
+		uint64_t	spins = ls_rand_next(&rng) % 20000;
+
+		for (uint64_t i = 0; i < spins; i++)
+			ls_cpu_relax();
+		if (ls_rand_next(&rng) % 4 == 0)
+			sched_yield();
+		ls_hot_table_drop(ctx, tbl);
+		atomic_store(&c->current, NULL);
+		ls_hot_reclaim(ctx);
+	}
+	return 0;
+}
+
+static int
+dr_worker_loop(dr_ctl *c, ls_hot_ctx *ctx, int w)
+{
+	uint64_t	rng = 0xd2d2 + (uint64_t) w * 7919;
+	uint64_t	ops = 0,
+				raced = 0;
+
+	while (atomic_load(&c->done) == 0)
+	{
+		ls_hot_epoch_enter(ctx);
+
+		ls_hot_table *tbl = atomic_load(&c->current);
+
+		if (tbl != NULL)
+		{
+			uint64_t	r = dr_rowid(ls_rand_next(&rng) % DR_ROWS);
+			ls_hot_row *row = ls_hot_row_get(tbl, r);
+			uint64_t	x = ls_rand_next(&rng) % 3;
+
+			if (row != NULL)
+			{
+				uint64_t	tag;
+				ls_hot_version *v = ls_hot_row_newest(row);
+
+				if (v != NULL)
+				{
+					memcpy(&tag, v->data, 8);
+					TU_CHECK(tag == r);
+				}
+				ls_hot_row_lock(row);
+				if (ls_hot_row_is_removed(row))
+					ls_hot_row_unlock(row);
+				else if (x == 0)
+					ls_hot_row_evict(ctx, tbl, row);
+				else
+					ls_hot_row_remove(ctx, tbl, row, x == 2);
+			}
+			else if (ls_hot_rowid_is_dead(tbl, r))
+				ls_hot_rowid_forget(ctx, tbl, r);
+			raced += atomic_load(&c->current) != tbl;
+			ops++;
+		}
+		ls_hot_epoch_exit(ctx);
+	}
+	atomic_fetch_add(&c->ops, ops);
+	atomic_fetch_add(&c->raced, raced);
+	return 0;
+}
+
+static int
+dr_worker(int w, void *arg)
+{
+	dr_ctl	   *c = arg;
+	ls_hot_ctx *ctx;
+	int			rc;
+
+	TU_CHECK(ls_hot_attach(c->hot, 1 + (uint32_t) w, &ctx) == LS_OK);
+	if (w == 0)
+	{
+		rc = dr_dropper(c, ctx);
+		atomic_store(&c->done, 1);	/* also when it failed: no hang */
+	}
+	else
+		rc = dr_worker_loop(c, ctx, w);
+	ls_hot_detach(ctx);
+	return rc;
+}
+
+static void
+test_drop_races_removers(void **state)
+{
+	(void) state;
+	size_t		size = 32u << 20;
+	void	   *region = tu_shared_region(size);
+	dr_ctl	   *c = tu_shared_region(sizeof(dr_ctl));
+	ls_hot_config cfg = {.max_tables = 64, .max_procs = 1 + DR_WORKERS};
+	ls_hot_ctx *ctx;
+	ls_hot_stats s;
+	char		msg[256];
+
+	assert_int_equal(ls_hot_init(region, size, &cfg, &c->hot), LS_OK);
+	c->rounds = asan_scale() ? 500 : 2000;
+
+	int			failed = tu_fork_workers(DR_WORKERS, dr_worker, c);
+
+	printf("drop races: %llu rounds, %llu ops, %llu on a table being dropped\n",
+		   (unsigned long long) c->rounds, (unsigned long long) atomic_load(&c->ops),
+		   (unsigned long long) atomic_load(&c->raced));
+	assert_int_equal(failed, 0);
+	assert_true(atomic_load(&c->raced) > 0);
+
+	/* every object was retired once: the heap is whole again */
+	assert_int_equal(ls_hot_attach(c->hot, 0, &ctx), LS_OK);
+	ls_hot_reclaim(ctx);
+	ls_hot_reclaim(ctx);
+	ls_hot_detach(ctx);
+	if (ls_hot_verify(c->hot, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
+	ls_hot_get_stats(c->hot, &s);
+	assert_int_equal(s.tables, 0);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.used_bytes, 0);
+	assert_int_equal(s.free_bytes + s.slack_bytes, s.heap_bytes);
+	tu_free_region(c, sizeof(dr_ctl));
+	tu_free_region(region, size);
+}
+
 int
 main(void)
 {
@@ -1599,6 +1789,7 @@ main(void)
 		cmocka_unit_test(test_sparse_scans_never_miss),
 		cmocka_unit_test(test_chunk_creation_races),
 		cmocka_unit_test(test_chunk_free_races),
+		cmocka_unit_test(test_drop_races_removers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
