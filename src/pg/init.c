@@ -403,10 +403,7 @@ ls_storage_free_database(Oid db)
 			ls_hot_table *tbl = ls_hot_table_find(ls_shared->hot, batch[i]);
 
 			if (tbl != NULL)
-			{
-				ls_cold_drop_for(tbl);
-				ls_hot_table_drop(ls_my_ctx, tbl);
-			}
+				ls_cold_drop_table(ls_my_ctx, tbl);
 		}
 		if (!more)
 			break;
@@ -477,11 +474,7 @@ ls_storage_free(ls_hot_key key)
 	ls_hashcache_forget_storage(key);
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
-	{
-		/* the pages go before PostgreSQL unlinks the file */
-		ls_cold_drop_for(tbl);
-		ls_hot_table_drop(ls_my_ctx, tbl);
-	}
+		ls_cold_drop_table(ls_my_ctx, tbl);	/* pages go before the file */
 }
 
 /* Top-level end: free what PostgreSQL also unlinks now, forget the rest. */
