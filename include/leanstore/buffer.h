@@ -416,6 +416,69 @@ ls_status	ls_bm_read_file_block(ls_bm *bm, const ls_bm_file *file, uint32_t bloc
 ls_status	ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id);
 
 /* ------------------------------------------------------------------------
+ * Undo journal: the last clean image of an instance's file survives a crash
+ *
+ * The caller writes a consistent image of an instance's file now and then
+ * (a "clean point": every page flushed, its meta page written, synced) and
+ * logs logical changes in between.  Pages keep being written in place
+ * between clean points (write-back, eviction, flush); so that a crash can
+ * still go back to the last clean image, every in-place write of a block
+ * that belongs to the protected image first saves the block's current
+ * on-disk content in the instance's undo journal, durably.  Recovery
+ * (ls_bm_undo_apply) writes those saved copies back: the file is then the
+ * protected image again, and the caller replays its log on top.
+ *
+ * Journal: file_path(segno = LS_BM_UNDO_SEGNO) (without file_path:
+ * data_dir/dt<key[0]>.undo).  A header (magic, image id, CRC) and entries
+ * (block, image id, CRC32C of entry and page, the 8 KiB page as it was on
+ * disk; a block past the end of its file or reading as zeros is saved
+ * without a page and restored as zeros).  A torn or stale tail (CRC, image
+ * id) ends it.  Layout and the argument why concurrent write-back keeps
+ * the first copy of each block right: src/buffer/README.md.
+ * ls_bm_stats.undo_appends / undo_pages count appends and saved blocks.
+ * ------------------------------------------------------------------------ */
+#define LS_BM_UNDO_SEGNO	UINT32_MAX
+
+/*
+ * Protect the image `image` (a caller-chosen id, unique among all images
+ * any file ever had) of dt_id's file: from now on, before a write of this
+ * pool (write-back, flush, eviction, ls_bm_write_block) overwrites a block
+ * below `below` in place, the block's current content in the file is
+ * appended to the journal and the journal is fdatasync'd (once per write
+ * batch).  The call truncates the journal, writes its header and syncs it
+ * (creating the file) before it returns.  Blocks at or above `below` (not
+ * part of the image) are written without journaling.  A block needs saving
+ * once per protection: the pool remembers recently saved blocks per
+ * instance in bounded memory and may save a block again (harmless:
+ * recovery restores the first copy).  below = 0 ends the protection (the
+ * journal file stays; the caller removes it when it removes the file).
+ * LS_IO_ERROR (errno kept) when the journal cannot be written; a journal
+ * write or sync failure during a later write-back fails that write (the
+ * page stays dirty, never written unprotected).  After a failed call the
+ * instance stays protected with a journal that takes no saves: writes of
+ * blocks below `below` fail until a later call succeeds (or below = 0 ends
+ * the protection).  Call it with the image clean: no page of the instance
+ * changed since the image was flushed (a write-back racing with the call
+ * could rely on a save in the previous journal).
+ */
+ls_status	ls_bm_protect_dt(ls_bm *bm, uint32_t dt_id, uint32_t below, uint64_t image);
+/*
+ * The image id in the header of file's journal: LS_NOT_FOUND when there is
+ * no journal or no valid header.
+ */
+ls_status	ls_bm_undo_image(ls_bm *bm, const ls_bm_file *file, uint64_t *image);
+/*
+ * Recovery, before the file is registered: when file's journal protects
+ * `image`, write the first saved copy of each block back in place and
+ * fsync the file, so that it holds that image again (blocks the image did
+ * not use keep whatever they hold).  *restored = blocks written back.  A
+ * journal of another image, or none: LS_OK with 0.  LS_IO_ERROR on a
+ * read or write failure.
+ */
+ls_status	ls_bm_undo_apply(ls_bm *bm, const ls_bm_file *file, uint64_t image,
+							 uint32_t *restored);
+
+/* ------------------------------------------------------------------------
  * Pool life cycle
  * ------------------------------------------------------------------------ */
 typedef struct ls_bm_config
@@ -578,6 +641,8 @@ typedef struct ls_bm_stats
 	uint64_t	free_frames;
 	uint64_t	n_frames;
 	uint64_t	allocated_pages;	/* pages in use in all files */
+	uint64_t	undo_appends;	/* undo journal appends (one fdatasync each) */
+	uint64_t	undo_pages;		/* blocks saved in undo journals */
 } ls_bm_stats;
 
 void		ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out);

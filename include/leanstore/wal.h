@@ -19,9 +19,10 @@
  *    (the "log position", LSN-like, monotonic forever).  On disk it is cut
  *    into blocks of LS_WAL_BLOCK bytes: a block header (CRC32C of the whole
  *    block with the crc field zeroed, the block's own stream position, the
- *    writer generation that wrote it, the bytes of record data it holds, a
- *    flag for the first block of a round) and up to LS_WAL_BLOCK_DATA bytes
- *    of record data.  Records may span blocks, never rounds.
+ *    writer generation that wrote it, the bytes of record data it holds,
+ *    flags for the first and the last block of a round, the offset of the
+ *    first record that starts in it) and up to LS_WAL_BLOCK_DATA bytes of
+ *    record data.  Records may span blocks, never rounds.
  *  - Generations: every ls_wal_start takes a new writer generation (a
  *    number kept in <dir>/generation, raised and synced before the first
  *    write).  Generations never decrease along the valid stream, so blocks
@@ -41,6 +42,8 @@
  *  - A reader stops at the first block whose CRC fails, whose position is not
  *    the expected one, whose generation is below the previous block's, or
  *    that is missing: a torn or stale tail is never returned as records.
+ *    A round is all or nothing to the reader: its records are returned once
+ *    its last block was read, and a round cut by the end is dropped whole.
  *
  * Record order: records of one slot keep their append order in the stream.
  * Records of different slots interleave in an arbitrary way; each record
@@ -95,6 +98,11 @@ typedef struct ls_wal ls_wal;
 size_t		ls_wal_region_size(const ls_wal_config *cfg);
 /* Format the region (once, before any process uses it).  No file is touched. */
 ls_status	ls_wal_init(void *region, size_t size, const ls_wal_config *cfg, ls_wal **out);
+/*
+ * The handle *out points into the region (its first cache-line boundary),
+ * so it is the same in every process that maps the region at the same
+ * address; process-local state (directory, writer files) is looked up by it.
+ */
 
 /*
  * Log directory of this process (a process-local copy; every process that
@@ -110,7 +118,9 @@ ls_status	ls_wal_set_dir(ls_wal *wal, const char *dir);
  * process after recovery and before the first round; appenders block in
  * ls_wal_append until it has been called.  start must be block aligned.
  * Takes the next writer generation (reads, raises and syncs
- * <dir>/generation): LS_IO_ERROR when that fails.
+ * <dir>/generation): LS_IO_ERROR when that fails (errno EINVAL when the
+ * file does not hold a generation number).  LS_INVALID when called twice,
+ * without a directory, or with start not block aligned.
  */
 ls_status	ls_wal_start(ls_wal *wal, uint64_t start, uint64_t keep_from);
 bool		ls_wal_started(const ls_wal *wal);
@@ -136,7 +146,8 @@ ls_status	ls_wal_append(ls_wal *wal, uint32_t slot, const ls_wal_rec *hdr_in,
  * Wait until every record of slot up to end_pos is durable.  Wakes the
  * writer.  Returns LS_OK once durable, LS_BUSY when timeout_ms elapsed first
  * (the caller checks for postmaster death or interrupts and calls again),
- * LS_IO_ERROR when the writer has failed.  timeout_ms 0 = just check.
+ * LS_IO_ERROR when the writer has failed (records made durable before the
+ * failure still return LS_OK).  timeout_ms 0 = just check (and kick).
  */
 ls_status	ls_wal_wait(ls_wal *wal, uint32_t slot, uint64_t end_pos, uint32_t timeout_ms);
 
@@ -166,8 +177,13 @@ typedef struct ls_wal_round_stats
 } ls_wal_round_stats;
 
 /*
- * Sleep until some slot has records or a waiter asked for a round, at most
- * timeout_ms.  Returns true when there is work.
+ * Sleep until a round is asked for, at most timeout_ms; returns true when
+ * there is work (some slot has records not yet taken, or a round was asked
+ * for since the last call).  Asking: ls_wal_wait, ls_wal_kick, and an
+ * append that leaves its ring more than half full.  A plain append does not
+ * wake the writer (a transaction's records are written with its commit's
+ * wait, or at the latest after timeout_ms); it returns true at once when
+ * records are pending.  timeout_ms 0 = just check.
  */
 bool		ls_wal_writer_sleep(ls_wal *wal, uint32_t timeout_ms);
 
@@ -186,7 +202,9 @@ ls_status	ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats);
 /*
  * Make sure the segments that the next `ahead` segments' worth of stream
  * need exist, full size, zero-filled or recycled, synced.  Recycles
- * segments wholly before the keep_from position.  LS_IO_ERROR with errno
+ * segments wholly before the keep_from position (and before the block
+ * preceding it, which a reader starting at keep_from reads for its
+ * generation).  LS_IO_ERROR with errno
  * ENOSPC when the disk is full (the writer stays usable: the segments
  * already prepared still take commits).
  */
@@ -201,8 +219,34 @@ uint64_t	ls_wal_end(const ls_wal *wal);
 bool		ls_wal_failed(const ls_wal *wal);
 
 /*
+ * Ask the writer for a round without waiting (wakes ls_wal_writer_sleep),
+ * e.g. before waiting for ls_wal_durable_gsn to reach a page's GSN.
+ */
+void		ls_wal_kick(ls_wal *wal);
+
+/* Counters since ls_wal_init (any process). */
+typedef struct ls_wal_stats_out
+{
+	uint64_t	rounds;			/* rounds that wrote blocks */
+	uint64_t	records;		/* records they wrote */
+	uint64_t	blocks;			/* blocks they wrote */
+	uint32_t	generation;		/* writer generation (0 before ls_wal_start) */
+} ls_wal_stats_out;
+void		ls_wal_stats(const ls_wal *wal, ls_wal_stats_out *out);
+
+/*
+ * Release this process's private state for the region (the log directory,
+ * the writer's open segment files, round buffer and io_uring).  Optional:
+ * for tests and for a process that stops using the log.
+ */
+void		ls_wal_detach(ls_wal *wal);
+
+/*
  * Test hook: make the writer's next write (what = 1) or sync (what = 2)
  * fail with errno err, as a full or failing disk would.  0 clears it.
+ * what = 3: the writer uses pwrite/fdatasync from now on, as where io_uring
+ * is unavailable (err ignored; not undone by 0).  what = 4: the next segment
+ * that ls_wal_prepare writes full of zeros fails with err (disk full).
  */
 void		ls_wal_inject_fault(ls_wal *wal, int what, int err);
 
@@ -223,10 +267,11 @@ ls_status	ls_wal_reader_open(const char *dir, uint64_t segment_size, uint64_t st
  */
 ls_status	ls_wal_reader_next(ls_wal_reader *r, const ls_wal_rec **rec, uint64_t *pos);
 /*
- * Block-aligned position where a writer continues: after the last valid
- * block, or, when the valid stream ends inside a record (a round torn in
- * flight), at the start of the block where that record starts (the rest of
- * that unfinished round is dropped: nobody was told it was durable).
+ * Block-aligned position where a writer continues: after the last block of
+ * the last whole round, or, when the valid stream ends inside a round (a
+ * round torn in flight, be it inside a record or not), at the start of that
+ * round's first block (the unfinished round is dropped whole: nobody was
+ * told it was durable, and none of its records was returned).
  * Meaningful once ls_wal_reader_next returned LS_NOT_FOUND.
  */
 uint64_t	ls_wal_reader_end(const ls_wal_reader *r);

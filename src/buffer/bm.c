@@ -30,6 +30,8 @@ layout_bytes_before_pages(uint64_t n_frames)
 	uint64_t	off = LS_ALIGN_UP(sizeof(ls_bm), LS_CACHELINE);
 
 	off += n_frames * sizeof(ls_frame);
+	/* the undo journal's table of recently saved blocks */
+	off += bm_undo_table_entries(n_frames) * sizeof(uint64_t);
 	return off;
 }
 
@@ -77,7 +79,13 @@ ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, ls_bm **ou
 	ls_mutex_init(&bm->free_mutex);
 	ls_mutex_init(&bm->dt_mutex);
 	for (int i = 0; i < LS_MAX_DT; i++)
+	{
 		ls_mutex_init(&bm->dts[i].block_mutex);
+		ls_mutex_init(&bm->dts[i].undo_mutex);
+	}
+	bm->undo_off = bm->layout.frames_off + n * sizeof(ls_frame);
+	bm->undo_mask = bm_undo_table_entries(n) - 1;
+	memset((char *) bm + bm->undo_off, 0, (bm->undo_mask + 1) * sizeof(uint64_t));
 	for (int i = 0; i < LS_IOF_PARTS; i++)
 		ls_mutex_init(&bm->iof[i].mutex);
 
@@ -551,6 +559,7 @@ register_slot(ls_bm *bm, uint16_t dt_type, void *obj, const ls_bm_file *file,
 			atomic_store_explicit(&s->unsynced, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->in_use, n_blocks, memory_order_relaxed);
 			s->n_free = 0;
+			bm_undo_reset(bm, i);	/* a new file: not protected */
 			atomic_store_explicit(&s->used, 1, memory_order_release);
 			*dt_id = i;
 			st = LS_OK;
@@ -590,6 +599,7 @@ ls_bm_unregister_dt(ls_bm *bm, uint32_t dt_id)
 	if (s == NULL)
 		return;
 	bm_io_forget(bm, dt_id);
+	bm_undo_reset(bm, dt_id);
 	ls_mutex_lock(&bm->dt_mutex);
 	if (atomic_load_explicit(&s->used, memory_order_relaxed) != 0)
 	{
@@ -661,6 +671,8 @@ ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out)
 	out->free_frames = atomic_load(&bm->free_count);
 	out->n_frames = bm->layout.n_frames;
 	out->allocated_pages = atomic_load(&bm->allocated_pages);
+	out->undo_appends = atomic_load(&bm->undo_appends);
+	out->undo_pages = atomic_load(&bm->undo_pages);
 }
 
 void

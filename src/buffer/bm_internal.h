@@ -72,6 +72,22 @@ typedef struct ls_dt_slot
 	ls_mutex	block_mutex;
 	uint32_t	n_free;
 	uint32_t	free_blocks[LS_DT_FREE_BLOCKS];
+
+	/*
+	 * Undo journal (undo.c).  undo_below = 0: not protected.  undo_epoch
+	 * moves on every ls_bm_protect_dt and never goes back (not even when the
+	 * slot is registered again): entries of the pool's "saved" table carry
+	 * it, so a new protection remembers nothing.  undo_mutex serializes
+	 * appends (write + fdatasync) and protection changes; undo_size (the
+	 * journal's length) and undo_image are read and written under it.
+	 */
+	_Atomic uint32_t undo_below;
+	_Atomic uint32_t undo_epoch;
+	ls_mutex	undo_mutex;
+	uint64_t	undo_image;
+	uint64_t	undo_size;
+	int32_t		undo_broken;	/* errno of a failed ls_bm_protect_dt: saves
+								 * fail until a protection succeeds or ends */
 } ls_dt_slot;
 
 struct ls_bm
@@ -113,6 +129,18 @@ struct ls_bm
 	_Atomic uint64_t evictions;
 	_Atomic uint64_t restarts;
 
+	/* undo journal: journal appends and bytes appended (saved pages) */
+	alignas(LS_CACHELINE) _Atomic uint64_t undo_appends;
+	_Atomic uint64_t undo_pages;
+
+	/*
+	 * "Recently saved" blocks of protected instances (undo.c): a
+	 * direct-mapped table of undo_mask + 1 words after the frame headers,
+	 * each (dt_id, block, epoch) packed, 0 empty.
+	 */
+	uint64_t	undo_off;
+	uint64_t	undo_mask;
+
 	alignas(LS_CACHELINE) ls_mutex dt_mutex;
 	ls_dt_slot	dts[LS_MAX_DT];
 	ls_iof_part iof[LS_IOF_PARTS];
@@ -144,7 +172,36 @@ ls_iof_part *bm_iof_part(ls_bm *bm, ls_pid pid);
 void		bm_iof_purge_pid(ls_bm *bm, ls_pid pid);
 bool		bm_iof_reclaim_frame(ls_bm *bm, uint32_t idx, bool force);
 
+/* undo.c */
+/* Entries of the saved-blocks table for a pool of n_frames (a power of 2). */
+uint64_t	bm_undo_table_entries(uint64_t n_frames);
+/*
+ * Before bm_io_write writes pages in place: save the on-disk content of
+ * every protected block among them in its instance's journal, durably.
+ * ok[i] = false (res[i] set) for a page that must not be written.
+ */
+void		bm_undo_before_write(ls_bm *bm, uint32_t n, const ls_pid *pids, bool *ok,
+								 ls_status *res);
+/* A registered instance is (re)registered / unregistered: no protection. */
+void		bm_undo_reset(ls_bm *bm, uint32_t dt_id);
+
 /* io.c: per-process file descriptors and ring */
+/*
+ * Path of segment segno of file (LS_BM_UNDO_SEGNO: its undo journal), by
+ * file_path or in data_dir; false when the file is gone.
+ */
+bool		bm_io_file_path(ls_bm *bm, const ls_bm_file *file, uint32_t segno,
+							char *buf, size_t len);
+/* Read n pages of registered files (aligned buffers); LS_NOT_FOUND past the end. */
+void		bm_io_read_many(ls_bm *bm, uint32_t n, const ls_pid *pids, void *const *bufs,
+							ls_status *res);
+/*
+ * This process's descriptor of dt_id's journal, opened for protection
+ * `epoch` (caller holds the slot's undo_mutex).  create: create or open it
+ * (*created says whether it was created).  -1 with errno.
+ */
+int			bm_io_undo_fd(ls_bm *bm, uint32_t dt_id, uint32_t epoch, bool create,
+						  bool *created);
 /* Create or truncate dt_id's file in data_dir (ls_bm_register_dt). */
 ls_status	bm_io_create_file(ls_bm *bm, uint32_t dt_id);
 /* One block of an unregistered file, read synchronously (no checks). */

@@ -36,6 +36,9 @@ typedef struct bm_fdset
 	uint32_t	gen;			/* slot generation the descriptors belong to */
 	uint32_t	n;				/* entries in fds */
 	int		   *fds;			/* per segment, -1 = not open */
+	bool		undo_open;		/* undo_fd is this file's journal ... */
+	uint32_t	undo_epoch;		/* ... opened for this protection */
+	int			undo_fd;
 } bm_fdset;
 
 typedef struct bm_proc
@@ -56,22 +59,31 @@ typedef struct bm_proc
 static bm_proc procs[PROC_SLOTS];
 static pthread_mutex_t procs_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+bool
+bm_io_file_path(ls_bm *bm, const ls_bm_file *file, uint32_t segno, char *buf, size_t len)
+{
+	int			n;
+
+	if (bm->file_path != NULL)
+		return bm->file_path(bm->file_path_arg, file, segno, buf, len);
+	if (segno == LS_BM_UNDO_SEGNO)
+		n = snprintf(buf, len, "%s/dt%u.undo", bm->data_dir, file->key[0]);
+	else if (segno == 0)
+		n = snprintf(buf, len, "%s/dt%u", bm->data_dir, file->key[0]);
+	else
+		n = snprintf(buf, len, "%s/dt%u.%u", bm->data_dir, file->key[0], segno);
+	return n > 0 && (size_t) n < len;
+}
+
 /* Path of segment segno of dt_id's file; false when the file is gone. */
 static bool
 segment_path(ls_bm *bm, uint32_t dt_id, uint32_t segno, char *buf, size_t len)
 {
 	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
-	int			n;
 
 	if (s == NULL || atomic_load_explicit(&s->used, memory_order_acquire) == 0)
 		return false;
-	if (bm->file_path != NULL)
-		return bm->file_path(bm->file_path_arg, &s->file, segno, buf, len);
-	if (segno == 0)
-		n = snprintf(buf, len, "%s/dt%u", bm->data_dir, s->file.key[0]);
-	else
-		n = snprintf(buf, len, "%s/dt%u.%u", bm->data_dir, s->file.key[0], segno);
-	return n > 0 && (size_t) n < len;
+	return bm_io_file_path(bm, &s->file, segno, buf, len);
 }
 
 static int
@@ -97,6 +109,9 @@ fdset_close(bm_fdset *fs)
 	free(fs->fds);
 	fs->fds = NULL;
 	fs->n = 0;
+	if (fs->undo_open)
+		close(fs->undo_fd);
+	fs->undo_open = false;
 }
 
 /*
@@ -521,6 +536,11 @@ bm_io_write(ls_bm *bm, uint32_t n, const ls_pid *pids, void *const *bufs, ls_sta
 {
 	bm_proc    *p = proc_get(bm);
 	int			errs[256];
+	bool		ok[256];
+	ls_pid		wpids[256];
+	void	   *wbufs[256];
+	ls_status	wres[256];
+	uint32_t	widx[256];
 
 	if (p == NULL)
 	{
@@ -532,12 +552,116 @@ bm_io_write(ls_bm *bm, uint32_t n, const ls_pid *pids, void *const *bufs, ls_sta
 	for (uint32_t off = 0; off < n; off += 256)
 	{
 		uint32_t	m = LS_MIN(n - off, 256);
+		uint32_t	w = 0;
 
-		do_io(p, true, m, pids + off, bufs + off, res + off, errs);
+		/* protected blocks: their on-disk content goes to the journal first */
+		bm_undo_before_write(bm, m, pids + off, ok, res + off);
 		for (uint32_t i = 0; i < m; i++)
-			if (res[off + i] != LS_OK)
+			if (ok[i])
+			{
+				widx[w] = off + i;
+				wpids[w] = pids[off + i];
+				wbufs[w] = bufs[off + i];
+				w++;
+			}
+		if (w == 0)
+			continue;
+		do_io(p, true, w, wpids, wbufs, wres, errs);
+		for (uint32_t i = 0; i < w; i++)
+		{
+			res[widx[i]] = wres[i];
+			if (wres[i] != LS_OK)
+				bm_set_error(wpids[i], errs[i]);
+		}
+	}
+}
+
+void
+bm_io_read_many(ls_bm *bm, uint32_t n, const ls_pid *pids, void *const *bufs, ls_status *res)
+{
+	bm_proc    *p = proc_get(bm);
+	int			errs[256];
+
+	for (uint32_t off = 0; off < n; off += 256)
+	{
+		uint32_t	m = LS_MIN(n - off, 256);
+
+		if (p == NULL)
+		{
+			for (uint32_t i = 0; i < m; i++)
+				res[off + i] = LS_IO_ERROR;
+			bm_set_error(pids[off], errno);
+			continue;
+		}
+		do_io(p, false, m, pids + off, bufs + off, res + off, errs);
+		for (uint32_t i = 0; i < m; i++)
+			if (res[off + i] != LS_OK && res[off + i] != LS_NOT_FOUND)
 				bm_set_error(pids[off + i], errs[i]);
 	}
+}
+
+int
+bm_io_undo_fd(ls_bm *bm, uint32_t dt_id, uint32_t epoch, bool create, bool *created)
+{
+	bm_proc    *p = proc_get(bm);
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+	bm_fdset   *fs;
+	uint32_t	gen;
+	char		path[LS_BM_PATH_MAX + 64];
+	int			fd;
+
+	if (created != NULL)
+		*created = false;
+	if (p == NULL || s == NULL)
+	{
+		errno = p == NULL ? errno : ENOENT;
+		return -1;
+	}
+	pthread_mutex_lock(&p->io_mutex);
+	if (p->files == NULL && (p->files = calloc(LS_MAX_DT, sizeof(bm_fdset))) == NULL)
+	{
+		pthread_mutex_unlock(&p->io_mutex);
+		errno = ENOMEM;
+		return -1;
+	}
+	fs = &p->files[dt_id];
+	gen = atomic_load_explicit(&s->gen, memory_order_acquire);
+	if (fs->gen != gen)
+	{
+		fdset_close(fs);
+		fs->gen = gen;
+	}
+	if (fs->undo_open && fs->undo_epoch == epoch && !create)
+	{
+		fd = fs->undo_fd;
+		pthread_mutex_unlock(&p->io_mutex);
+		return fd;
+	}
+	if (fs->undo_open)
+		close(fs->undo_fd);
+	fs->undo_open = false;
+	if (!segment_path(bm, dt_id, LS_BM_UNDO_SEGNO, path, sizeof(path)))
+	{
+		pthread_mutex_unlock(&p->io_mutex);
+		errno = ENOENT;
+		return -1;
+	}
+	/* buffered: entries are not page-aligned */
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create)
+	{
+		fd = open(path, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0 && created != NULL)
+			*created = true;
+	}
+	if (fd >= 0)
+	{
+		fs->undo_open = true;
+		fs->undo_epoch = epoch;
+		fs->undo_fd = fd;
+	}
+	pthread_mutex_unlock(&p->io_mutex);
+	return fd;
 }
 
 /* ------------------------------------------------------------------------
@@ -592,14 +716,8 @@ bm_io_read_file(ls_bm *bm, const ls_bm_file *file, uint32_t block, void *buf)
 	ls_status	st;
 	int			fd;
 
-	if (bm->file_path != NULL)
-	{
-		if (!bm->file_path(bm->file_path_arg, file, segno, path, sizeof(path)))
-			return LS_NOT_FOUND;
-	}
-	else if (snprintf(path, sizeof(path), segno ? "%s/dt%u.%u" : "%s/dt%u", bm->data_dir,
-					  file->key[0], segno) >= (int) sizeof(path))
-		return LS_INVALID;
+	if (!bm_io_file_path(bm, file, segno, path, sizeof(path)))
+		return bm->file_path != NULL ? LS_NOT_FOUND : LS_INVALID;
 	fd = open_path(bm, path, 0);
 	if (fd < 0)
 	{

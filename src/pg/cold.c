@@ -49,6 +49,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "leanstore/btree.h"
 #include "ls_pg.h"
@@ -60,7 +61,7 @@ int			ls_pack_threshold = 80;
 #define LS_STATE_DIR		"pg_leanstore"
 #define LS_STATE_FILE		LS_STATE_DIR "/state"
 #define LS_META_MAGIC		0x4c53434dU	/* "LSCM" */
-#define LS_META_VERSION		2
+#define LS_META_VERSION		3
 #define LS_DT_META			2			/* page type of the meta page */
 #define LS_TREE_FIRST_BLOCK	1			/* block 0 is the meta page */
 #define LS_ROW_LOCKS		128			/* stripes serialising pack and migration */
@@ -107,7 +108,22 @@ typedef struct LsColdMeta
 	uint64		fill_next;
 	uint64		cold_end;		/* one past the highest rowid with an image */
 	uint64		dead;			/* DEAD rowid keys */
+	uint32		flags;			/* LS_META_DIRTY */
+	uint32		pad;
+	uint64		image;			/* id of this clean image (undo journal) */
 } LsColdMeta;
+
+/*
+ * The tree is being changed by a running server since its clean image
+ * `image` was written: set (synced) before the first change of a run
+ * reaches the tree, cleared by the next clean point.  After a crash the
+ * undo journal of that image brings the file back to it (the journal saved
+ * every block of the image before it was overwritten), and the log's cold
+ * records are replayed on top.  A dirty meta page without its journal is a
+ * table that cannot be recovered (lost).
+ */
+#define LS_META_DIRTY		0x0001
+#define LS_UNDO_DIR			LS_STATE_DIR "/undo"
 
 /* A table's cold tree while the server runs. */
 typedef struct LsColdTable
@@ -117,6 +133,12 @@ typedef struct LsColdTable
 	ls_btree	tree;
 	pg_atomic_uint64 cold_end;	/* one past the highest rowid ever stored */
 	uint64		pack_hand;		/* next rowid pack looks at (worker only) */
+	pg_atomic_uint32 dirty;		/* 0: tree unchanged in this run; 1: its
+								 * meta page is being marked dirty; 2: marked */
+	uint64		image;			/* the clean image its file can go back to
+								 * (0: none, the file was empty) */
+	uint32		image_blocks;	/* blocks that image uses */
+	uint64		dead_keys;		/* DEAD keys in the tree (from that image) */
 } LsColdTable;
 
 typedef struct LsColdShared
@@ -124,9 +146,14 @@ typedef struct LsColdShared
 	ls_bm	   *bm;
 	Size		region_size;
 	uint32		epoch;			/* crash epoch of this start */
+	bool		clean_start;	/* the last run shut down cleanly */
+	uint64		log_start;		/* where replay of leanstore's log starts */
 	int			max_tables;
 	LWLock	   *adopt_lock;		/* opening, creating, dropping descriptors;
 								 * one table's pack pass */
+	LWLock	   *tree_lock;		/* shared by every change of a tree and its
+								 * log record; exclusive: a checkpoint's
+								 * consistent cut of all trees */
 	LWLockPadded *row_locks;	/* LS_ROW_LOCKS stripes */
 	pg_atomic_uint64 provider_rounds;
 	pg_atomic_uint64 rows_packed;
@@ -140,6 +167,12 @@ typedef struct LsColdShared
 static LsColdShared *ls_cold = NULL;
 
 static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
+static bool ls_cold_unlogged_reset(Relation rel);
+static ls_status ls_cold_touch(LsColdTable *ct);
+static void ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name);
+static uint64 ls_cold_new_image_id(void);
+static bool ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image);
+static bool ls_table_persists(ls_hot_table *tbl);
 
 /* Stand-ins of this backend, freed when it leaves its epoch. */
 static MemoryContext ls_standin_cxt = NULL;
@@ -171,6 +204,13 @@ ls_file_path(void *arg, const ls_bm_file *file, uint32_t segno, char *buf, size_
 	int			n;
 
 	(void) arg;
+	if (segno == LS_BM_UNDO_SEGNO)
+	{
+		/* the undo journal: outside the relation's directory (tools) */
+		n = snprintf(buf, len, "%s/%u_%u_%u", LS_UNDO_DIR,
+					 file->key[0], file->key[1], file->key[2]);
+		return n > 0 && (size_t) n < len;
+	}
 	path = GetRelationPath(file->key[1], file->key[0], file->key[2],
 						   (BackendId) file->key[3], MAIN_FORKNUM);
 	if (segno == 0)
@@ -220,23 +260,26 @@ void
 ls_cold_shmem_request(int max_tables)
 {
 	RequestAddinShmemSpace(ls_cold_shmem_size(max_tables));
-	RequestNamedLWLockTranche("leanstore cold", 1);
+	RequestNamedLWLockTranche("leanstore cold", 2);
 	RequestNamedLWLockTranche("leanstore cold rows", LS_ROW_LOCKS);
 }
 
 /*
- * Read the state file: the crash epoch and whether the last run shut down
- * cleanly.  A missing file is a new cluster (epoch 1, nothing to adopt).
+ * Read the state file: the crash epoch, whether the last run shut down
+ * cleanly, and where replay of the log starts.  A missing file is a new
+ * cluster (epoch 1, nothing to adopt, an empty log).
  */
 static void
-ls_state_read(uint32 *epoch, bool *clean)
+ls_state_read(uint32 *epoch, bool *clean, uint64 *log_start)
 {
 	FILE	   *f = AllocateFile(LS_STATE_FILE, "r");
 	unsigned	e = 0;
+	unsigned long long pos = 0;
 	char		word[16] = "";
 
 	*epoch = 0;
 	*clean = false;
+	*log_start = 0;
 	if (f == NULL)
 	{
 		if (errno != ENOENT)
@@ -245,25 +288,27 @@ ls_state_read(uint32 *epoch, bool *clean)
 					 errmsg("could not open file \"%s\": %m", LS_STATE_FILE)));
 		return;
 	}
-	if (fscanf(f, "epoch %u %15s", &e, word) == 2)
+	if (fscanf(f, "epoch %u %15s log %llu", &e, word, &pos) >= 2)
 	{
 		*epoch = e;
 		*clean = strcmp(word, "clean") == 0;
+		*log_start = (uint64) pos;
 	}
 	FreeFile(f);
 }
 
 /* Write the state file durably (temp file, fsync, rename, fsync dir). */
 static void
-ls_state_write(uint32 epoch, bool clean, int elevel)
+ls_state_write(uint32 epoch, bool clean, uint64 log_start, int elevel)
 {
 	char		tmp[MAXPGPATH];
-	char		buf[64];
+	char		buf[96];
 	int			fd;
 	int			len;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", LS_STATE_FILE);
-	len = snprintf(buf, sizeof(buf), "epoch %u %s\n", epoch, clean ? "clean" : "running");
+	len = snprintf(buf, sizeof(buf), "epoch %u %s log " UINT64_FORMAT "\n",
+				   epoch, clean ? "clean" : "running", log_start);
 	fd = OpenTransientFile(tmp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
 	if (fd < 0 || write(fd, buf, len) != len || pg_fsync(fd) != 0)
 	{
@@ -288,6 +333,7 @@ ls_cold_shmem_startup(int max_tables)
 	ls_status	st;
 	uint32		epoch;
 	bool		clean;
+	uint64		log_start;
 	Size		hdr = ls_cold_header_size(max_tables);
 
 	ls_cold = ShmemInitStruct("leanstore cold tier", ls_cold_shmem_size(max_tables), &found);
@@ -311,7 +357,8 @@ ls_cold_shmem_startup(int max_tables)
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not format the leanstore buffer pool: %s", ls_status_str(st))));
 	ls_btree_register_type();
-	ls_cold->adopt_lock = &(GetNamedLWLockTranche("leanstore cold"))->lock;
+	ls_cold->adopt_lock = &(GetNamedLWLockTranche("leanstore cold"))[0].lock;
+	ls_cold->tree_lock = &(GetNamedLWLockTranche("leanstore cold"))[1].lock;
 	ls_cold->row_locks = GetNamedLWLockTranche("leanstore cold rows");
 	pg_atomic_init_u64(&ls_cold->provider_rounds, 0);
 	pg_atomic_init_u64(&ls_cold->rows_packed, 0);
@@ -322,18 +369,55 @@ ls_cold_shmem_startup(int max_tables)
 
 	/*
 	 * A start that does not follow a clean shutdown (a crash, a crash
-	 * restart of this very postmaster, a kill) moves the epoch: images
-	 * written before it are not trusted any more.
+	 * restart of this very postmaster, a kill) replays the log from
+	 * log_start (log.c); the epoch moves only when that log is gone
+	 * (ls_cold_log_lost), so that no image written before is trusted.
 	 */
 	if (MakePGDirectory(LS_STATE_DIR) < 0 && errno != EEXIST)
 		ereport(FATAL,
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s\": %m", LS_STATE_DIR)));
-	ls_state_read(&epoch, &clean);
-	if (!clean)
-		epoch++;
+	if (MakePGDirectory(LS_UNDO_DIR) < 0 && errno != EEXIST)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", LS_UNDO_DIR)));
+	ls_state_read(&epoch, &clean, &log_start);
+	if (epoch == 0)
+		epoch = 1;
 	ls_cold->epoch = epoch;
-	ls_state_write(epoch, false, FATAL);
+	ls_cold->clean_start = clean;
+	ls_cold->log_start = log_start;
+	ls_state_write(epoch, false, log_start, FATAL);
+}
+
+/* What the start found: a clean shutdown before it, where replay starts. */
+void
+ls_cold_start_state(bool *clean, uint64 *log_start)
+{
+	*clean = ls_cold->clean_start;
+	*log_start = ls_cold->log_start;
+}
+
+/*
+ * The log that the last run wrote is gone (recovery, before any backend
+ * uses a table): no image of that run can be trusted, every table becomes
+ * lost.  The new epoch is written at once, so that a crash now still
+ * knows.
+ */
+void
+ls_cold_log_lost(uint64 new_log_start)
+{
+	ls_cold->epoch++;
+	ls_cold->log_start = new_log_start;
+	ls_state_write(ls_cold->epoch, false, new_log_start, FATAL);
+}
+
+/* Recovery finished: replay of a later crash starts at log_start. */
+void
+ls_cold_set_log_start(uint64 log_start)
+{
+	ls_cold->log_start = log_start;
+	ls_state_write(ls_cold->epoch, false, log_start, FATAL);
 }
 
 ls_bm *
@@ -378,6 +462,10 @@ ls_cold_slot(ls_hot_table *tbl, uint32 *index)
 			ct->key = ls_hot_table_get_key(tbl);
 			pg_atomic_init_u64(&ct->cold_end, 0);
 			ct->pack_hand = 0;
+			pg_atomic_init_u32(&ct->dirty, 0);
+			ct->image = 0;
+			ct->image_blocks = 0;
+			ct->dead_keys = 0;
 			*index = (uint32) i + 1;
 			return ct;
 		}
@@ -412,6 +500,13 @@ ls_cold_ensure(ls_hot_table *tbl)
 		return NULL;
 	ls_file_of(tbl, &file);
 	st = ls_btree_create_in_file(ls_cold->bm, &ct->tree, &file, LS_TREE_FIRST_BLOCK);
+	if (st == LS_OK)
+	{
+		pg_atomic_write_u32(&ct->dirty, 0);
+		st = ls_cold_touch(ct);
+		if (st != LS_OK)
+			ls_btree_drop(&ct->tree);
+	}
 	if (st != LS_OK)
 	{
 		ereport(WARNING,
@@ -432,9 +527,16 @@ ls_cold_drop_locked(ls_hot_table *tbl)
 
 	if (ct != NULL)
 	{
+		ls_bm_file file;
+		char		path[MAXPGPATH];
+
 		ls_hot_table_set_tag(tbl, LS_TAG_COLD, 0);
 		ls_btree_drop(&ct->tree);
 		pg_atomic_write_u32(&ct->used, 0);
+		/* its undo journal goes with the storage */
+		ls_file_of(tbl, &file);
+		if (ls_file_path(NULL, &file, LS_BM_UNDO_SEGNO, path, sizeof(path)))
+			(void) unlink(path);
 	}
 }
 
@@ -546,6 +648,75 @@ ls_row_stripe(uint64 rowid)
 	return &ls_cold->row_locks[(rowid / 7) % LS_ROW_LOCKS].lock;
 }
 
+static void
+ls_meta_init(ls_page *pg, const LsColdMeta *meta)
+{
+	memset(pg, 0, LS_PAGE_SIZE);
+	pg->hdr.dt_type = LS_DT_META;
+	memcpy(pg->data, meta, sizeof(*meta));
+}
+
+/*
+ * Before the first change of a run reaches ct's tree: its meta page says
+ * "dirty", durably, so that a crash before the next clean shutdown finds
+ * the table lost instead of opening a half-written tree.  Once per table
+ * per run; concurrent first changers wait for the one that writes.
+ */
+static ls_status
+ls_cold_touch(LsColdTable *ct)
+{
+	uint32		expected = 0;
+	LsColdMeta	meta;
+	ls_page    *pg;
+	ls_status	st;
+
+	if (likely(pg_atomic_read_u32(&ct->dirty) == 2))
+		return LS_OK;
+	if (!pg_atomic_compare_exchange_u32(&ct->dirty, &expected, 1))
+	{
+		while (pg_atomic_read_u32(&ct->dirty) == 1)
+			pg_usleep(100L);
+		return pg_atomic_read_u32(&ct->dirty) == 2 ? LS_OK : LS_IO_ERROR;
+	}
+	/* every block of the clean image is saved before it is overwritten */
+	if (ct->image != 0)
+	{
+		st = ls_bm_protect_dt(ls_cold->bm, ct->tree.dt_id, ct->image_blocks, ct->image);
+		if (st != LS_OK)
+		{
+			pg_atomic_write_u32(&ct->dirty, 0);
+			return st;
+		}
+	}
+	memset(&meta, 0, sizeof(meta));
+	meta.magic = LS_META_MAGIC;
+	meta.version = LS_META_VERSION;
+	meta.epoch = ls_cold->epoch;
+	meta.db = ct->key.db;
+	meta.rel = ct->key.rel;
+	meta.flags = LS_META_DIRTY;
+	meta.image = ct->image;
+	pg = malloc(LS_PAGE_SIZE);
+	if (pg == NULL)
+	{
+		pg_atomic_write_u32(&ct->dirty, 0);
+		return LS_NO_MEMORY;
+	}
+	ls_meta_init(pg, &meta);
+	st = ls_bm_write_block(ls_cold->bm, ct->tree.dt_id, 0, pg, false);
+	if (st == LS_OK)
+		st = ls_bm_sync_dt(ls_cold->bm, ct->tree.dt_id);
+	free(pg);
+	pg_atomic_write_u32(&ct->dirty, st == LS_OK ? 2 : 0);
+	return st;
+}
+
+static inline LsColdTable *
+ls_cold_of_tree(ls_btree *t)
+{
+	return (LsColdTable *) ((char *) t - offsetof(LsColdTable, tree));
+}
+
 /* ------------------------------------------------------------------------
  * Row images
  * ------------------------------------------------------------------------ */
@@ -589,6 +760,8 @@ ls_cold_remove(ls_btree *t, uint64 rowid)
 
 	if (st == LS_NOT_FOUND)
 		return LS_OK;
+	if (st == LS_OK)
+		st = ls_cold_touch(ls_cold_of_tree(t));
 	if (st != LS_OK)
 		return st;
 	n = vlen >= sizeof(LsColdRow) ? ls_cold_chunks(((LsColdRow *) val)->total_len) : 1;
@@ -615,8 +788,10 @@ ls_cold_put(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 	uint32		first = Min(len, LS_COLD_FIRST_CHUNK);
 	uint32		off;
 	uint16		chunk = 1;
-	ls_status	st = fresh ? LS_OK : ls_cold_remove(t, rowid);
+	ls_status	st = ls_cold_touch(ls_cold_of_tree(t));
 
+	if (st == LS_OK && !fresh)
+		st = ls_cold_remove(t, rowid);
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->total_len = len;
 	hdr->flags = frozen ? LS_COLD_FROZEN : 0;
@@ -1012,14 +1187,22 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 							RelationGetRelationName(rel)),
 					 errhint("Increase leanstore.max_tables (every leanstore table needs one descriptor) and restart.")));
 	}
+	/* its xid reaches PostgreSQL's WAL first: never handed out again */
+	ls_log_bulk_xid(tbl, ls_hv_xid(xmin_word));
 	/* a fresh rowid has no image to replace: append at once */
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 	st = ls_cold_put(&ct->tree, rowid, (const char *) v->data, v->len,
 					 ls_hv_xid(xmin_word), v->cmin,
 					 (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0, true);
+	if (st == LS_OK)
+		ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, ls_hv_xid(xmin_word),
+						(ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0);
+	LWLockRelease(ls_cold->tree_lock);
 	ls_hot_version_free(ls_ctx(), v);
 	if (st != LS_OK)
 		ls_cold_report(st, "insert into");
 	ls_cold_raise_end(ct, rowid);
+	ls_debug_crash("bulk-load");
 }
 
 /*
@@ -1039,6 +1222,7 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
 	if (ct == NULL)
 		return LS_V_LIVE;
 	lock = ls_row_stripe(rowid);
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 	LWLockAcquire(lock, LW_EXCLUSIVE);
 	ls_epoch_enter();
 	if (ls_hot_row_get(tbl, rowid) == NULL && !ls_hot_rowid_is_dead(tbl, rowid) &&
@@ -1057,21 +1241,29 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
 		{
 			st = ls_cold_remove(&ct->tree, rowid);
 			if (st == LS_OK)
+				ls_log_cold_remove(tbl, rowid);
+			if (st == LS_OK)
 				st = ls_adopt_dead(tbl, rowid);
 			res = LS_V_DEAD;
 		}
 		else if (TransactionIdPrecedes(xmin, oldest_xmin))
+		{
 			st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
 							   xmin, v->cmin, true);
+			if (st == LS_OK)
+				ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, xmin, true);
+		}
 		if (st != LS_OK)
 		{
 			ls_epoch_exit();
 			LWLockRelease(lock);
+			LWLockRelease(ls_cold->tree_lock);
 			ls_cold_report(st, "vacuum");
 		}
 	}
 	ls_epoch_exit();
 	LWLockRelease(lock);
+	LWLockRelease(ls_cold->tree_lock);
 	return res;
 }
 
@@ -1148,10 +1340,94 @@ bool
 ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row)
 {
 	LsColdTable *ct;
+	bool		ok;
 
 	if (row->origin != LS_ORIGIN_MIGRATED || (ct = ls_cold_of(tbl)) == NULL)
 		return true;
-	return ls_cold_remove(&ct->tree, row->rowid) == LS_OK;
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ok = ls_cold_remove(&ct->tree, row->rowid) == LS_OK;
+	if (ok)
+		ls_log_cold_remove(tbl, row->rowid);
+	LWLockRelease(ls_cold->tree_lock);
+	return ok;
+}
+
+/* ------------------------------------------------------------------------
+ * Recovery: the cold records of leanstore's log (log.c replays them in GSN
+ * order, in the log writer, before anybody else uses a table)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * rowid's image becomes payload, a committed version (frozen: no snapshot
+ * survives a crash); a hot row of rowid leaves the map, as pack made it.
+ */
+void
+ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 len,
+				   TransactionId xmin)
+{
+	LsColdTable *ct;
+	ls_hot_row *row;
+	ls_status	st;
+
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	ct = ls_cold_ensure(tbl);
+	LWLockRelease(ls_cold->adopt_lock);
+	if (ct == NULL)
+		ereport(FATAL,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("could not replay leanstore's log: no cold tree for relfilenode %u/%u",
+						ls_hot_table_get_key(tbl).db, ls_hot_table_get_key(tbl).rel),
+				 errhint("Increase leanstore.max_tables and start the server again.")));
+	st = ls_cold_store(&ct->tree, rowid, payload, len, xmin, FirstCommandId, true);
+	if (st != LS_OK)
+		ls_cold_report(st, "replay a row into");
+	ls_cold_raise_end(ct, rowid);
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		ls_row_lock(row);
+		ls_row_forget_latch();
+		ls_hot_row_evict(ls_ctx(), tbl, row);	/* releases the latch */
+	}
+	ls_epoch_exit();
+}
+
+/*
+ * rowid's image goes (VACUUM of an aborted bulk-loaded row, or a migrated
+ * row that left): the rowid ends DEAD, as it did then.
+ */
+void
+ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *row;
+	ls_status	st = LS_OK;
+	bool		dead;
+
+	if (ct != NULL)
+		st = ls_cold_remove(&ct->tree, rowid);
+	if (st != LS_OK)
+		ls_cold_report(st, "replay a removal from");
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		ls_row_lock(row);
+		ls_row_forget_latch();
+		ls_hot_row_remove(ls_ctx(), tbl, row, true);
+	}
+	dead = ls_hot_rowid_is_dead(tbl, rowid);
+	ls_epoch_exit();
+	if (row == NULL && !dead && (st = ls_adopt_dead(tbl, rowid)) != LS_OK)
+		ls_report_status(st, NULL, "replay a removal from");
+}
+
+/* Does tbl have a cold tree (replay: what a clean point must write)? */
+bool
+ls_cold_has_tree(ls_hot_table *tbl)
+{
+	return ls_cold_of(tbl) != NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -1241,6 +1517,12 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 		goto out;
 	}
 	ls_cold_raise_end(ct, rowid);
+	/*
+	 * Logged under the row latch: a write of the row that follows (it
+	 * migrates the row back first) logs after this record, so replay in
+	 * GSN order ends with the write.
+	 */
+	ls_log_cold_put(tbl, rowid, payload, len, xmin, true);
 	/* readers that found the row keep its versions (same content) */
 	ls_hot_row_evict(ctx, tbl, row);	/* releases the latch */
 	packed = true;
@@ -1280,14 +1562,19 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 			rowids[i] = batch[i]->rowid;
 		ls_epoch_exit();
 		ct->pack_hand = n > 0 ? rowids[n - 1] + 1 : 0;
+		LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 		for (uint32 i = 0; i < n; i++)
 			packed += ls_pack_one(ct, tbl, rowids[i], vis, second_chance);
+		LWLockRelease(ls_cold->tree_lock);
 		if (n == 0)
 			break;				/* wrapped: the next pass starts over */
 		budget -= n;
 	}
 	if (packed > 0)
+	{
 		pg_atomic_fetch_add_u64(&ls_cold->rows_packed, packed);
+		ls_debug_crash("pack");
+	}
 	return packed;
 }
 
@@ -1362,12 +1649,109 @@ ls_cold_relieve(void)
  * Clean shutdown: every table's rows into its tree, then the meta pages
  * ------------------------------------------------------------------------ */
 
-static void
-ls_meta_init(ls_page *pg, const LsColdMeta *meta)
+typedef struct LsDeadScan
 {
-	memset(pg, 0, LS_PAGE_SIZE);
-	pg->hdr.dt_type = LS_DT_META;
-	memcpy(pg->data, meta, sizeof(*meta));
+	uint64		rowids[256];
+	int			n;
+	bool		more;
+} LsDeadScan;
+
+static bool
+ls_dead_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
+{
+	LsDeadScan *ds = arg;
+
+	(void) val;
+	(void) vlen;
+	if (klen != 9 || key[0] != LS_KEY_DEAD_PREFIX)
+		return false;
+	if (ds->n == lengthof(ds->rowids))
+	{
+		ds->more = true;
+		return false;
+	}
+	ds->rowids[ds->n++] = ls_get_be64(key + 1);
+	return true;
+}
+
+/*
+ * A new clean image id: unique among every image any file had (the undo
+ * journal of an older image, left behind, must never match a newer meta
+ * page), so microseconds since 2000, at least one above the last id.
+ */
+static uint64
+ls_cold_new_image_id(void)
+{
+	static uint64 last = 0;
+	uint64		id = (uint64) GetCurrentTimestamp();
+
+	if (id <= last)
+		id = last + 1;
+	last = id;
+	return id;
+}
+
+/*
+ * Recovery's clean point: every tree replay changed becomes a clean image
+ * (pages flushed, meta pages written and synced), so that the log before
+ * this point is not needed for it any more.  Hot rows stay hot (the caller
+ * logs them again).
+ */
+bool
+ls_cold_clean_point(bool held)
+{
+	ls_hot	   *hot = ls_shared_hot();
+	uint32		cursor = 0;
+	ls_hot_table *tbl;
+	ls_status	st;
+	uint64		image = ls_cold_new_image_id();
+	bool		ok = true;
+
+	if (!held)
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	st = ls_bm_flush_all(ls_cold->bm);
+	if (st != LS_OK)
+	{
+		if (!held)
+			LWLockRelease(ls_cold->adopt_lock);
+		ereport(WARNING,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not write leanstore's cold pages: %s", ls_status_str(st))));
+		return false;
+	}
+	ls_epoch_enter();
+	while (ok && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	{
+		LsColdTable *ct = ls_cold_of(tbl);
+
+		if (ct == NULL || pg_atomic_read_u32(&ct->dirty) == 0 || !ls_table_persists(tbl))
+			continue;
+		ok = ls_clean_meta(tbl, ct->dead_keys, image);
+	}
+	ls_epoch_exit();
+	if (!held)
+		LWLockRelease(ls_cold->adopt_lock);
+	return ok;
+}
+
+/*
+ * Checkpoint: no tree changes (and no log record of one) while held; every
+ * tree change holds tree_lock shared.  Lock order: adopt_lock (pack holds
+ * it for a pass), tree_lock, a row stripe, a row latch.
+ */
+void
+ls_cold_hold_trees(bool hold)
+{
+	if (hold)
+	{
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+		LWLockAcquire(ls_cold->tree_lock, LW_EXCLUSIVE);
+	}
+	else
+	{
+		LWLockRelease(ls_cold->tree_lock);
+		LWLockRelease(ls_cold->adopt_lock);
+	}
 }
 
 /* Write the hot rows of tbl into its tree (caller holds adopt_lock). */
@@ -1386,6 +1770,19 @@ ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
 	*dead = 0;
 	if (ct == NULL)
 		return false;
+	st = ls_cold_touch(ct);
+	/* the DEAD keys of the last clean shutdown go; today's are written below */
+	while (st == LS_OK)
+	{
+		LsDeadScan ds = {0};
+		uint8		start[1] = {LS_KEY_DEAD_PREFIX};
+
+		st = ls_btree_scan_asc(&ct->tree, start, 1, ls_dead_cb, &ds);
+		for (int i = 0; st == LS_OK && i < ds.n; i++)
+			st = ls_btree_remove(&ct->tree, k, ls_dead_key(k, ds.rowids[i]));
+		if (!ds.more)
+			break;
+	}
 	mcxt = AllocSetContextCreate(CurrentMemoryContext, "leanstore pack", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(mcxt);
 	while (st == LS_OK)
@@ -1464,9 +1861,12 @@ ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
 	return st == LS_OK;
 }
 
-/* The meta page of tbl's tree, after every page was written. */
+/*
+ * The meta page of tbl's tree after every page was written (a clean
+ * point): the tree is now clean image `image`, the one a crash goes back to.
+ */
 static bool
-ls_shutdown_meta(ls_hot_table *tbl, uint64 dead)
+ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_key	key = ls_hot_table_get_key(tbl);
@@ -1494,6 +1894,7 @@ ls_shutdown_meta(ls_hot_table *tbl, uint64 dead)
 	meta.fill_used = used;
 	meta.cold_end = pg_atomic_read_u64(&ct->cold_end);
 	meta.dead = dead;
+	meta.image = image;
 	pg = palloc(LS_PAGE_SIZE);
 	ls_meta_init(pg, &meta);
 	if (st == LS_OK)
@@ -1504,10 +1905,15 @@ ls_shutdown_meta(ls_hot_table *tbl, uint64 dead)
 	if (st != LS_OK)
 	{
 		ereport(WARNING,
-				(errmsg("could not write leanstore relfilenode %u/%u at shutdown: %s",
+				(errmsg("could not write the clean image of leanstore relfilenode %u/%u: %s",
 						key.db, key.rel, ls_status_str(st))));
 		return false;
 	}
+	/* a crash now goes back to this image; the next change protects it */
+	ct->image = image;
+	ct->image_blocks = meta.n_blocks;
+	ct->dead_keys = dead;
+	pg_atomic_write_u32(&ct->dirty, 0);
 	/* blocks of an older, longer image behind the tree go */
 	ls_file_of(tbl, &file);
 	if (ls_file_path(NULL, &file, 0, path, sizeof(path)) &&
@@ -1535,13 +1941,14 @@ ls_table_persists(ls_hot_table *tbl)
  * shows as lost after the start; the others are fine.
  */
 void
-ls_cold_pack_all(void)
+ls_cold_pack_all(uint64 log_end)
 {
 	ls_hot	   *hot = ls_shared_hot();
 	uint32		cursor;
 	Snapshot	snapshot;
 	ls_hot_table *tbl;
 	uint64	   *dead;
+	uint64		image;
 	ls_status	st;
 
 	StartTransactionCommand();
@@ -1564,16 +1971,17 @@ ls_cold_pack_all(void)
 						ls_status_str(st))));
 	ls_epoch_enter();
 	cursor = 0;
+	image = ls_cold_new_image_id();
 	while (st == LS_OK && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
 		if (ls_table_persists(tbl))
-			(void) ls_shutdown_meta(tbl, dead[cursor - 1]);
+			(void) ls_clean_meta(tbl, dead[cursor - 1], image);
 	}
 	ls_epoch_exit();
 	LWLockRelease(ls_cold->adopt_lock);
 	UnregisterSnapshot(snapshot);
 	CommitTransactionCommand();
-	ls_state_write(ls_cold->epoch, true, WARNING);
+	ls_state_write(ls_cold->epoch, true, log_end, WARNING);
 }
 
 /* ------------------------------------------------------------------------
@@ -1606,33 +2014,8 @@ ls_adopt_dead(ls_hot_table *tbl, uint64 rowid)
 	return st;
 }
 
-typedef struct LsDeadScan
-{
-	uint64		rowids[256];
-	int			n;
-	bool		more;
-} LsDeadScan;
-
-static bool
-ls_dead_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
-{
-	LsDeadScan *ds = arg;
-
-	(void) val;
-	(void) vlen;
-	if (klen != 9 || key[0] != LS_KEY_DEAD_PREFIX)
-		return false;
-	if (ds->n == lengthof(ds->rowids))
-	{
-		ds->more = true;
-		return false;
-	}
-	ds->rowids[ds->n++] = ls_get_be64(key + 1);
-	return true;
-}
-
 static void
-ls_adopt_fail(Relation rel, ls_hot_table *tbl, LsColdTable *ct, const char *what, ls_status st)
+ls_adopt_fail(const char *name, ls_hot_table *tbl, LsColdTable *ct, const char *what, ls_status st)
 {
 	if (ct != NULL)
 	{
@@ -1643,22 +2026,73 @@ ls_adopt_fail(Relation rel, ls_hot_table *tbl, LsColdTable *ct, const char *what
 		ls_hot_table_drop(ls_ctx(), tbl);
 	LWLockRelease(ls_cold->adopt_lock);
 	if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
-		ls_report_status(st, rel, "open");
+		ls_report_status(st, NULL, "open");
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("could not open leanstore table \"%s\" from its file: %s (%s)",
-					RelationGetRelationName(rel), what, ls_status_str(st))));
+					name, what, ls_status_str(st))));
 }
 
 /*
- * The hot storage of rel, opened over its file if the last clean shutdown
- * wrote it there; NULL when there is nothing to open (the caller reports
- * the table as lost).  Reads no row: they stay cold until used.
+ * A file whose tree was being changed at a crash goes back to its last
+ * clean image: the undo journal saved every block of that image before it
+ * was overwritten.  A journal of an older image (its meta page is clean
+ * and names a newer one) is left alone.  pg is scratch.
+ */
+static void
+ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name)
+{
+	LsColdMeta	meta;
+	uint64		image;
+	uint32		restored = 0;
+	ls_status	st;
+
+	if (ls_bm_undo_image(ls_cold->bm, file, &image) != LS_OK)
+		return;
+	st = ls_bm_read_file_block(ls_cold->bm, file, 0, pg);
+	memcpy(&meta, pg->data, sizeof(meta));
+	if (st == LS_OK && pg->hdr.dt_type == LS_DT_META && meta.magic == LS_META_MAGIC &&
+		meta.version == LS_META_VERSION && !(meta.flags & LS_META_DIRTY) &&
+		meta.image != image)
+		return;
+	st = ls_bm_undo_apply(ls_cold->bm, file, image, &restored);
+	if (st != LS_OK)
+		ereport(WARNING,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not bring leanstore table \"%s\" back to its last clean image: %s",
+						name, ls_status_str(st))));
+	else if (restored > 0)
+		ereport(LOG,
+				(errmsg("leanstore table \"%s\": %u blocks restored from its undo journal",
+						name, restored)));
+}
+
+/* The file (its first segment) has no byte, or does not exist. */
+static bool
+ls_file_is_empty(const ls_bm_file *file)
+{
+	char		path[MAXPGPATH];
+	struct stat sb;
+
+	if (!ls_file_path(NULL, file, 0, path, sizeof(path)))
+		return true;
+	return stat(path, &sb) != 0 || sb.st_size == 0;
+}
+
+/*
+ * Open the storage node (known to the hot tier as key: a process without
+ * a database cannot compute it) over its file, as the last clean shutdown wrote it
+ * there.  Reads no row: they stay cold until used.  *res says what was
+ * found: LS_ADOPT_OK (the table, READY), LS_ADOPT_EMPTY (the file has no
+ * page: nothing was ever written there), LS_ADOPT_LOST (an image that
+ * cannot be trusted; *why says why).  Somebody else may have opened or
+ * created it meanwhile: then that table is returned (LS_ADOPT_OK), or
+ * LS_ADOPT_LOST when it is not READY.
  */
 ls_hot_table *
-ls_cold_adopt(Relation rel)
+ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
+				   const char *name, LsAdoptResult *res, const char **why)
 {
-	ls_hot_key	key = ls_key_for_node(&rel->rd_node);
 	ls_hot_table *tbl = NULL;
 	LsColdTable *ct;
 	ls_bm	   *bm = ls_cold_bm();
@@ -1669,7 +2103,9 @@ ls_cold_adopt(Relation rel)
 	uint32		index;
 	uint64		dead = 0;
 
-	if (bm == NULL || rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+	*res = LS_ADOPT_LOST;
+	*why = "leanstore keeps no temporary table across a restart.";
+	if (bm == NULL || persistence == RELPERSISTENCE_TEMP)
 		return NULL;
 	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
 	tbl = ls_hot_table_find(ls_shared_hot(), key);
@@ -1677,17 +2113,42 @@ ls_cold_adopt(Relation rel)
 	{
 		/* opened by somebody else meanwhile (opening ends under the lock) */
 		LWLockRelease(ls_cold->adopt_lock);
-		return ls_hot_table_get_tag(tbl, LS_TAG_READY) != 0 ? tbl : NULL;
+		if (ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
+		{
+			*why = "It could not be written at the last shutdown.";
+			return NULL;
+		}
+		*res = LS_ADOPT_OK;
+		return tbl;
 	}
-	ls_file_for(&file, rel->rd_node.spcNode, rel->rd_node.dbNode, rel->rd_node.relNode);
+	ls_file_for(&file, node->spcNode, node->dbNode, node->relNode);
 	pg = palloc(LS_PAGE_SIZE);
+	ls_cold_undo(&file, pg, name);
 	st = ls_bm_read_file_block(bm, &file, 0, pg);
 	memcpy(&meta, pg->data, sizeof(meta));
 	if (st == LS_OK && pg->hdr.dt_type != LS_DT_META)
 		st = LS_CORRUPT;
 	pfree(pg);
+	if (st == LS_NOT_FOUND && !ls_file_is_empty(&file))
+		st = LS_CORRUPT;		/* pages without a meta page in front */
+	/*
+	 * A tree created after the last clean point (no image to go back to):
+	 * everything it held is in the log, the file starts empty.
+	 */
+	if (st == LS_OK && meta.magic == LS_META_MAGIC &&
+		meta.version == LS_META_VERSION && (meta.flags & LS_META_DIRTY) && meta.image == 0 &&
+		meta.db == key.db && meta.rel == key.rel)
+		st = LS_NOT_FOUND;
+	if (st == LS_NOT_FOUND)
+	{
+		LWLockRelease(ls_cold->adopt_lock);
+		*res = LS_ADOPT_EMPTY;
+		*why = "Its rows were never written to its file, and leanstore's log does not have them.";
+		return NULL;
+	}
 	if (st != LS_OK || meta.magic != LS_META_MAGIC ||
 		meta.version != LS_META_VERSION || meta.epoch != ls_cold->epoch ||
+		(meta.flags & LS_META_DIRTY) ||
 		meta.db != key.db || meta.rel != key.rel)
 	{
 		LWLockRelease(ls_cold->adopt_lock);
@@ -1695,49 +2156,68 @@ ls_cold_adopt(Relation rel)
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("the meta page of leanstore table \"%s\" cannot be read: %s",
-							RelationGetRelationName(rel), ls_status_str(st))));
+							name, ls_status_str(st))));
+		if (st == LS_OK && meta.magic == LS_META_MAGIC && (meta.flags & LS_META_DIRTY))
+			*why = "Its cold pages were being changed at a crash, and the undo journal that brings them back to their last clean image is missing or damaged (pg_leanstore/undo).";
+		else if (st == LS_OK && meta.magic == LS_META_MAGIC && meta.epoch != ls_cold->epoch)
+			*why = "Its file was written before a crash whose log is missing (see the server log of that start).";
+		else
+			*why = "Its file holds no valid leanstore meta page.";
 		return NULL;
 	}
 
 	/* findable from now on, but not READY: others wait for the lock */
 	st = ls_hot_table_create(ls_ctx(), key, &tbl);
 	if (st != LS_OK)
-		ls_adopt_fail(rel, NULL, NULL, "no room for its table descriptor", st);
-	ls_hot_table_set_tag(tbl, LS_TAG_SPC, rel->rd_node.spcNode);
-	ls_hot_table_set_tag(tbl, LS_TAG_PERSISTENCE, (uint32) rel->rd_rel->relpersistence);
+		ls_adopt_fail(name, NULL, NULL, "no room for its table descriptor", st);
+	ls_hot_table_set_tag(tbl, LS_TAG_SPC, node->spcNode);
+	ls_hot_table_set_tag(tbl, LS_TAG_PERSISTENCE, (uint32) persistence);
 	ls_hot_table_set_fill(tbl, meta.fill_next, meta.fill_used);
 	if ((ct = ls_cold_slot(tbl, &index)) == NULL)
-		ls_adopt_fail(rel, tbl, NULL, "no room for its cold descriptor", LS_NO_SPACE);
+		ls_adopt_fail(name, tbl, NULL, "no room for its cold descriptor", LS_NO_SPACE);
 	st = ls_btree_open(bm, &ct->tree, &file, meta.n_blocks, meta.root_block, meta.height);
 	if (st != LS_OK)
-		ls_adopt_fail(rel, tbl, NULL, "its tree cannot be opened", st);
+		ls_adopt_fail(name, tbl, NULL, "its tree cannot be opened", st);
 	pg_atomic_write_u32(&ct->used, 1);
 	pg_atomic_write_u64(&ct->cold_end, meta.cold_end);
+	ct->image = meta.image;
+	ct->image_blocks = meta.n_blocks;
+	ct->dead_keys = meta.dead;
 	ls_hot_table_set_tag(tbl, LS_TAG_COLD, index);
 
-	/* DEAD rowids of the last run become DEAD slots again */
-	for (;;)
+	/*
+	 * DEAD rowids of the last run become DEAD slots again.  Their keys stay
+	 * in the tree (the tree is not changed by opening it: a crash before
+	 * the next clean shutdown finds it as it was); that shutdown writes
+	 * the DEAD keys anew.
+	 */
 	{
-		LsDeadScan ds = {0};
-		uint8		start[1] = {LS_KEY_DEAD_PREFIX};
-		uint8		k[LS_COLD_KEY_MAX];
+		uint8		start[9];
+		uint32		slen = 1;
 
-		CHECK_FOR_INTERRUPTS();
-		st = ls_btree_scan_asc(&ct->tree, start, 1, ls_dead_cb, &ds);
-		if (st != LS_OK)
-			ls_adopt_fail(rel, tbl, ct, "its DEAD rowids cannot be read", st);
-		for (int i = 0; i < ds.n; i++)
+		start[0] = LS_KEY_DEAD_PREFIX;
+		for (;;)
 		{
-			if ((st = ls_adopt_dead(tbl, ds.rowids[i])) != LS_OK ||
-				(st = ls_btree_remove(&ct->tree, k, ls_dead_key(k, ds.rowids[i]))) != LS_OK)
-				ls_adopt_fail(rel, tbl, ct, "a DEAD rowid cannot be stored", st);
-			dead++;
+			LsDeadScan ds = {0};
+
+			CHECK_FOR_INTERRUPTS();
+			st = ls_btree_scan_asc(&ct->tree, start, slen, ls_dead_cb, &ds);
+			if (st != LS_OK)
+				ls_adopt_fail(name, tbl, ct, "its DEAD rowids cannot be read", st);
+			for (int i = 0; i < ds.n; i++)
+			{
+				if ((st = ls_adopt_dead(tbl, ds.rowids[i])) != LS_OK)
+					ls_adopt_fail(name, tbl, ct, "a DEAD rowid cannot be stored", st);
+				dead++;
+			}
+			if (!ds.more || ds.n == 0)
+				break;
+			/* go on after the last key seen */
+			slen = ls_dead_key(start, ds.rowids[ds.n - 1] + 1);
 		}
-		if (!ds.more)
-			break;
 	}
 	if (dead != meta.dead)
-		ls_adopt_fail(rel, tbl, ct, "its DEAD rowid count does not match its meta page", LS_CORRUPT);
+		ls_adopt_fail(name, tbl, ct, "its DEAD rowid count does not match its meta page", LS_CORRUPT);
 
 	/*
 	 * The visibility map fork survived the restart.  Rows stay cold until a
@@ -1749,7 +2229,57 @@ ls_cold_adopt(Relation rel)
 	ls_hot_table_set_tag(tbl, LS_TAG_READY, 1);
 	LWLockRelease(ls_cold->adopt_lock);
 	pg_atomic_fetch_add_u64(&ls_cold->tables_loaded, 1);
+	*res = LS_ADOPT_OK;
 	return tbl;
+}
+
+/*
+ * The hot storage of rel after a restart: opened over its file, or, for an
+ * unlogged table whose file PostgreSQL reset after a crash, a new empty
+ * one.  NULL when it is lost; *why says why (for the error's detail).
+ */
+ls_hot_table *
+ls_cold_adopt(Relation rel, const char **why)
+{
+	LsAdoptResult res;
+	ls_hot_table *tbl;
+	char		persistence = rel->rd_rel->relpersistence;
+
+	tbl = ls_cold_adopt_node(ls_key_for_node(&rel->rd_node), &rel->rd_node, persistence,
+							 RelationGetRelationName(rel), &res, why);
+	if (tbl == NULL && persistence == RELPERSISTENCE_UNLOGGED &&
+		(res == LS_ADOPT_EMPTY || res == LS_ADOPT_LOST) && ls_cold_unlogged_reset(rel))
+	{
+		/* a crash empties unlogged tables, as it does heap's */
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+		tbl = ls_hot_table_find(ls_shared_hot(), ls_key_for_node(&rel->rd_node));
+		if (tbl == NULL)
+		{
+			ls_status	st = ls_hot_table_create(ls_ctx(), ls_key_for_node(&rel->rd_node), &tbl);
+
+			if (st != LS_OK)
+			{
+				LWLockRelease(ls_cold->adopt_lock);
+				ls_report_status(st, rel, "open");
+			}
+			ls_hot_table_set_tag(tbl, LS_TAG_SPC, rel->rd_node.spcNode);
+			ls_hot_table_set_tag(tbl, LS_TAG_PERSISTENCE, (uint32) persistence);
+			ls_hot_table_set_tag(tbl, LS_TAG_READY, 1);
+		}
+		LWLockRelease(ls_cold->adopt_lock);
+	}
+	return tbl;
+}
+
+/*
+ * Did PostgreSQL reset rel (unlogged) after a crash?  Its main fork then
+ * is a copy of its init fork: empty, as leanstore creates it.
+ */
+static bool
+ls_cold_unlogged_reset(Relation rel)
+{
+	return !ls_cold->clean_start &&
+		smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM) == 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -1820,6 +2350,17 @@ ls_wait_alone(void)
 	return false;
 }
 
+/* A checkpoint when one is due (leanstore.checkpoint_timeout, max_log_size). */
+static void
+ls_worker_checkpoint(void)
+{
+	if (!ls_checkpoint_due())
+		return;
+	StartTransactionCommand();
+	(void) ls_checkpoint(true);
+	CommitTransactionCommand();
+}
+
 /* Pack while hot memory is above leanstore.pack_threshold (or always, eager). */
 static void
 ls_worker_pack(void)
@@ -1858,6 +2399,7 @@ ls_worker_main(Datum arg)
 
 		pg_atomic_fetch_add_u64(&ls_cold->provider_rounds, 1);
 		ls_worker_pack();
+		ls_worker_checkpoint();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 freed > 0 ? 1 : 20, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -1878,6 +2420,6 @@ ls_worker_main(Datum arg)
 				 errdetail("The next start will report them as lost.")));
 		proc_exit(0);
 	}
-	ls_cold_pack_all();
+	ls_cold_pack_all(ls_log_end());
 	proc_exit(0);
 }

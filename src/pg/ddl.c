@@ -125,6 +125,7 @@ ls_nontransactional_truncate(Relation rel)
 	/* also empties the visibility map: no block is marked any more */
 	RelationTruncate(rel, 0);
 	ls_hot_table_reset_allvis_limit(tbl);
+	ls_log_truncate(tbl);
 	ls_mark_written();
 }
 

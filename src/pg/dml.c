@@ -1019,6 +1019,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		ls_epoch_exit();
 		if (done)
 		{
+			ls_log_note(tbl, rowid);
 			if (marked)
 				ls_vm_clear(rel, tbl, rowid);
 			return;
@@ -1103,6 +1104,7 @@ ls_reserve_rowid(Relation rel, ls_hot_table *tbl, uint32 need, uint32 want)
 
 	if (rowid == LS_ROWID_INVALID)
 		ls_report_no_rowids(rel);
+	ls_log_rowid_used(tbl, rowid);
 	return rowid;
 }
 
@@ -1171,6 +1173,7 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		}
 		if (!(options & TABLE_INSERT_FROZEN))
 			ls_abort_note_insert(tbl, rowid, xid);
+		ls_log_note(tbl, rowid);
 	}
 	ls_vm_note_insert(rel, tbl, rowid);
 
@@ -1560,6 +1563,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		}
 		ls_vm_note_insert(rel, tbl, newrowid);
 		ls_abort_note_insert(tbl, newrowid, xid);
+		ls_log_note(tbl, newrowid);
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
 						cid, newrowid, NULL, v);

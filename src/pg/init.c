@@ -126,6 +126,7 @@ ls_shmem_request(void)
 						ls_hot_memory_mb, need / (1024 * 1024) + 1, ls_max_tables)));
 	RequestAddinShmemSpace(add_size(ls_region_size(),
 									add_size(ls_shared_size(), 16384)));
+	RequestAddinShmemSpace(ls_log_shmem_size());
 	ls_cold_shmem_request(ls_max_tables);
 }
 
@@ -164,6 +165,7 @@ ls_shmem_startup(void)
 		ls_shared->region_size = ls_region_size();
 	}
 	ls_cold_shmem_startup(ls_max_tables);
+	ls_log_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -192,6 +194,12 @@ ls_detach(int code, Datum arg)
 	ls_my_ctx = NULL;
 }
 
+void
+ls_ctx_release(void)
+{
+	ls_detach(0, (Datum) 0);
+}
+
 ls_hot_ctx *
 ls_ctx(void)
 {
@@ -201,6 +209,8 @@ ls_ctx(void)
 	if (likely(ls_my_ctx != NULL))
 		return ls_my_ctx;
 
+	/* no leanstore table is touched before recovery from the log ends */
+	ls_log_wait_ready();
 	hot = ls_shared_hot();
 	if (MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
 		ereport(ERROR,
@@ -243,6 +253,8 @@ typedef struct LsRelCache
 	ls_hot_table *tbl;
 } LsRelCache;
 
+static const char *ls_lost_why = "";
+
 ls_hot_table *
 ls_table_for_or_null(Relation rel)
 {
@@ -252,13 +264,13 @@ ls_table_for_or_null(Relation rel)
 	if (cache != NULL && RelFileNodeEquals(cache->node, rel->rd_node))
 		return cache->tbl;
 
+	(void) ls_ctx();			/* waits for recovery */
 	tbl = ls_hot_table_find(ls_shared_hot(), ls_key_for_node(&rel->rd_node));
 	if (tbl == NULL || ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
 	{
-		/* first use since a clean restart: load it from its file (or wait
-		 * for the backend loading it) */
-		(void) ls_ctx();
-		tbl = ls_cold_adopt(rel);
+		/* first use since a restart: load it from its file (or wait for
+		 * the backend loading it) */
+		tbl = ls_cold_adopt(rel, &ls_lost_why);
 	}
 	if (tbl == NULL)
 		return NULL;
@@ -272,7 +284,8 @@ ls_table_for_or_null(Relation rel)
 	return tbl;
 }
 
-#define LS_LOST_DETAIL "leanstore has no log yet: its tables survive a clean shutdown, but not a crash, a crash restart or an immediate shutdown."
+/* ls_lost_why: why the last table ls_table_for_or_null found was lost. */
+#define LS_LOST_DETAIL "%s", ls_lost_why
 
 void
 ls_warn_lost(Relation rel)
@@ -449,6 +462,9 @@ ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 	/* nobody else can see this relfilenode before we commit */
 	ls_hot_table_set_tag(*out, LS_TAG_READY, 1);
 	ls_pending_add(key, false);
+	/* replay starts the storage afresh here; commit logs all its rows */
+	ls_log_create(node, persistence);
+	ls_log_note_created(*out);
 	ls_mark_written();
 }
 
@@ -531,12 +547,27 @@ ls_pending_at_subxact_end(bool commit)
 	}
 }
 
+/* PRE_COMMIT: the drops this transaction commits go into leanstore's log. */
+static void
+ls_pending_log_drops(void)
+{
+	for (LsPendingStorage *p = ls_pending; p != NULL; p = p->next)
+	{
+		if (p->at_commit)
+			ls_log_drop(p->key);
+	}
+}
+
 static void
 ls_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
+			ls_check_held_at_commit();
+			ls_pending_log_drops();
+			ls_log_pre_commit();
+			break;
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 			ls_check_held_at_commit();
 			break;
@@ -545,13 +576,14 @@ ls_xact_callback(XactEvent event, void *arg)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has written to a leanstore table"),
-						 errdetail("leanstore has no log yet, so a prepared transaction could not survive a restart.")));
+						 errdetail("leanstore logs a transaction's rows when it commits; a prepared transaction's rows could not survive a restart.")));
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 			ls_release_held();
 			ls_forget_inserts();
 			ls_pending_at_xact_end(true);
+			ls_log_xact_end();
 			ls_xact_wrote = false;
 			break;
 		case XACT_EVENT_ABORT:
@@ -559,11 +591,13 @@ ls_xact_callback(XactEvent event, void *arg)
 			ls_release_held();
 			ls_pending_at_xact_end(false);
 			ls_abort_inserts(1);
+			ls_log_xact_end();
 			ls_xact_wrote = false;
 			break;
 		case XACT_EVENT_PREPARE:
 			ls_forget_inserts();
 			ls_pending_at_xact_end(true);
+			ls_log_xact_end();
 			ls_xact_wrote = false;
 			break;
 		default:
@@ -696,6 +730,7 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 	ls_hashscan_init();
+	ls_log_register();
 	MarkGUCPrefixReserved("leanstore");
 	ls_worker_register();
 

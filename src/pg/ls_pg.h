@@ -162,6 +162,56 @@ extern void ls_storage_schedule_drop(const RelFileNode *node);
 extern void ls_mark_written(void);
 
 extern Oid	ls_am_oid(void);
+/* Leave the hot tier (a worker done with it); ls_ctx attaches again. */
+extern void ls_ctx_release(void);
+
+/* ------------------------------------------------------------------------
+ * log.c: leanstore's log, commit protocol, recovery
+ * ------------------------------------------------------------------------ */
+extern char *ls_log_directory;
+extern int	ls_log_buffer_kb;
+
+typedef struct LsLogStats
+{
+	uint64		commits;
+	uint64		records;
+	uint64		bytes;
+	uint64		wait_us;
+	uint64		rounds;
+	uint64		round_us;
+	uint64		round_records;
+	uint64		end;
+	uint64		recovery_us;
+	uint64		recovery_records;
+	uint64		recovery_rows;
+	uint64		recovery_tables;
+	uint64		checkpoints;
+	uint64		checkpoint_us;
+} LsLogStats;
+
+extern void ls_log_register(void);
+extern void ls_debug_crash(const char *point);
+extern Size ls_log_shmem_size(void);
+extern void ls_log_shmem_startup(void);
+extern void ls_log_wait_ready(void);
+extern uint64 ls_log_end(void);
+extern void ls_log_get_stats(LsLogStats *out);
+extern void ls_log_create(const RelFileNode *node, char persistence);
+extern void ls_log_truncate(ls_hot_table *tbl);
+extern void ls_log_drop(ls_hot_key key);
+extern void ls_log_rowid_used(ls_hot_table *tbl, uint64 rowid);
+extern void ls_log_note(ls_hot_table *tbl, uint64 rowid);
+extern void ls_log_note_created(ls_hot_table *tbl);
+extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
+							uint32 len, TransactionId xmin, bool frozen);
+extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
+extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
+extern int	ls_checkpoint_timeout_s;
+extern int	ls_max_log_size_mb;
+extern bool ls_checkpoint(bool wait_for_writers);
+extern bool ls_checkpoint_due(void);
+extern void ls_log_pre_commit(void);
+extern void ls_log_xact_end(void);
 
 /* ------------------------------------------------------------------------
  * cold.c: the buffer pool, relation files, clean restarts
@@ -177,6 +227,8 @@ extern int	ls_buffer_pool_mb;
 #define LS_TAG_COLD			3	/* 1 + index of its cold descriptor, 0: none */
 #define LS_TAG_HASHED		4	/* 1 once the hash cache got an entry for
 								 * the table (hashscan.c) */
+#define LS_TAG_HWM			5	/* rowids below HWM << 16 are covered by a
+								 * durable reservation in the log (log.c) */
 
 typedef struct LsColdStats
 {
@@ -204,8 +256,26 @@ extern Size ls_cold_shmem_size(int max_tables);
 extern void ls_cold_shmem_request(int max_tables);
 extern void ls_cold_shmem_startup(int max_tables);
 extern struct ls_bm *ls_cold_bm(void);
-extern ls_hot_table *ls_cold_adopt(Relation rel);
-extern void ls_cold_pack_all(void);
+typedef enum LsAdoptResult
+{
+	LS_ADOPT_OK,				/* opened over its file */
+	LS_ADOPT_EMPTY,				/* the file has no page at all */
+	LS_ADOPT_LOST,				/* an image that cannot be trusted */
+} LsAdoptResult;
+extern ls_hot_table *ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node,
+										char persistence, const char *name,
+										LsAdoptResult *res, const char **why);
+extern ls_hot_table *ls_cold_adopt(Relation rel, const char **why);
+extern void ls_cold_pack_all(uint64 log_end);
+extern void ls_cold_start_state(bool *clean, uint64 *log_start);
+extern void ls_cold_log_lost(uint64 new_log_start);
+extern void ls_cold_set_log_start(uint64 log_start);
+extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
+							   uint32 len, TransactionId xmin);
+extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
+extern bool ls_cold_has_tree(ls_hot_table *tbl);
+extern bool ls_cold_clean_point(bool held);
+extern void ls_cold_hold_trees(bool hold);
 extern void ls_cold_get_stats(LsColdStats *out);
 extern void ls_worker_register(void);
 

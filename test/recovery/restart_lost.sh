@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# test/recovery/restart_lost.sh: until leanstore has a log, its tables survive
-# a clean shutdown (test/recovery/restart_clean.sh) but not a crash; touching
-# one after a crash must give a clear error. Runs two psql scripts on a
-# throwaway cluster with an immediate shutdown (a crash: no shutdown
-# checkpoint, no clean leanstore shutdown) in between and compares
-# their combined output with expected/restart_lost.out. Run by test/run (as
-# root; the server runs as postgres). Writes the output to $1 (default: a
-# temporary file) and exits non-zero on a difference.
+# test/recovery/restart_lost.sh: after a crash, leanstore tables come back
+# from leanstore's log (hot rows) and their trees' undo journals (cold
+# pages); a table whose cold pages changed and whose undo journal is gone
+# (here: deleted on purpose) cannot be recovered: touching it gives a clear
+# error naming the cause, and TRUNCATE or DROP make it usable again. Runs
+# psql scripts on a throwaway cluster: a first run, a clean restart, a
+# second run, an immediate shutdown (a crash), the journals removed, a
+# start; compares the combined output with expected/restart_lost.out. Run
+# by test/run (as root; the server runs as postgres). Writes the output to
+# $1 (default: a temporary file) and exits non-zero on a difference.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
@@ -15,7 +17,7 @@ trap ls_cleanup EXIT
 out=${1:-$(mktemp)}
 ls_scratch_dir restart || exit 1
 dir=$LS_SCRATCH
-cp "$HERE"/restart_lost_[12].sql "$dir/"
+cp "$HERE"/restart_lost_1.sql "$HERE"/restart_lost_1b.sql "$HERE"/restart_lost_2.sql "$dir/"
 printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '64MB'\nfsync = off\nautovacuum = off\n" >"$dir/test.conf"
 chown -R "$LS_PG_USER": "$dir"
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
@@ -24,9 +26,16 @@ psql_run() {
 }
 {
 	psql_run restart_lost_1.sql
-	echo "-- (immediate shutdown: a crash for leanstore, then start)"
+	echo "-- (clean restart)"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || echo "stop failed"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -w -t 120 start -l "$dir/server.log" >/dev/null 2>&1 ||
+		echo "start failed"
+	psql_run restart_lost_1b.sql
+	echo "-- (immediate shutdown: a crash; the undo journals removed; then start)"
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 ||
 		echo "immediate stop failed"
+	[ -n "$(ls "$dir/data/pg_leanstore/undo")" ] || echo "no undo journal was written"
+	rm -f "$dir/data/pg_leanstore/undo/"*
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -w -t 120 start -l "$dir/server.log" >/dev/null 2>&1 ||
 		echo "start failed"
 	psql_run restart_lost_2.sql

@@ -1,0 +1,1979 @@
+/*
+ * log.c - leanstore's log in PostgreSQL: what a transaction logs at commit,
+ * the commit protocol, the log writer background worker, and recovery of
+ * the hot tier from the log after a crash.
+ *
+ * src/pg/README.md ("Durability") has the protocol.  The invariants:
+ *  - Commit order: in PRE_COMMIT a transaction that wrote permanent
+ *    leanstore tables appends one after-image per row it wrote (the newest
+ *    version, or a tombstone) and waits until the log writer made them
+ *    durable; only then does PostgreSQL insert its commit record.  So a
+ *    commit record that exists implies the log has the data, whatever
+ *    synchronous_commit says and whoever flushes PostgreSQL's WAL.
+ *  - Replay applies a row record only when clog says its xid committed, so
+ *    nothing of a transaction that did not commit survives recovery.
+ *  - Per row, log order is commit order: a transaction can write a row only
+ *    after its last writer committed, i.e. after that writer's records
+ *    were durable; so replay in log order ends with the newest image.
+ *  - Rowids are reserved in the log before use (HWM records, durable before
+ *    the rowid is handed out): an index entry in PostgreSQL's WAL never
+ *    names a rowid that recovery could hand out again.
+ *  - Storage creation and truncation are logged when they happen, drops in
+ *    PRE_COMMIT; replay starts a relfilenode afresh at its creation, so the
+ *    records of an older storage of the same number never reach a new one.
+ *  - Nobody touches a leanstore table before recovery ends (ls_ctx waits).
+ *  - Unlogged and temporary tables are never logged.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "catalog/pg_class.h"
+#include "common/file_perm.h"
+#include "common/relpath.h"
+#include "lib/pairingheap.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/condition_variable.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/pmsignal.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+#include "storage/smgr.h"
+#include "utils/guc.h"
+#include "utils/guc_tables.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "leanstore/wal.h"
+#include "ls_pg.h"
+
+char	   *ls_log_directory = NULL;
+int			ls_log_buffer_kb = 256;
+int			ls_checkpoint_timeout_s = 300;
+int			ls_max_log_size_mb = 1024;
+
+/*
+ * Fault injection for the crash tests (superuser, not in the sample file):
+ * the process that reaches the named point kills itself with SIGKILL, as a
+ * crash would; a failing log device makes the writer's next write or sync
+ * fail with EIO.
+ */
+char	   *ls_debug_crash_point = NULL;
+static int	ls_debug_log_fault = 0;
+
+static const struct config_enum_entry ls_log_fault_options[] = {
+	{"none", 0, false},
+	{"write", 1, false},
+	{"sync", 2, false},
+	{NULL, 0, false}
+};
+
+void
+ls_debug_crash(const char *point)
+{
+	if (unlikely(ls_debug_crash_point != NULL && ls_debug_crash_point[0] != '\0') &&
+		strcmp(ls_debug_crash_point, point) == 0)
+	{
+		ereport(LOG,
+				(errmsg("leanstore: crashing at \"%s\" (leanstore.debug_crash_point)", point)));
+		(void) kill(MyProcPid, SIGKILL);
+		pg_usleep(10 * 1000 * 1000L);	/* not reached */
+	}
+}
+
+#define LS_LOG_SEGMENT		(16 * 1024 * 1024)
+#define LS_LOG_AHEAD		2		/* segments prepared ahead of the end */
+#define LS_LOG_WAIT_MS		100		/* committers look up this often */
+
+/* Rowids are reserved in the log in steps of 2^16 (225 virtual blocks). */
+#define LS_HWM_SHIFT		16
+
+/* Custom WAL resource manager: a leanstore-only transaction's WAL record. */
+#define LS_RMGR_ID			141
+#define LS_XLOG_COMMIT		0x00
+#define LS_XLOG_BULK		0x10	/* a bulk load's xid, before its first
+									 * row goes into a tree */
+
+/* Record types (ls_wal_rec.type) and flags */
+#define LS_LR_ROW			1		/* after-image of a row */
+#define LS_LR_TOMB			2		/* the row was deleted */
+#define LS_LR_CREATE		3		/* storage created (empty) */
+#define LS_LR_TRUNCATE		4		/* storage emptied in place */
+#define LS_LR_DROP			5		/* storage dropped at commit of xid */
+#define LS_LR_DROPDB		6		/* every storage of a database dropped */
+#define LS_LR_HWM			7		/* rowids below value may be in use */
+#define LS_LR_PUT			8		/* a cold image stored (pack, bulk load,
+									 * VACUUM's freeze) */
+#define LS_LR_REMOVE		9		/* a cold image removed, the rowid DEAD */
+
+#define LS_LRF_FROZEN		0x0001	/* applies whatever clog says of xid */
+
+/* Body of every record: the storage it is about. */
+typedef struct LsLogTarget
+{
+	Oid			key_spc;		/* ls_hot_key as the writer computed it */
+	Oid			db;
+	Oid			rel;
+	Oid			spc;			/* the real tablespace (file path) */
+	uint64		value;			/* rowid (ROW, TOMB), bound (HWM) */
+	uint32		len;			/* payload bytes after this header (ROW) */
+	uint32		persistence;	/* CREATE */
+} LsLogTarget;
+
+typedef struct LsLogShared
+{
+	ls_wal	   *wal;
+	Size		wal_size;
+	pg_atomic_uint32 state;		/* LS_LOG_RECOVERING, _READY, _FAILED */
+	ConditionVariable cv;
+	pg_atomic_uint64 commits;	/* transactions that waited for the log */
+	pg_atomic_uint64 records;	/* records appended */
+	pg_atomic_uint64 bytes;		/* record bytes appended */
+	pg_atomic_uint64 wait_us;	/* time committers waited */
+	pg_atomic_uint64 rounds;	/* group-commit rounds that wrote */
+	pg_atomic_uint64 round_us;	/* time those rounds took */
+	pg_atomic_uint64 round_records;
+	pg_atomic_uint32 ckpt_running;	/* one checkpoint at a time */
+	pg_atomic_uint64 checkpoints;	/* checkpoints that moved the replay start */
+	uint64		checkpoint_us;	/* the last one took */
+	TimestampTz last_checkpoint;	/* or the end of the recovery */
+	uint64		recovery_us;	/* the last recovery */
+	uint64		recovery_records;
+	uint64		recovery_rows;
+	uint64		recovery_tables;
+} LsLogShared;
+
+#define LS_LOG_RECOVERING	0
+#define LS_LOG_READY		1
+#define LS_LOG_FAILED		2
+
+static LsLogShared *ls_log = NULL;
+
+/* This process replays the log (ls_ctx must not wait for itself). */
+static bool ls_log_recovering_here = false;
+
+static Size
+ls_log_wal_size(ls_wal_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_slots = (uint32) MaxBackends + 1;
+	cfg->slot_buffer = (uint32) ls_log_buffer_kb * 1024;
+	cfg->segment_size = LS_LOG_SEGMENT;
+	cfg->round_buffer = Max(4 * cfg->slot_buffer, 4 * 1024 * 1024);
+	return ls_wal_region_size(cfg);
+}
+
+/* ------------------------------------------------------------------------
+ * Shared memory
+ * ------------------------------------------------------------------------ */
+
+Size
+ls_log_shmem_size(void)
+{
+	ls_wal_config cfg;
+
+	return add_size(MAXALIGN(sizeof(LsLogShared)), add_size(ls_log_wal_size(&cfg), 4096));
+}
+
+void
+ls_log_shmem_startup(void)
+{
+	bool		found;
+	ls_wal_config cfg;
+	ls_status	st;
+	void	   *region;
+
+	ls_log = ShmemInitStruct("leanstore log", ls_log_shmem_size(), &found);
+	if (found)
+		return;
+	memset(ls_log, 0, sizeof(LsLogShared));
+	ls_log->wal_size = ls_log_wal_size(&cfg);
+	region = (void *) TYPEALIGN(4096, (char *) ls_log + MAXALIGN(sizeof(LsLogShared)));
+	st = ls_wal_init(region, ls_log->wal_size, &cfg, &ls_log->wal);
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not format leanstore's log buffers: %s", ls_status_str(st))));
+	pg_atomic_init_u32(&ls_log->state, LS_LOG_RECOVERING);
+	ConditionVariableInit(&ls_log->cv);
+	pg_atomic_init_u64(&ls_log->commits, 0);
+	pg_atomic_init_u64(&ls_log->records, 0);
+	pg_atomic_init_u64(&ls_log->bytes, 0);
+	pg_atomic_init_u64(&ls_log->wait_us, 0);
+	pg_atomic_init_u64(&ls_log->rounds, 0);
+	pg_atomic_init_u64(&ls_log->round_us, 0);
+	pg_atomic_init_u64(&ls_log->round_records, 0);
+	pg_atomic_init_u32(&ls_log->ckpt_running, 0);
+	pg_atomic_init_u64(&ls_log->checkpoints, 0);
+}
+
+/* Wait until recovery has made the tables usable (ls_ctx, first use). */
+void
+ls_log_wait_ready(void)
+{
+	uint32		state;
+
+	if (ls_log == NULL || ls_log_recovering_here)
+		return;
+	state = pg_atomic_read_u32(&ls_log->state);
+	if (likely(state == LS_LOG_READY))
+		return;
+	/* the log writer starts when recovery ends: never, on a standby */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("leanstore tables cannot be used during recovery or on a standby"),
+				 errdetail("Their rows are in leanstore's own log, not in PostgreSQL's WAL.")));
+	ConditionVariablePrepareToSleep(&ls_log->cv);
+	while ((state = pg_atomic_read_u32(&ls_log->state)) == LS_LOG_RECOVERING)
+		(void) ConditionVariableTimedSleep(&ls_log->cv, 1000, PG_WAIT_EXTENSION);
+	ConditionVariableCancelSleep();
+	if (state == LS_LOG_FAILED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("leanstore tables cannot be used: recovery from leanstore's log failed"),
+				 errhint("See the server log of the \"leanstore log writer\" process.")));
+}
+
+/* End of the durable log (the clean shutdown's replay start). */
+uint64
+ls_log_end(void)
+{
+	return ls_log != NULL ? ls_wal_end(ls_log->wal) : 0;
+}
+
+void
+ls_log_get_stats(LsLogStats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (ls_log == NULL)
+		return;
+	out->commits = pg_atomic_read_u64(&ls_log->commits);
+	out->records = pg_atomic_read_u64(&ls_log->records);
+	out->bytes = pg_atomic_read_u64(&ls_log->bytes);
+	out->wait_us = pg_atomic_read_u64(&ls_log->wait_us);
+	out->rounds = pg_atomic_read_u64(&ls_log->rounds);
+	out->round_us = pg_atomic_read_u64(&ls_log->round_us);
+	out->round_records = pg_atomic_read_u64(&ls_log->round_records);
+	out->end = ls_wal_end(ls_log->wal);
+	out->recovery_us = ls_log->recovery_us;
+	out->recovery_records = ls_log->recovery_records;
+	out->recovery_rows = ls_log->recovery_rows;
+	out->recovery_tables = ls_log->recovery_tables;
+	out->checkpoints = pg_atomic_read_u64(&ls_log->checkpoints);
+	out->checkpoint_us = ls_log->checkpoint_us;
+}
+
+/* ------------------------------------------------------------------------
+ * Appending
+ * ------------------------------------------------------------------------ */
+
+/* End of this backend's records so far (what commit waits for). */
+static uint64 ls_my_log_end = 0;
+static bool ls_my_log_pending = false;
+
+/*
+ * The log writer appending itself (recovery's re-log): nobody else drains
+ * its ring, so it runs a round before the ring could be full.
+ */
+static bool ls_log_self_writer = false;
+static uint64 ls_self_pending = 0;
+
+static void ls_log_round(void);
+static void ls_log_prepare(void);
+
+static bool
+ls_log_permanent(ls_hot_table *tbl)
+{
+	return ls_hot_table_get_tag(tbl, LS_TAG_PERSISTENCE) == RELPERSISTENCE_PERMANENT;
+}
+
+static void
+ls_log_target(LsLogTarget *t, ls_hot_key key, Oid spc, uint64 value)
+{
+	memset(t, 0, sizeof(*t));
+	t->key_spc = key.spc;
+	t->db = key.db;
+	t->rel = key.rel;
+	t->spc = spc;
+	t->value = value;
+}
+
+static void
+ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t,
+			  const void *payload, uint32 len)
+{
+	ls_wal_rec	hdr;
+	const void *parts[2];
+	uint32		lens[2];
+	uint64		end;
+	uint64		gsn;
+	ls_status	st;
+
+	if (MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
+		elog(ERROR, "leanstore's log cannot be written from this process");
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.type = type;
+	hdr.flags = flags;
+	hdr.xid = xid;
+	parts[0] = t;
+	lens[0] = sizeof(*t);
+	parts[1] = payload;
+	lens[1] = len;
+	if (ls_log_self_writer)
+	{
+		uint64		need = LS_WAL_REC_HDR + sizeof(*t) + len;
+
+		if (ls_self_pending + need > (uint64) ls_log_buffer_kb * 1024 / 2)
+		{
+			ls_log_round();
+			ls_self_pending = 0;
+		}
+		ls_self_pending += need;
+	}
+	st = ls_wal_append(ls_log->wal, (uint32) MyBackendId, &hdr, parts, lens,
+					   len > 0 ? 2 : 1, &end, &gsn);
+	if (st == LS_IO_ERROR)
+		ereport(PANIC,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("leanstore's log writer failed; the server must restart")));
+	if (st != LS_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("could not append to leanstore's log: %s", ls_status_str(st))));
+	ls_my_log_end = end;
+	ls_my_log_pending = true;
+	pg_atomic_fetch_add_u64(&ls_log->records, 1);
+	pg_atomic_fetch_add_u64(&ls_log->bytes, hdr.len);
+}
+
+/* Wait until this backend's records are durable. */
+static void
+ls_log_flush_mine(void)
+{
+	instr_time	start,
+				elapsed;
+
+	if (!ls_my_log_pending)
+		return;
+	if (ls_log_self_writer)
+	{
+		while (ls_wal_durable(ls_log->wal, (uint32) MyBackendId) < ls_my_log_end)
+			ls_log_round();
+		ls_self_pending = 0;
+		ls_my_log_pending = false;
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(start);
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	for (;;)
+	{
+		ls_status	st = ls_wal_wait(ls_log->wal, (uint32) MyBackendId, ls_my_log_end,
+									 LS_LOG_WAIT_MS);
+
+		if (st == LS_OK)
+			break;
+		if (st == LS_IO_ERROR)
+			ereport(PANIC,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("leanstore's log writer failed; the server must restart")));
+		if (!PostmasterIsAlive())
+			proc_exit(1);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pgstat_report_wait_end();
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, start);
+	pg_atomic_fetch_add_u64(&ls_log->wait_us, INSTR_TIME_GET_MICROSEC(elapsed));
+	ls_my_log_pending = false;
+}
+
+/* Storage created (ls_storage_create): replay starts it afresh here. */
+void
+ls_log_create(const RelFileNode *node, char persistence)
+{
+	LsLogTarget t;
+
+	if (persistence != RELPERSISTENCE_PERMANENT || ls_log == NULL)
+		return;
+	ls_log_target(&t, ls_key_for_node(node), node->spcNode, 0);
+	t.persistence = (uint32) persistence;
+	ls_log_append(LS_LR_CREATE, 0, GetCurrentTransactionId(), &t, NULL, 0);
+}
+
+/* Storage emptied in place (TRUNCATE of a table created in this transaction). */
+void
+ls_log_truncate(ls_hot_table *tbl)
+{
+	LsLogTarget t;
+
+	if (!ls_log_permanent(tbl) || ls_log == NULL)
+		return;
+	ls_log_target(&t, ls_hot_table_get_key(tbl),
+				  ls_hot_table_get_tag(tbl, LS_TAG_SPC), 0);
+	ls_log_append(LS_LR_TRUNCATE, 0, GetCurrentTransactionId(), &t, NULL, 0);
+}
+
+/* A storage (rel valid) or a database's storages go at our commit. */
+void
+ls_log_drop(ls_hot_key key)
+{
+	LsLogTarget t;
+
+	if (ls_log == NULL)
+		return;
+	ls_log_target(&t, key, InvalidOid, 0);
+	ls_log_append(key.rel == InvalidOid ? LS_LR_DROPDB : LS_LR_DROP, 0,
+				  GetTopTransactionId(), &t, NULL, 0);
+}
+
+/*
+ * A rowid was handed out: make sure the log covers it before anyone can
+ * name it (index entries are in PostgreSQL's WAL even when we abort).
+ */
+void
+ls_log_rowid_used(ls_hot_table *tbl, uint64 rowid)
+{
+	uint32		step = (uint32) (rowid >> LS_HWM_SHIFT);
+	LsLogTarget t;
+
+	if (likely(step < ls_hot_table_get_tag(tbl, LS_TAG_HWM)) ||
+		ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	/* two steps ahead: the next step's first rowid does not wait either */
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC),
+				  (uint64) (step + 2) << LS_HWM_SHIFT);
+	ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
+	/* also covers this backend's earlier records: commit need not wait */
+	ls_log_flush_mine();
+	if (ls_hot_table_get_tag(tbl, LS_TAG_HWM) < step + 2)
+		ls_hot_table_set_tag(tbl, LS_TAG_HWM, step + 2);
+}
+
+/*
+ * A cold tree change (cold.c), logged when it is made: replay redoes it on
+ * the tree's last clean image (the undo journal brings the file back to
+ * it).  A bulk-loaded image names its inserter (frozen: a committed one).
+ */
+void
+ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 len,
+				TransactionId xmin, bool frozen)
+{
+	LsLogTarget t;
+
+	if (ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
+	t.len = len;
+	ls_log_append(LS_LR_PUT, frozen ? LS_LRF_FROZEN : 0, xmin, &t, payload, len);
+}
+
+void
+ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid)
+{
+	LsLogTarget t;
+
+	if (ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
+	ls_log_append(LS_LR_REMOVE, 0, InvalidTransactionId, &t, NULL, 0);
+}
+
+/*
+ * Before a transaction's first bulk-loaded row goes into a tree: its xid
+ * reaches PostgreSQL's WAL, durably.  A clean image (checkpoint) may hold
+ * rows of a load still running; if the server crashes before it commits,
+ * clog calls the xid aborted, and PostgreSQL must never hand the same xid
+ * out again (it would, for an xid its WAL never saw), or those rows would
+ * come alive.  One WAL flush per loading (sub)transaction.
+ */
+void
+ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid)
+{
+	static TransactionId flushed = InvalidTransactionId;
+	char		dummy = 0;
+	XLogRecPtr	lsn;
+
+	if (xid == flushed || ls_log == NULL || !ls_log_permanent(tbl) ||
+		!TransactionIdIsNormal(xid))
+		return;
+	XLogBeginInsert();
+	XLogRegisterData(&dummy, sizeof(dummy));
+	lsn = XLogInsert(LS_RMGR_ID, LS_XLOG_BULK);
+	XLogFlush(lsn);
+	flushed = xid;
+}
+
+/* ------------------------------------------------------------------------
+ * What a transaction wrote: rowid ranges per storage
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsLogRange
+{
+	ls_hot_key	key;
+	uint64		lo;
+	uint64		hi;				/* inclusive */
+} LsLogRange;
+
+/* A write extends a range while it is this close to it. */
+#define LS_WR_GAP		512
+#define LS_WR_LOOKBACK	8
+
+static LsLogRange *ls_wr = NULL;
+static int	ls_wr_n = 0;
+static int	ls_wr_cap = 0;
+
+/* Storages created by this transaction: logged whole at commit. */
+static ls_hot_key *ls_wr_created = NULL;
+static int	ls_wr_ncreated = 0;
+static int	ls_wr_created_cap = 0;
+
+static inline bool
+ls_key_eq(ls_hot_key a, ls_hot_key b)
+{
+	return a.spc == b.spc && a.db == b.db && a.rel == b.rel;
+}
+
+/* Remember that this transaction wrote rowid of tbl (insert, update, delete). */
+void
+ls_log_note(ls_hot_table *tbl, uint64 rowid)
+{
+	ls_hot_key	key;
+	int			stop;
+
+	if (ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	key = ls_hot_table_get_key(tbl);
+	stop = Max(ls_wr_n - LS_WR_LOOKBACK, 0);
+	for (int i = ls_wr_n - 1; i >= stop; i--)
+	{
+		LsLogRange *r = &ls_wr[i];
+
+		if (!ls_key_eq(r->key, key))
+			continue;
+		if (rowid + LS_WR_GAP >= r->lo && rowid <= r->hi + LS_WR_GAP)
+		{
+			r->lo = Min(r->lo, rowid);
+			r->hi = Max(r->hi, rowid);
+			return;
+		}
+	}
+	if (ls_wr_n == ls_wr_cap)
+	{
+		int			cap = Max(ls_wr_cap * 2, 64);
+
+		if (ls_wr == NULL)
+			ls_wr = MemoryContextAlloc(TopMemoryContext, sizeof(LsLogRange) * cap);
+		else
+			ls_wr = repalloc(ls_wr, sizeof(LsLogRange) * cap);
+		ls_wr_cap = cap;
+	}
+	ls_wr[ls_wr_n].key = key;
+	ls_wr[ls_wr_n].lo = rowid;
+	ls_wr[ls_wr_n].hi = rowid;
+	ls_wr_n++;
+}
+
+/* tbl's storage was created by this transaction: log all of it at commit. */
+void
+ls_log_note_created(ls_hot_table *tbl)
+{
+	if (ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	if (ls_wr_ncreated == ls_wr_created_cap)
+	{
+		int			cap = Max(ls_wr_created_cap * 2, 16);
+
+		if (ls_wr_created == NULL)
+			ls_wr_created = MemoryContextAlloc(TopMemoryContext, sizeof(ls_hot_key) * cap);
+		else
+			ls_wr_created = repalloc(ls_wr_created, sizeof(ls_hot_key) * cap);
+		ls_wr_created_cap = cap;
+	}
+	ls_wr_created[ls_wr_ncreated++] = ls_hot_table_get_key(tbl);
+}
+
+static bool
+ls_log_is_created(ls_hot_key key)
+{
+	for (int i = 0; i < ls_wr_ncreated; i++)
+		if (ls_key_eq(ls_wr_created[i], key))
+			return true;
+	return false;
+}
+
+static int
+ls_range_cmp(const void *a, const void *b)
+{
+	const LsLogRange *x = a;
+	const LsLogRange *y = b;
+
+	if (x->key.db != y->key.db)
+		return x->key.db < y->key.db ? -1 : 1;
+	if (x->key.rel != y->key.rel)
+		return x->key.rel < y->key.rel ? -1 : 1;
+	if (x->key.spc != y->key.spc)
+		return x->key.spc < y->key.spc ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Log rowid's state as this transaction leaves it: the newest version not
+ * aborted, or a tombstone when a committed or our own delete (or moving
+ * update) ended the row.  all: rows of a storage this transaction created
+ * (every row is logged, whoever wrote it); else only rows whose newest
+ * version this transaction wrote or deleted.
+ */
+static void
+ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, bool relog,
+		   StringInfo buf)
+{
+	ls_hot_row *row;
+	ls_hot_version *target = NULL;
+	LsVersionInfo info;
+	LsXidStatus xs = LS_XS_ABORTED;
+	LsXidStatus ds = LS_XS_ABORTED;
+	bool		frozen = false;
+	int			hops = 0;
+	LsLogTarget t;
+
+	resetStringInfo(buf);
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+			 v = ls_chain_next(row, v, &hops))
+		{
+			ls_version_info(v, &info);
+			xs = ls_xmin_status(v, &info);
+			if (xs != LS_XS_ABORTED)
+			{
+				target = v;
+				break;
+			}
+		}
+	}
+	if (target != NULL)
+	{
+		ds = ls_xmax_is_lock_only(&info) ? LS_XS_ABORTED : ls_xmax_status(target, &info);
+		if (!all && xs != LS_XS_CURRENT && ds != LS_XS_CURRENT)
+			target = NULL;		/* another transaction's row in our range */
+		else if (xs == LS_XS_IN_PROGRESS)
+			target = NULL;
+	}
+	if (target != NULL && ds != LS_XS_CURRENT && ds != LS_XS_COMMITTED)
+	{
+		frozen = (info.xmin_flags & LS_HV_XMIN_FROZEN) != 0;
+		appendBinaryStringInfo(buf, (const char *) target->data, target->len);
+	}
+	ls_epoch_exit();
+	if (target == NULL)
+		return;
+
+	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
+	if (relog)
+		frozen = true;			/* recovery kept only committed state */
+	if (ds == LS_XS_CURRENT || ds == LS_XS_COMMITTED)
+		ls_log_append(LS_LR_TOMB, frozen ? LS_LRF_FROZEN : 0, info.xmax, &t, NULL, 0);
+	else
+	{
+		t.len = (uint32) buf->len;
+		ls_log_append(LS_LR_ROW, frozen ? LS_LRF_FROZEN : 0, info.xmin, &t,
+					  buf->data, (uint32) buf->len);
+	}
+}
+
+static void
+ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, bool relog,
+			StringInfo buf)
+{
+	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
+
+	for (uint64 rowid = lo; rowid <= hi; rowid++)
+	{
+		if ((rowid & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		ls_log_row(tbl, spc, rowid, all, relog, buf);
+	}
+}
+
+/*
+ * PRE_COMMIT: log what this transaction leaves behind and wait until it is
+ * durable, before PostgreSQL inserts the commit record.
+ */
+void
+ls_log_pre_commit(void)
+{
+	StringInfoData buf;
+	ls_hot *hot;
+
+	if (ls_log == NULL || (ls_wr_n == 0 && ls_wr_ncreated == 0 && !ls_my_log_pending))
+		return;
+	hot = ls_shared_hot();
+	initStringInfo(&buf);
+
+	for (int i = 0; i < ls_wr_ncreated; i++)
+	{
+		ls_hot_table *tbl = ls_hot_table_find(hot, ls_wr_created[i]);
+
+		if (tbl != NULL && ls_hot_table_rowid_limit(tbl) > 0)
+			ls_log_rows(tbl, 0, ls_hot_table_rowid_limit(tbl) - 1, true, false, &buf);
+	}
+	if (ls_wr_n > 1)
+		qsort(ls_wr, ls_wr_n, sizeof(LsLogRange), ls_range_cmp);
+	for (int i = 0; i < ls_wr_n; i++)
+	{
+		LsLogRange *r = &ls_wr[i];
+		ls_hot_table *tbl;
+		uint64		lo = r->lo;
+
+		/* sorted: skip what the previous range of the key covered */
+		if (i > 0 && ls_key_eq(ls_wr[i - 1].key, r->key) && ls_wr[i - 1].hi >= lo)
+		{
+			if (ls_wr[i - 1].hi >= r->hi)
+			{
+				r->hi = ls_wr[i - 1].hi;
+				continue;
+			}
+			lo = ls_wr[i - 1].hi + 1;
+		}
+		if (ls_log_is_created(r->key) ||
+			(tbl = ls_hot_table_find(hot, r->key)) == NULL)
+			continue;
+		ls_log_rows(tbl, lo, r->hi, false, false, &buf);
+	}
+	pfree(buf.data);
+
+	ls_debug_crash("commit-before-log");
+
+	/*
+	 * PostgreSQL flushes a commit record only for a transaction that wrote
+	 * WAL; one that wrote only leanstore tables (without indexes) writes
+	 * this record, so that synchronous_commit waits for its commit record.
+	 */
+	if (XactLastRecEnd == InvalidXLogRecPtr &&
+		TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	{
+		char		dummy = 0;
+
+		XLogBeginInsert();
+		XLogRegisterData(&dummy, sizeof(dummy));
+		(void) XLogInsert(LS_RMGR_ID, LS_XLOG_COMMIT);
+	}
+	if (ls_my_log_pending)
+	{
+		ls_log_flush_mine();
+		pg_atomic_fetch_add_u64(&ls_log->commits, 1);
+	}
+	/* durable in leanstore's log, no commit record yet */
+	ls_debug_crash("commit-after-log");
+}
+
+/* Commit or abort: forget the write set. */
+void
+ls_log_xact_end(void)
+{
+	ls_wr_n = 0;
+	ls_wr_ncreated = 0;
+	if (ls_wr_cap > 4096)
+	{
+		pfree(ls_wr);
+		ls_wr = NULL;
+		ls_wr_cap = 0;
+	}
+	/* records of an aborted transaction need no wait: clog voids them */
+	ls_my_log_pending = false;
+}
+
+/* ------------------------------------------------------------------------
+ * Checkpoints: the log before a point stops being needed
+ *
+ *  1. Hold every tree still (ls_cold_hold_trees: no tree change and no
+ *     cold record can be in flight), wait until every record appended so
+ *     far is durable (durable GSN >= the GSN counter), and take the log's
+ *     end as the new replay start S: every cold record is before S.
+ *  2. Write every changed tree as a new clean image (ls_cold_clean_point);
+ *     let the trees go.  A crash now goes back to these images.
+ *  3. Log again, after S, what the hot tier holds: each permanent table's
+ *     rowid floor (HWM), a CREATE for one without a tree (its storage
+ *     starts afresh at replay), and each hot row's committed state (a
+ *     frozen image or tombstone), taken and logged under the row latch so
+ *     that a later write of the row logs after it.  A row whose newest
+ *     version is still being written by a running transaction is done
+ *     when that transaction ends (its record may lie before S: if it
+ *     aborts, the committed state must be logged after S).
+ *  4. Once all of it is durable, the state file names S as the replay
+ *     start and the segments before it may be recycled.
+ * A checkpoint that cannot finish (a row kept busy too long, a write
+ * error) leaves the replay start where it was: it is always safe to stop.
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsCkptDefer
+{
+	ls_hot_key	key;
+	uint64		rowid;
+	TransactionId xid;
+} LsCkptDefer;
+
+/*
+ * Log rowid's committed state (checkpoint).  false: a running transaction
+ * is writing the row (*busy is its xid): try again once it ended.
+ */
+static bool
+ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, TransactionId *busy)
+{
+	for (int tries = 0; tries < 100; tries++)
+	{
+		ls_hot_row *row;
+		ls_hot_version *newest;
+		ls_hot_version *target = NULL;
+		LsVersionInfo info;
+		LsXidStatus xs = LS_XS_ABORTED;
+		LsXidStatus ds = LS_XS_ABORTED;
+		uint64		xmax_word = 0;
+		int			hops = 0;
+		bool		done = false;
+		LsLogTarget t;
+
+		resetStringInfo(buf);
+		ls_epoch_enter();
+		row = ls_hot_row_get(tbl, rowid);
+		if (row == NULL)
+		{
+			ls_epoch_exit();
+			return true;		/* gone (DEAD or cold): nothing hot to log */
+		}
+		newest = ls_hot_row_newest(row);
+		for (ls_hot_version *v = newest; v != NULL; v = ls_chain_next(row, v, &hops))
+		{
+			ls_version_info(v, &info);
+			xs = ls_xmin_status(v, &info);
+			if (xs != LS_XS_ABORTED)
+			{
+				target = v;
+				break;
+			}
+		}
+		if (target == NULL)
+		{
+			ls_epoch_exit();
+			return true;		/* nothing committed: the row never was */
+		}
+		if (xs == LS_XS_IN_PROGRESS || xs == LS_XS_CURRENT)
+		{
+			*busy = info.xmin;
+			ls_epoch_exit();
+			return false;
+		}
+		xmax_word = info.xmax_raw;
+		if (!ls_xmax_is_lock_only(&info))
+			ds = ls_xmax_status(target, &info);
+		if (ds == LS_XS_IN_PROGRESS || ds == LS_XS_CURRENT)
+		{
+			*busy = info.xmax;
+			ls_epoch_exit();
+			return false;
+		}
+		if (ds != LS_XS_COMMITTED)
+			appendBinaryStringInfo(buf, (const char *) target->data, target->len);
+		ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
+		ls_row_lock(row);
+		if (!ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == newest &&
+			atomic_load(&target->xmax_word) == xmax_word)
+		{
+			if (ds == LS_XS_COMMITTED)
+				ls_log_append(LS_LR_TOMB, LS_LRF_FROZEN, info.xmax, &t, NULL, 0);
+			else
+			{
+				t.len = (uint32) buf->len;
+				ls_log_append(LS_LR_ROW, LS_LRF_FROZEN, info.xmin, &t, buf->data,
+							  (uint32) buf->len);
+			}
+			done = true;
+		}
+		ls_row_unlock(row);
+		ls_epoch_exit();
+		if (done)
+			return true;
+	}
+	*busy = InvalidTransactionId;
+	return false;
+}
+
+/* Step 3 for one table: floor, existence, hot rows (deferring busy ones). */
+static void
+ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefer, int *cap)
+{
+	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
+	uint64		next;
+	uint32		used;
+	LsLogTarget t;
+
+	ls_hot_table_get_fill(tbl, &next, &used);
+	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, next);
+
+	/*
+	 * No CREATE: if this checkpoint does not finish, replay reads the older
+	 * log and then these records, and a CREATE would wipe rows that the
+	 * older log has and this checkpoint did not log again yet.  The HWM
+	 * record names the table; a table without a tree has an empty file,
+	 * which replay opens as an empty table.
+	 */
+	/* the reservation that covers the rowids in use */
+	t.value = Max(next, (uint64) ls_hot_table_get_tag(tbl, LS_TAG_HWM) << LS_HWM_SHIFT);
+	ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
+	for (uint64 rowid = 0; rowid < ls_hot_table_rowid_limit(tbl); rowid++)
+	{
+		TransactionId busy;
+
+		if ((rowid & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (ls_ckpt_row(tbl, spc, rowid, buf, &busy))
+			continue;
+		if (*ndefer == *cap)
+		{
+			*cap = Max(*cap * 2, 64);
+			*defer = *defer == NULL ? palloc(sizeof(LsCkptDefer) * *cap) :
+				repalloc(*defer, sizeof(LsCkptDefer) * *cap);
+		}
+		(*defer)[*ndefer].key = ls_hot_table_get_key(tbl);
+		(*defer)[*ndefer].rowid = rowid;
+		(*defer)[*ndefer].xid = busy;
+		(*ndefer)++;
+	}
+}
+
+/* Is a checkpoint due (leanstore.checkpoint_timeout, leanstore.max_log_size)? */
+bool
+ls_checkpoint_due(void)
+{
+	bool		clean;
+	uint64		start;
+
+	if (ls_log == NULL || pg_atomic_read_u32(&ls_log->state) != LS_LOG_READY)
+		return false;
+	ls_cold_start_state(&clean, &start);
+	if (ls_wal_end(ls_log->wal) > start &&
+		ls_wal_end(ls_log->wal) - start > (uint64) ls_max_log_size_mb * 1024 * 1024 / 2)
+		return true;
+	return ls_checkpoint_timeout_s > 0 && ls_wal_end(ls_log->wal) > start &&
+		TimestampDifferenceExceeds(ls_log->last_checkpoint, GetCurrentTimestamp(),
+								   ls_checkpoint_timeout_s * 1000);
+}
+
+/*
+ * Run a checkpoint (the leanstore worker when one is due, or
+ * leanstore_checkpoint()).  false when another one runs or this one could
+ * not finish (the replay start then stays where it was).
+ */
+bool
+ls_checkpoint(bool wait_for_writers)
+{
+	uint32		expected = 0;
+	ls_hot	   *hot;
+	uint64		gsn;
+	uint64		start;
+	instr_time	t0,
+				t1;
+	StringInfoData buf;
+	ls_hot_key *keys = NULL;
+	int			nkeys = 0;
+	LsCkptDefer *defer = NULL;
+	int			ndefer = 0;
+	int			cap = 0;
+	bool		ok;
+
+	if (ls_log == NULL || pg_atomic_read_u32(&ls_log->state) != LS_LOG_READY)
+		return false;
+	if (!pg_atomic_compare_exchange_u32(&ls_log->ckpt_running, &expected, 1))
+		return false;
+	INSTR_TIME_SET_CURRENT(t0);
+	hot = ls_shared_hot();
+	PG_TRY();
+	{
+		/* 1. a consistent cut of the trees and of the log */
+		ls_cold_hold_trees(true);
+		gsn = ls_wal_current_gsn(ls_log->wal);
+		while (ls_wal_durable_gsn(ls_log->wal) < gsn)
+		{
+			if (ls_wal_failed(ls_log->wal))
+				ereport(PANIC,
+						(errcode(ERRCODE_IO_ERROR),
+						 errmsg("leanstore's log writer failed; the server must restart")));
+			ls_wal_kick(ls_log->wal);
+			pg_usleep(500L);
+		}
+		start = ls_wal_end(ls_log->wal);
+		/* 2. changed trees become clean images */
+		ok = ls_cold_clean_point(true);
+		ls_cold_hold_trees(false);
+		if (ok)
+			ls_debug_crash("checkpoint-clean");
+
+		/* 3. the hot tier, logged again after start */
+		if (ok)
+		{
+			uint32		cursor = 0;
+			ls_hot_table *tbl;
+			int			kcap = 64;
+
+			keys = palloc(sizeof(ls_hot_key) * kcap);
+			ls_epoch_enter();
+			while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+			{
+				if (!ls_log_permanent(tbl) || ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
+					continue;
+				if (nkeys == kcap)
+				{
+					ls_epoch_exit();	/* repalloc may throw */
+					kcap *= 2;
+					keys = repalloc(keys, sizeof(ls_hot_key) * kcap);
+					ls_epoch_enter();
+				}
+				keys[nkeys++] = ls_hot_table_get_key(tbl);
+			}
+			ls_epoch_exit();
+			initStringInfo(&buf);
+			for (int i = 0; i < nkeys; i++)
+			{
+				/* a table dropped meanwhile is gone (its drop is logged) */
+				if ((tbl = ls_hot_table_find(hot, keys[i])) != NULL)
+					ls_ckpt_table(tbl, &buf, &defer, &ndefer, &cap);
+			}
+			/* rows a running transaction was writing: once it ended */
+			for (int round = 0; ok && ndefer > 0 && round < 3; round++)
+			{
+				int			left = 0;
+
+				for (int i = 0; i < ndefer; i++)
+				{
+					ls_hot_table *t2 = ls_hot_table_find(hot, defer[i].key);
+					TransactionId busy;
+
+					for (int w = 0; wait_for_writers && TransactionIdIsValid(defer[i].xid) &&
+						 TransactionIdIsInProgress(defer[i].xid) && w < 10000; w++)
+					{
+						CHECK_FOR_INTERRUPTS();
+						pg_usleep(1000L);
+					}
+					if (t2 == NULL ||
+						ls_ckpt_row(t2, ls_hot_table_get_tag(t2, LS_TAG_SPC), defer[i].rowid,
+									&buf, &busy))
+						continue;
+					defer[left] = defer[i];
+					defer[left].xid = busy;
+					left++;
+				}
+				ndefer = left;
+			}
+			if (ndefer > 0)
+			{
+				ereport(LOG,
+						(errmsg("leanstore checkpoint skipped: %d rows stayed busy", ndefer)));
+				ok = false;
+			}
+			pfree(buf.data);
+		}
+		/* 4. durable, then the replay start moves */
+		if (ok)
+		{
+			ls_log_flush_mine();
+			ls_debug_crash("checkpoint-relog");
+			ls_cold_set_log_start(start);
+			ls_wal_set_keep_from(ls_log->wal, start);
+		}
+	}
+	PG_CATCH();
+	{
+		pg_atomic_write_u32(&ls_log->ckpt_running, 0);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	if (ok)
+	{
+		ls_log->checkpoint_us = INSTR_TIME_GET_MICROSEC(t1);
+		ls_log->last_checkpoint = GetCurrentTimestamp();
+		pg_atomic_fetch_add_u64(&ls_log->checkpoints, 1);
+	}
+	pg_atomic_write_u32(&ls_log->ckpt_running, 0);
+	if (keys != NULL)
+		pfree(keys);
+	if (defer != NULL)
+		pfree(defer);
+	return ok;
+}
+
+/* ------------------------------------------------------------------------
+ * Custom WAL resource manager (its records carry nothing to redo)
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_rm_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info != LS_XLOG_COMMIT && info != LS_XLOG_BULK)
+		elog(PANIC, "leanstore WAL redo: unknown record type %u", info);
+}
+
+static void
+ls_rm_desc(StringInfo buf, XLogReaderState *record)
+{
+	appendStringInfoString(buf, "leanstore-only transaction");
+}
+
+static const char *
+ls_rm_identify(uint8 info)
+{
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case LS_XLOG_COMMIT:
+			return "COMMIT";
+		case LS_XLOG_BULK:
+			return "BULK";
+	}
+	return NULL;
+}
+
+static RmgrData ls_rmgr = {
+	.rm_name = "leanstore",
+	.rm_redo = ls_rm_redo,
+	.rm_desc = ls_rm_desc,
+	.rm_identify = ls_rm_identify,
+};
+
+void
+ls_log_register(void)
+{
+	BackgroundWorker bgw;
+
+	DefineCustomStringVariable("leanstore.log_directory",
+							   "Directory of leanstore's log segments.",
+							   "Relative paths are inside the data directory.",
+							   &ls_log_directory,
+							   "pg_leanstore/log",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.log_buffer",
+							"Log buffer of each backend, in shared memory.",
+							"Rounded down to a power of two; a row image may take up to half of it.",
+							&ls_log_buffer_kb,
+							256, 256, 64 * 1024,
+							PGC_POSTMASTER,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+	/* a power of two */
+	while (ls_log_buffer_kb & (ls_log_buffer_kb - 1))
+		ls_log_buffer_kb &= ls_log_buffer_kb - 1;
+
+	DefineCustomIntVariable("leanstore.checkpoint_timeout",
+							"Time between leanstore checkpoints.",
+							"A checkpoint writes changed cold trees as clean images and logs the hot rows again, so that older log segments can be recycled; 0 leaves it to leanstore.max_log_size.",
+							&ls_checkpoint_timeout_s,
+							300, 0, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.max_log_size",
+							"Log size that makes the leanstore worker run a checkpoint.",
+							"A checkpoint starts when the log since the last one passes half of it.",
+							&ls_max_log_size_mb,
+							1024, 32, 1024 * 1024,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+	DefineCustomStringVariable("leanstore.debug_crash_point",
+							   "Crash (SIGKILL) the process that reaches this point (tests only).",
+							   "Points: commit-before-log, commit-after-log, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog.",
+							   &ls_debug_crash_point,
+							   "",
+							   PGC_SUSET,
+							   GUC_NOT_IN_SAMPLE,
+							   NULL, NULL, NULL);
+	DefineCustomEnumVariable("leanstore.debug_log_fault",
+							 "Make the log writer's next write or sync fail with EIO (tests only).",
+							 NULL,
+							 &ls_debug_log_fault,
+							 0,
+							 ls_log_fault_options,
+							 PGC_SIGHUP,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	RegisterCustomRmgr(LS_RMGR_ID, &ls_rmgr);
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 1;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "leanstore");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "ls_log_writer_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "leanstore log writer");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "leanstore log writer");
+	RegisterBackgroundWorker(&bgw);
+}
+
+/* ------------------------------------------------------------------------
+ * Recovery: replay the log into the hot tier
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsReplayTable
+{
+	ls_hot_key	key;			/* hash key */
+	Oid			spc;
+	bool		lost;			/* its records are skipped */
+	bool		created;		/* started afresh by a CREATE or TRUNCATE */
+	uint64		hwm;			/* rowids below may have been handed out */
+	uint64		max_rowid;		/* one past the highest replayed rowid */
+	ls_hot_table *tbl;
+} LsReplayTable;
+
+typedef struct LsReplay
+{
+	HTAB	   *tables;
+	uint64		records;
+	uint64		rows;
+	uint64		skipped;
+} LsReplay;
+
+static void
+ls_replay_node(const LsReplayTable *rt, RelFileNode *node)
+{
+	node->spcNode = rt->spc;
+	node->dbNode = rt->key.db;
+	node->relNode = rt->key.rel;
+}
+
+/* Forget what replay built for rt (a drop, or a new storage of the number). */
+static void
+ls_replay_reset(LsReplayTable *rt)
+{
+	if (rt->tbl != NULL)
+	{
+		ls_cold_drop_for(rt->tbl);
+		ls_hot_table_drop(ls_ctx(), rt->tbl);
+		rt->tbl = NULL;
+	}
+	rt->lost = false;
+	rt->created = false;
+	rt->hwm = 0;
+	rt->max_rowid = 0;
+}
+
+static void
+ls_replay_new_table(LsReplayTable *rt)
+{
+	ls_status	st = ls_hot_table_create(ls_ctx(), rt->key, &rt->tbl);
+
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("could not replay leanstore's log: no room for relfilenode %u/%u: %s",
+						rt->key.db, rt->key.rel, ls_status_str(st)),
+				 errhint("Increase leanstore.max_tables and leanstore.hot_memory.")));
+	ls_hot_table_set_tag(rt->tbl, LS_TAG_SPC, rt->spc);
+	ls_hot_table_set_tag(rt->tbl, LS_TAG_PERSISTENCE, RELPERSISTENCE_PERMANENT);
+	ls_hot_table_set_tag(rt->tbl, LS_TAG_READY, 1);
+}
+
+/* The replay state of the record's storage, opened over its file if new. */
+static LsReplayTable *
+ls_replay_table(LsReplay *rp, const LsLogTarget *t)
+{
+	ls_hot_key	key = {t->key_spc, t->db, t->rel};
+	LsReplayTable *rt;
+	bool		found;
+
+	rt = hash_search(rp->tables, &key, HASH_ENTER, &found);
+	if (!found)
+	{
+		memset(((char *) rt) + sizeof(ls_hot_key), 0, sizeof(*rt) - sizeof(ls_hot_key));
+		rt->spc = t->spc;
+	}
+	if (rt->tbl == NULL && !rt->lost)
+	{
+		RelFileNode node;
+		LsAdoptResult res;
+		const char *why;
+		char		name[64];
+
+		ls_replay_node(rt, &node);
+		snprintf(name, sizeof(name), "relfilenode %u/%u/%u", node.spcNode, node.dbNode, node.relNode);
+		rt->tbl = ls_cold_adopt_node(rt->key, &node, RELPERSISTENCE_PERMANENT, name, &res, &why);
+		if (res == LS_ADOPT_EMPTY)
+		{
+			ls_replay_new_table(rt);
+			rt->created = true; /* its file's pages (if any) are not its base */
+		}
+		else if (rt->tbl == NULL)
+			rt->lost = true;
+	}
+	return rt;
+}
+
+static bool
+ls_replay_committed(const ls_wal_rec *rec)
+{
+	if (rec->flags & LS_LRF_FROZEN)
+		return true;
+	if (!TransactionIdIsNormal(rec->xid))
+		return rec->xid == FrozenTransactionId || rec->xid == BootstrapTransactionId;
+	/* no transaction runs yet: whatever did not commit never will */
+	return TransactionIdDidCommit(rec->xid);
+}
+
+static ls_hot_version *
+ls_replay_version(const void *payload, uint32 len, TransactionId xmin,
+				  TransactionId xmax)
+{
+	ls_hot_version *v;
+	ls_status	st = ls_hot_version_alloc(ls_ctx(), len, &v);
+
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("could not replay leanstore's log: the hot tier is full"),
+				 errhint("Increase leanstore.hot_memory and start the server again.")));
+	memcpy(v->data, payload, len);
+	atomic_store(&v->xmin_word, ls_hv_word(xmin, LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN));
+	atomic_store(&v->xmax_word, xmax == InvalidTransactionId ? 0 :
+				 ls_hv_word(xmax, LS_HV_XMAX_COMMITTED | LS_HV_XMAX_KEYS_UPDATED));
+	v->cmin = FirstCommandId;
+	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
+	return v;
+}
+
+/*
+ * Make rowid's row the given image (payload != NULL), or deleted.  A row
+ * whose cold image exists stays in the hot tier as MIGRATED, so that it
+ * shadows the image; a deleted one keeps a dead version over the image
+ * until GC removes both (ls_cold_forget_image).
+ */
+static void
+ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len,
+			  TransactionId xid)
+{
+	ls_hot_table *tbl = rt->tbl;
+	ls_hot_ctx *ctx = ls_ctx();
+	ls_hot_row *row;
+	ls_hot_version *v = NULL;
+	char	   *copy = NULL;
+	uint32		copy_len = 0;
+	TransactionId copy_xmin = FrozenTransactionId;
+	bool		in_cold = false;
+
+	/* a deleted row needs an image for its dead version: the current one */
+	if (payload == NULL)
+	{
+		ls_epoch_enter();
+		row = ls_row_get(tbl, rowid);
+		if (row != NULL && ls_hot_row_newest(row) != NULL)
+		{
+			ls_hot_version *cur = ls_hot_row_newest(row);
+
+			in_cold = ls_row_is_standin(row) || row->origin == LS_ORIGIN_MIGRATED;
+			copy_len = cur->len;
+			copy = palloc(copy_len);
+			memcpy(copy, cur->data, copy_len);
+			copy_xmin = ls_hv_xid(atomic_load(&cur->xmin_word));
+		}
+		ls_epoch_exit();
+		if (copy == NULL)
+			return;				/* nothing there to delete */
+		if (!in_cold)
+		{
+			/* only hot: the row goes, its slot DEAD (index entries) */
+			ls_epoch_enter();
+			row = ls_hot_row_get(tbl, rowid);
+			if (row != NULL)
+			{
+				ls_row_lock(row);
+				ls_row_forget_latch();
+				ls_hot_row_remove(ctx, tbl, row, true);
+			}
+			ls_epoch_exit();
+			pfree(copy);
+			return;
+		}
+		v = ls_replay_version(copy, copy_len, copy_xmin, xid);
+		pfree(copy);
+	}
+	else
+		v = ls_replay_version(payload, len, xid, InvalidTransactionId);
+
+	ls_epoch_enter();
+	row = ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		ls_row_lock(row);
+		ls_hot_row_install(ctx, tbl, row, v);
+		ls_hot_row_truncate(ctx, tbl, row, v);
+		ls_row_unlock(row);
+	}
+	else
+	{
+		ls_hot_row *standin = ls_row_get(tbl, rowid);
+		ls_status	st;
+
+		in_cold = standin != NULL;
+		st = ls_hot_row_insert(ctx, tbl, rowid,
+							   in_cold ? LS_ORIGIN_MIGRATED : LS_ORIGIN_INSERTED, v, &row);
+		if (st != LS_OK)
+		{
+			ls_epoch_exit();
+			ls_hot_version_free(ctx, v);
+			ereport(FATAL,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("could not replay row " UINT64_FORMAT " of leanstore relfilenode %u/%u: %s",
+							rowid, rt->key.db, rt->key.rel, ls_status_str(st)),
+					 errhint("Increase leanstore.hot_memory and start the server again.")));
+		}
+	}
+	ls_epoch_exit();
+}
+
+static void
+ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
+{
+	const LsLogTarget *t = (const LsLogTarget *) (rec + 1);
+	LsReplayTable *rt;
+
+	if (rec->len < LS_WAL_REC_HDR + sizeof(LsLogTarget))
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log holds a record of %u bytes, too short", rec->len)));
+	rp->records++;
+	switch (rec->type)
+	{
+		case LS_LR_CREATE:
+		case LS_LR_TRUNCATE:
+			rt = ls_replay_table(rp, t);
+			ls_replay_reset(rt);
+			rt->spc = t->spc;
+			rt->created = true;
+			ls_replay_new_table(rt);
+			break;
+		case LS_LR_DROP:
+			if (ls_replay_committed(rec))
+			{
+				ls_hot_key	key = {t->key_spc, t->db, t->rel};
+
+				rt = hash_search(rp->tables, &key, HASH_FIND, NULL);
+				if (rt != NULL)
+				{
+					ls_replay_reset(rt);
+					rt->lost = true;	/* gone: later records (none) skipped */
+				}
+			}
+			break;
+		case LS_LR_DROPDB:
+			if (ls_replay_committed(rec))
+			{
+				HASH_SEQ_STATUS seq;
+
+				hash_seq_init(&seq, rp->tables);
+				while ((rt = hash_seq_search(&seq)) != NULL)
+				{
+					if (rt->key.db == t->db)
+					{
+						ls_replay_reset(rt);
+						rt->lost = true;
+					}
+				}
+			}
+			break;
+		case LS_LR_HWM:
+			rt = ls_replay_table(rp, t);
+			rt->hwm = Max(rt->hwm, t->value);
+			break;
+		case LS_LR_PUT:
+			if (!ls_replay_committed(rec))
+			{
+				rp->skipped++;	/* an aborted bulk load: its rowid stays unused */
+				break;
+			}
+			rt = ls_replay_table(rp, t);
+			if (rt->lost || rt->tbl == NULL)
+			{
+				rp->skipped++;
+				break;
+			}
+			if (t->len != rec->len - LS_WAL_REC_HDR - sizeof(LsLogTarget))
+				ereport(FATAL,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("leanstore's log holds a cold record of inconsistent length")));
+			ls_cold_replay_put(rt->tbl, t->value, (const char *) (t + 1), t->len, rec->xid);
+			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
+			rp->rows++;
+			break;
+		case LS_LR_REMOVE:
+			rt = ls_replay_table(rp, t);
+			if (rt->lost || rt->tbl == NULL)
+				break;
+			ls_cold_replay_remove(rt->tbl, t->value);
+			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
+			break;
+		case LS_LR_ROW:
+		case LS_LR_TOMB:
+			if (!ls_replay_committed(rec))
+			{
+				rp->skipped++;
+				break;
+			}
+			rt = ls_replay_table(rp, t);
+			if (rt->lost || rt->tbl == NULL)
+			{
+				rp->skipped++;
+				break;
+			}
+			if (rec->type == LS_LR_ROW)
+			{
+				if (t->len != rec->len - LS_WAL_REC_HDR - sizeof(LsLogTarget))
+					ereport(FATAL,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("leanstore's log holds a row record of inconsistent length")));
+				ls_replay_row(rt, t->value, (const char *) (t + 1), t->len, rec->xid);
+			}
+			else
+				ls_replay_row(rt, t->value, NULL, 0, rec->xid);
+			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
+			rp->rows++;
+			break;
+		default:
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("leanstore's log holds a record of unknown type %u", rec->type)));
+	}
+}
+
+/*
+ * After the last record: storages whose file is gone were dropped (their
+ * drop record may be lost with an unfinished round; PostgreSQL's redo
+ * removed the file); a created storage whose file has pages had rows
+ * moving into its cold tree (not logged yet): lost.  Rowid allocation goes
+ * on above everything the log reserved, and the visibility map forgets
+ * every bit (the log does not say which blocks changed).
+ */
+static void
+ls_replay_finish(LsReplay *rp)
+{
+	HASH_SEQ_STATUS seq;
+	LsReplayTable *rt;
+
+	hash_seq_init(&seq, rp->tables);
+	while ((rt = hash_seq_search(&seq)) != NULL)
+	{
+		RelFileNode node;
+		SMgrRelation srel;
+		uint64		next;
+		uint32		used;
+
+		if (rt->tbl == NULL)
+			continue;
+		ls_replay_node(rt, &node);
+		srel = smgropen(node, InvalidBackendId);
+		if (!smgrexists(srel, MAIN_FORKNUM))
+		{
+			ls_replay_reset(rt);
+			smgrclose(srel);
+			continue;
+		}
+		if (rt->created && !ls_cold_has_tree(rt->tbl) && smgrnblocks(srel, MAIN_FORKNUM) > 0)
+		{
+			/*
+			 * Pages a tree of the crashed run left (their rows are in the
+			 * log, or were not committed): empty, as the storage began.
+			 */
+			ForkNumber	fork = MAIN_FORKNUM;
+			BlockNumber zero = 0;
+
+			smgrtruncate(srel, &fork, 1, &zero);
+		}
+		if (smgrexists(srel, VISIBILITYMAP_FORKNUM))
+		{
+			ForkNumber	fork = VISIBILITYMAP_FORKNUM;
+			BlockNumber zero = 0;
+
+			smgrtruncate(srel, &fork, 1, &zero);
+		}
+		smgrclose(srel);
+
+		ls_hot_table_get_fill(rt->tbl, &next, &used);
+		next = Max(next, Max(rt->hwm, rt->max_rowid));
+		/* a fresh virtual block: what the crashed run used is never reused */
+		next = (next + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK * LS_ROWS_PER_BLOCK;
+		ls_hot_table_set_fill(rt->tbl, next, 0);
+		ls_hot_table_set_tag(rt->tbl, LS_TAG_HWM, (uint32) (next >> LS_HWM_SHIFT));
+		ls_log->recovery_tables++;
+	}
+}
+
+/*
+ * After replay: log what recovery rebuilt (every hot row of the replayed
+ * tables as a frozen image or tombstone, and each table's rowid bound) as
+ * the first records of the new generation, durably.  The caller then
+ * moves the replay start here, so the old records are never read again:
+ * the xids of transactions that did not commit before the crash may be
+ * handed out again (PostgreSQL's WAL may not have known them), and their
+ * records must not be taken for the new transactions' work.
+ */
+static void
+ls_replay_relog(LsReplay *rp)
+{
+	HASH_SEQ_STATUS seq;
+	LsReplayTable *rt;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	ls_log_self_writer = true;
+	hash_seq_init(&seq, rp->tables);
+	while ((rt = hash_seq_search(&seq)) != NULL)
+	{
+		LsLogTarget t;
+		uint64		next;
+		uint32		used;
+
+		if (rt->tbl == NULL)
+			continue;
+		ls_hot_table_get_fill(rt->tbl, &next, &used);
+		ls_log_target(&t, rt->key, rt->spc, next);
+		/*
+		 * No CREATE (a crash during this re-log replays the older log and
+		 * then these records: a CREATE would wipe rows not logged again
+		 * yet).  The HWM record names the table; one without a tree has an
+		 * empty file now (ls_replay_finish), opened as an empty table.
+		 */
+		ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
+		if (next > 0)
+			ls_log_rows(rt->tbl, 0, next - 1, true, true, &buf);
+		/* some of the re-log written (rounds ran), the start not moved */
+		ls_debug_crash("recovery-relog");
+	}
+	ls_log_flush_mine();
+	ls_log_self_writer = false;
+	pfree(buf.data);
+}
+
+/*
+ * Replay in GSN order.  The stream holds each slot's records in GSN order,
+ * but the records of different slots interleave as rounds took them: a
+ * record can trail others of a higher GSN by about a round (src/wal/README.md).
+ * A min-heap holding the last LS_REORDER_WINDOW bytes of records puts them
+ * back in order; a record that would come out below one already applied
+ * (disorder beyond the window) stops recovery, never reorders silently.
+ */
+#define LS_REORDER_WINDOW	(64 * 1024 * 1024)
+
+typedef struct LsHeldRecord
+{
+	pairingheap_node node;
+	ls_wal_rec	rec;			/* followed by the body */
+} LsHeldRecord;
+
+typedef struct LsReorder
+{
+	pairingheap *heap;
+	Size		bytes;
+	uint64		last_gsn;
+} LsReorder;
+
+static int
+ls_held_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
+{
+	const LsHeldRecord *x = pairingheap_const_container(LsHeldRecord, node, a);
+	const LsHeldRecord *y = pairingheap_const_container(LsHeldRecord, node, b);
+
+	/* the heap keeps its greatest node first: the smallest GSN is greatest */
+	if (x->rec.gsn != y->rec.gsn)
+		return x->rec.gsn < y->rec.gsn ? 1 : -1;
+	return 0;
+}
+
+static void
+ls_reorder_pop(LsReorder *ro, LsReplay *rp)
+{
+	LsHeldRecord *h = pairingheap_container(LsHeldRecord, node,
+											pairingheap_remove_first(ro->heap));
+
+	if (h->rec.gsn <= ro->last_gsn)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log holds a record (GSN " UINT64_FORMAT ") after records up to GSN " UINT64_FORMAT " beyond the reorder window",
+						h->rec.gsn, ro->last_gsn)));
+	ro->last_gsn = h->rec.gsn;
+	ro->bytes -= h->rec.len;
+	ls_replay_record(rp, &h->rec);
+	pfree(h);
+}
+
+static void
+ls_reorder_push(LsReorder *ro, LsReplay *rp, const ls_wal_rec *rec)
+{
+	LsHeldRecord *h = palloc(offsetof(LsHeldRecord, rec) + rec->len);
+
+	memcpy(&h->rec, rec, rec->len);
+	pairingheap_add(ro->heap, &h->node);
+	ro->bytes += rec->len;
+	while (ro->bytes > LS_REORDER_WINDOW)
+		ls_reorder_pop(ro, rp);
+}
+
+static void
+ls_segment_path(char *buf, size_t len, uint64 pos)
+{
+	snprintf(buf, len, "%s/%016llX", ls_log_directory,
+			 (unsigned long long) (pos / LS_LOG_SEGMENT));
+}
+
+/* Replay the log (after a crash) and start the writer at its end. */
+static void
+ls_log_recover(void)
+{
+	bool		clean;
+	uint64		start;
+	uint64		end;
+	ls_wal_reader *reader;
+	ls_status	st;
+	LsReplay	rp;
+	LsReorder	ro;
+	HASHCTL		hctl;
+	instr_time	t0,
+				t1;
+	char		path[MAXPGPATH];
+	struct stat sb;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	ls_cold_start_state(&clean, &start);
+	ls_segment_path(path, sizeof(path), start);
+	if (!clean && stat(path, &sb) != 0 && start > 0)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log is missing (segment \"%s\"): leanstore tables written since the last clean shutdown are lost", path),
+				 errhint("Tables that lost data report it when they are used; TRUNCATE or DROP them.")));
+		ls_cold_log_lost(start);
+		clean = true;
+	}
+
+	memset(&rp, 0, sizeof(rp));
+	memset(&hctl, 0, sizeof(hctl));
+	hctl.keysize = sizeof(ls_hot_key);
+	hctl.entrysize = sizeof(LsReplayTable);
+	rp.tables = hash_create("leanstore replay", 256, &hctl, HASH_ELEM | HASH_BLOBS);
+
+	ro.heap = pairingheap_allocate(ls_held_cmp, NULL);
+	ro.bytes = 0;
+	ro.last_gsn = 0;
+	st = ls_wal_reader_open(ls_log_directory, LS_LOG_SEGMENT, start, &reader);
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not read leanstore's log in \"%s\": %s",
+						ls_log_directory, ls_status_str(st))));
+	for (;;)
+	{
+		const ls_wal_rec *rec;
+		uint64		pos;
+
+		st = ls_wal_reader_next(reader, &rec, &pos);
+		if (st == LS_NOT_FOUND)
+			break;
+		if (st != LS_OK)
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("could not read leanstore's log at position " UINT64_FORMAT ": %s",
+							pos, ls_status_str(st))));
+		/* a clean shutdown wrote every table: its log has nothing to replay */
+		if (!clean)
+			ls_reorder_push(&ro, &rp, rec);
+	}
+	while (!pairingheap_is_empty(ro.heap))
+		ls_reorder_pop(&ro, &rp);
+	end = ls_wal_reader_end(reader);
+	ls_wal_advance_gsn(ls_log->wal, ls_wal_reader_max_gsn(reader));
+	ls_wal_reader_close(reader);
+	if (!clean)
+		ls_replay_finish(&rp);
+
+	st = ls_wal_start(ls_log->wal, end, start);
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not start leanstore's log in \"%s\": %m", ls_log_directory)));
+	if (!clean)
+	{
+		ls_debug_crash("recovery-replay");
+		/* the trees replay changed become clean images ... */
+		if (!ls_cold_clean_point(false))
+			ereport(FATAL,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("could not write the trees leanstore's recovery changed")));
+		/* ... and the hot rows are logged again, after which the old log goes */
+		ls_log_prepare();
+		ls_replay_relog(&rp);
+		ls_debug_crash("recovery-end");
+	}
+	hash_destroy(rp.tables);
+	/* nothing before the end is needed any more (after a clean start, or the re-log) */
+	ls_cold_set_log_start(end);
+	ls_wal_set_keep_from(ls_log->wal, end);
+
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ls_log->recovery_us = INSTR_TIME_GET_MICROSEC(t1);
+	ls_log->last_checkpoint = GetCurrentTimestamp();
+	ls_log->recovery_records = rp.records;
+	ls_log->recovery_rows = rp.rows;
+	if (!clean)
+		ereport(LOG,
+				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped) of " UINT64_FORMAT " tables in %.3f s",
+						rp.records, rp.rows, rp.skipped, ls_log->recovery_tables,
+						(double) ls_log->recovery_us / 1e6)));
+}
+
+/* ------------------------------------------------------------------------
+ * The log writer
+ * ------------------------------------------------------------------------ */
+
+PGDLLEXPORT void ls_log_writer_main(Datum arg);
+
+static void
+ls_log_prepare(void)
+{
+	ls_status	st = ls_wal_prepare(ls_log->wal, LS_LOG_AHEAD);
+
+	if (st == LS_IO_ERROR)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not prepare leanstore's next log segment in \"%s\": %m",
+						ls_log_directory),
+				 errdetail("Commits of leanstore tables wait until the disk has room.")));
+	else if (st != LS_OK)
+		ereport(PANIC,
+				(errmsg("could not prepare leanstore's log: %s", ls_status_str(st))));
+}
+
+static void
+ls_log_round(void)
+{
+	ls_wal_round_stats stats;
+	instr_time	t0,
+				t1;
+	ls_status	st;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	st = ls_wal_round(ls_log->wal, &stats);
+	if (st == LS_NO_SPACE)
+	{
+		/* the next segment is missing: a full disk must not hang commits */
+		if (ls_wal_prepare(ls_log->wal, 1) != LS_OK)
+			ereport(PANIC,
+					(errcode_for_file_access(),
+					 errmsg("could not create leanstore's next log segment in \"%s\": %m",
+							ls_log_directory)));
+		return;
+	}
+	if (st != LS_OK)
+		ereport(PANIC,
+				(errcode_for_file_access(),
+				 errmsg("could not write leanstore's log in \"%s\": %m", ls_log_directory)));
+	if (stats.records == 0)
+		return;
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	pg_atomic_fetch_add_u64(&ls_log->rounds, 1);
+	pg_atomic_fetch_add_u64(&ls_log->round_records, stats.records);
+	pg_atomic_fetch_add_u64(&ls_log->round_us, INSTR_TIME_GET_MICROSEC(t1));
+}
+
+void
+ls_log_writer_main(Datum arg)
+{
+	TimestampTz last_prepare = 0;
+
+	(void) arg;
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	if (pg_mkdir_p(ls_log_directory, pg_dir_create_mode) != 0 && errno != EEXIST)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", ls_log_directory)));
+	if (ls_wal_set_dir(ls_log->wal, ls_log_directory) != LS_OK)
+		ereport(FATAL,
+				(errmsg("leanstore.log_directory \"%s\" is too long", ls_log_directory)));
+
+	if (!ls_wal_started(ls_log->wal))
+	{
+		ls_log_recovering_here = true;
+		PG_TRY();
+		{
+			StartTransactionCommand();
+			ls_log_recover();
+			CommitTransactionCommand();
+		}
+		PG_CATCH();
+		{
+			pg_atomic_write_u32(&ls_log->state, LS_LOG_FAILED);
+			ConditionVariableBroadcast(&ls_log->cv);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		ls_log_recovering_here = false;
+		/* out of the hot tier: a clean shutdown waits for its users only */
+		ls_ctx_release();
+		ls_log_prepare();
+		pg_atomic_write_u32(&ls_log->state, LS_LOG_READY);
+		ConditionVariableBroadcast(&ls_log->cv);
+	}
+
+	for (;;)
+	{
+		if (ShutdownRequestPending &&
+			ls_hot_attached_count(ls_shared_hot()) <= 1)
+			break;				/* nobody but the leanstore worker is left */
+		if (ls_wal_writer_sleep(ls_log->wal, LS_LOG_WAIT_MS))
+			ls_log_round();
+		if (TimestampDifferenceExceeds(last_prepare, GetCurrentTimestamp(), 1000))
+		{
+			ls_log_prepare();
+			last_prepare = GetCurrentTimestamp();
+		}
+		if (!PostmasterIsAlive())
+			proc_exit(1);
+		/* absorbs proc signal barriers: DROP DATABASE waits for them */
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			if (ls_debug_log_fault != 0)
+				ls_wal_inject_fault(ls_log->wal, ls_debug_log_fault, EIO);
+		}
+	}
+	ls_log_round();
+	proc_exit(0);
+}

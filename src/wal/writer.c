@@ -1,0 +1,1001 @@
+/*
+ * writer.c - the log writer (one process): generation file, group-commit
+ * rounds into 512-byte blocks written with io_uring, segment preparation
+ * and recycling, and the process-local state behind a region's handle
+ * (log directory, open segment files, round buffer, ring).  See README.md.
+ */
+#include "wal_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOCAL_MAX		16
+#define RING_DEPTH		64
+#define ZERO_CHUNK		(256 * 1024)
+
+typedef struct seg_fd
+{
+	uint64_t	segno;
+	int			fd;				/* -1: unused entry */
+	uint64_t	used;			/* LRU stamp */
+} seg_fd;
+
+struct wal_local
+{
+	ls_wal	   *wal;			/* NULL: free entry */
+	pid_t		owner;
+	char	   *dir;
+	uint8_t    *buf;			/* round buffer (round_buffer bytes) */
+	uint64_t   *take;			/* per slot: stream offset taken to */
+	uint32_t   *took;			/* slots taken from in this round */
+	seg_fd	   *fds;
+	uint32_t	nfds;
+	uint64_t	stamp;
+	bool		ring_ok;
+	bool		ring_failed;
+	struct io_uring ring;
+};
+
+static wal_local locals[LOCAL_MAX];
+static pthread_mutex_t locals_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+local_release(wal_local *l, bool own)
+{
+	if (own && l->ring_ok)
+		io_uring_queue_exit(&l->ring);
+	for (uint32_t i = 0; i < l->nfds; i++)
+		if (l->fds[i].fd >= 0)
+			close(l->fds[i].fd);
+	free(l->fds);
+	free(l->buf);
+	free(l->take);
+	free(l->took);
+	free(l->dir);
+	memset(l, 0, sizeof(*l));
+}
+
+wal_local *
+wal_local_get(ls_wal *wal, bool create)
+{
+	wal_local  *found = NULL;
+
+	pthread_mutex_lock(&locals_mutex);
+	for (int i = 0; i < LOCAL_MAX && found == NULL; i++)
+		if (locals[i].wal == wal)
+			found = &locals[i];
+	if (found != NULL && found->owner != getpid())
+	{
+		/*
+		 * Inherited across fork: the files are this process's own copies
+		 * and can go, the ring cannot be used here (leave its mapping).
+		 */
+		char	   *dir = found->dir;
+
+		found->dir = NULL;
+		found->ring_ok = false;
+		local_release(found, false);
+		found->wal = wal;
+		found->dir = dir;
+		found->owner = getpid();
+	}
+	if (found == NULL && create)
+	{
+		for (int i = 0; i < LOCAL_MAX && found == NULL; i++)
+			if (locals[i].wal == NULL)
+			{
+				found = &locals[i];
+				memset(found, 0, sizeof(*found));
+				found->wal = wal;
+				found->owner = getpid();
+			}
+	}
+	pthread_mutex_unlock(&locals_mutex);
+	return found;
+}
+
+const char *
+wal_local_dir(ls_wal *wal)
+{
+	wal_local  *l = wal_local_get(wal, false);
+
+	return l ? l->dir : NULL;
+}
+
+void
+wal_local_drop(ls_wal *wal)
+{
+	pthread_mutex_lock(&locals_mutex);
+	for (int i = 0; i < LOCAL_MAX; i++)
+		if (locals[i].wal == wal)
+			local_release(&locals[i], locals[i].owner == getpid());
+	pthread_mutex_unlock(&locals_mutex);
+}
+
+void
+ls_wal_detach(ls_wal *wal)
+{
+	wal_local_drop(wal);
+}
+
+ls_status
+ls_wal_set_dir(ls_wal *wal, const char *dir)
+{
+	struct stat st;
+
+	if (dir == NULL || stat(dir, &st) != 0)
+		return dir == NULL ? LS_INVALID : LS_IO_ERROR;
+	if (!S_ISDIR(st.st_mode))
+	{
+		errno = ENOTDIR;
+		return LS_IO_ERROR;
+	}
+
+	wal_local  *l = wal_local_get(wal, true);
+	char	   *copy = strdup(dir);
+
+	if (l == NULL || copy == NULL)
+	{
+		free(copy);
+		return LS_NO_MEMORY;
+	}
+	free(l->dir);
+	l->dir = copy;
+	return LS_OK;
+}
+
+void
+wal_segment_path(char *buf, size_t len, const char *dir, uint64_t segno)
+{
+	snprintf(buf, len, "%s/%016llX", dir, (unsigned long long) segno);
+}
+
+uint32_t
+wal_block_crc(const uint8_t *block)
+{
+	static const uint8_t zero[4];
+	uint32_t	crc = ls_crc32c(0, zero, sizeof(zero));
+
+	return ls_crc32c(crc, block + 4, LS_WAL_BLOCK - 4);
+}
+
+static ls_status
+fsync_dir(const char *dir)
+{
+	int			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return LS_IO_ERROR;
+	if (fsync(fd) != 0)
+	{
+		int			e = errno;
+
+		close(fd);
+		errno = e;
+		return LS_IO_ERROR;
+	}
+	close(fd);
+	return LS_OK;
+}
+
+static ls_status
+write_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		r = pwrite(fd, (const char *) buf + done, len - done, (off_t) (off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+		{
+			if (r == 0)
+				errno = EIO;
+			return LS_IO_ERROR;
+		}
+		done += (size_t) r;
+	}
+	return LS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Generation and start
+ * ------------------------------------------------------------------------ */
+
+static ls_status
+next_generation(const char *dir, uint32_t *gen)
+{
+	size_t		plen = strlen(dir) + 32;
+	char	   *path = malloc(plen);
+	char	   *tmp = malloc(plen);
+	uint64_t	old = 0;
+	ls_status	st = LS_OK;
+	int			fd;
+
+	if (path == NULL || tmp == NULL)
+	{
+		free(path);
+		free(tmp);
+		return LS_NO_MEMORY;
+	}
+	snprintf(path, plen, "%s/generation", dir);
+	snprintf(tmp, plen, "%s/generation.tmp", dir);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+	{
+		char		text[32] = {0};
+		ssize_t		r = read(fd, text, sizeof(text) - 1);
+
+		close(fd);
+		if (r < 0)
+			st = LS_IO_ERROR;
+		else
+		{
+			char	   *e;
+
+			old = strtoull(text, &e, 10);
+			if (e == text || (*e != '\n' && *e != '\0') || old >= UINT32_MAX)
+			{
+				errno = EINVAL; /* not ours: never guess a generation */
+				st = LS_IO_ERROR;
+			}
+		}
+	}
+	else if (errno != ENOENT)
+		st = LS_IO_ERROR;
+
+	if (st == LS_OK)
+	{
+		char		text[32];
+		int			n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long) (old + 1));
+
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0)
+			st = LS_IO_ERROR;
+		else
+		{
+			st = write_full(fd, text, (size_t) n, 0);
+			if (st == LS_OK && fsync(fd) != 0)
+				st = LS_IO_ERROR;
+			int			e = errno;
+
+			close(fd);
+			errno = e;
+		}
+		if (st == LS_OK && rename(tmp, path) != 0)
+			st = LS_IO_ERROR;
+		if (st == LS_OK)
+			st = fsync_dir(dir);
+	}
+	free(path);
+	free(tmp);
+	if (st == LS_OK)
+		*gen = (uint32_t) (old + 1);
+	return st;
+}
+
+ls_status
+ls_wal_start(ls_wal *wal, uint64_t start, uint64_t keep_from)
+{
+	const char *dir = wal_local_dir(wal);
+	uint32_t	gen = 0;
+
+	if (dir == NULL || start % LS_WAL_BLOCK != 0 || atomic_load(&wal->started))
+		return LS_INVALID;
+	ls_status	st = next_generation(dir, &gen);
+
+	if (st != LS_OK)
+		return st;
+	atomic_store(&wal->generation, gen);
+	atomic_store(&wal->end, start);
+	atomic_store(&wal->keep_from, keep_from);
+
+	/* everything recovery saw is durable: no record below the counter is pending */
+	wal_atomic_max(&wal->durable_gsn, atomic_load(&wal->gsn));
+	atomic_store(&wal->started, 1);
+	ls_futex_wake(&wal->started, INT32_MAX);
+	return LS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Segment files
+ * ------------------------------------------------------------------------ */
+
+static void
+forget_fd(wal_local *l, uint64_t segno)
+{
+	for (uint32_t i = 0; i < l->nfds; i++)
+		if (l->fds[i].fd >= 0 && l->fds[i].segno == segno)
+		{
+			close(l->fds[i].fd);
+			l->fds[i].fd = -1;
+		}
+}
+
+/* The open file of a prepared segment; LS_NO_SPACE when not prepared. */
+static ls_status
+segment_fd(ls_wal *wal, wal_local *l, uint64_t segno, int *fd)
+{
+	seg_fd	   *victim = &l->fds[0];
+
+	for (uint32_t i = 0; i < l->nfds; i++)
+	{
+		seg_fd	   *e = &l->fds[i];
+
+		if (e->fd >= 0 && e->segno == segno)
+		{
+			e->used = ++l->stamp;
+			*fd = e->fd;
+			return LS_OK;
+		}
+		if (e->fd < 0 || (victim->fd >= 0 && e->used < victim->used))
+			victim = e;
+	}
+
+	char		path[4096];
+	struct stat st;
+
+	wal_segment_path(path, sizeof(path), l->dir, segno);
+	int			f = open(path, O_RDWR | O_CLOEXEC);
+
+	if (f < 0)
+		return errno == ENOENT ? LS_NO_SPACE : LS_IO_ERROR;
+	if (fstat(f, &st) != 0)
+	{
+		int			e = errno;
+
+		close(f);
+		errno = e;
+		return LS_IO_ERROR;
+	}
+	if ((uint64_t) st.st_size < wal->cfg.segment_size)
+	{
+		close(f);
+		return LS_NO_SPACE;
+	}
+	if (victim->fd >= 0)
+		close(victim->fd);
+	victim->fd = f;
+	victim->segno = segno;
+	victim->used = ++l->stamp;
+	*fd = f;
+	return LS_OK;
+}
+
+static bool take_fault(ls_wal *wal, uint32_t what);
+
+/* Write zeros into fd over [from, to) and fsync it. */
+static ls_status
+zero_fill(int fd, uint64_t from, uint64_t to)
+{
+	uint8_t    *zero = calloc(1, ZERO_CHUNK);
+	ls_status	st = LS_OK;
+
+	if (zero == NULL)
+		return LS_NO_MEMORY;
+	for (uint64_t off = from; st == LS_OK && off < to; off += ZERO_CHUNK)
+		st = write_full(fd, zero, LS_MIN(ZERO_CHUNK, to - off), off);
+	if (st == LS_OK && fsync(fd) != 0)
+		st = LS_IO_ERROR;
+	int			e = errno;
+
+	free(zero);
+	errno = e;
+	return st;
+}
+
+/*
+ * Make segment segno full size.  A new one is written full of zeros under a
+ * temporary name and renamed, so a full-size name is always a whole file.
+ * An existing short one (made or cut outside the writer) keeps its whole
+ * blocks and is extended with zeros: it may hold valid log.
+ */
+static ls_status
+create_segment(ls_wal *wal, wal_local *l, uint64_t segno, bool exists, uint64_t size)
+{
+	char		path[4096];
+	char		tmp[4096 + 8];
+	ls_status	st;
+	int			fd,
+				e;
+
+	wal_segment_path(path, sizeof(path), l->dir, segno);
+	if (exists)
+	{
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return LS_IO_ERROR;
+		st = zero_fill(fd, size - size % LS_WAL_BLOCK, wal->cfg.segment_size);
+		e = errno;
+		close(fd);
+		errno = e;
+		return st;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return LS_IO_ERROR;
+	if (take_fault(wal, 4))
+		st = LS_IO_ERROR;		/* as a full disk would, half way */
+	else
+		st = zero_fill(fd, 0, wal->cfg.segment_size);
+	e = errno;
+	close(fd);
+	if (st == LS_OK && rename(tmp, path) != 0)
+	{
+		e = errno;
+		st = LS_IO_ERROR;
+	}
+	if (st != LS_OK)
+		unlink(tmp);
+	errno = e;
+	return st;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Segment numbers below `below` present in dir, ascending (malloc'ed). */
+static ls_status
+old_segments(const char *dir, uint64_t below, uint64_t **out, uint32_t *n)
+{
+	DIR		   *d = opendir(dir);
+	uint32_t	cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (d == NULL)
+		return LS_IO_ERROR;
+	for (struct dirent *de; (de = readdir(d)) != NULL;)
+	{
+		char	   *e;
+		uint64_t	segno;
+
+		if (strlen(de->d_name) != 16)
+			continue;
+		segno = strtoull(de->d_name, &e, 16);
+		if (*e != '\0' || segno >= below)
+			continue;
+		if (*n == cap)
+		{
+			uint64_t   *more = realloc(*out, sizeof(uint64_t) * (cap = cap ? cap * 2 : 16));
+
+			if (more == NULL)
+			{
+				closedir(d);
+				free(*out);
+				*out = NULL;
+				return LS_NO_MEMORY;
+			}
+			*out = more;
+		}
+		(*out)[(*n)++] = segno;
+	}
+	closedir(d);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(uint64_t), cmp_u64);
+	return LS_OK;
+}
+
+ls_status
+ls_wal_prepare(ls_wal *wal, uint32_t ahead)
+{
+	wal_local  *l = wal_local_get(wal, false);
+
+	if (l == NULL || l->dir == NULL || !atomic_load(&wal->started))
+		return LS_INVALID;
+	if (atomic_load(&wal->failed))
+	{
+		errno = atomic_load(&wal->fail_errno);
+		return LS_IO_ERROR;
+	}
+	if (l->fds == NULL)
+	{
+		l->nfds = (uint32_t) LS_MAX(8, wal->cfg.round_buffer / wal->cfg.segment_size + 4);
+		l->fds = calloc(l->nfds, sizeof(seg_fd));
+		if (l->fds == NULL)
+			return LS_NO_MEMORY;
+		for (uint32_t i = 0; i < l->nfds; i++)
+			l->fds[i].fd = -1;
+	}
+
+	uint64_t	segsz = wal->cfg.segment_size;
+	uint64_t	end = atomic_load(&wal->end);
+	uint64_t	keep = LS_MIN(atomic_load(&wal->keep_from), end);
+	uint64_t	first = end / segsz;
+	uint64_t	last = (end + (uint64_t) LS_MAX(ahead, 1) * segsz - 1) / segsz;
+	uint64_t   *old = NULL;
+	uint32_t	nold = 0,
+				used_old = 0;
+	bool		changed = false;
+	/* the block before keep_from stays: a reader starting there needs it */
+	ls_status	st = old_segments(l->dir, keep < LS_WAL_BLOCK ? 0 : (keep - LS_WAL_BLOCK) / segsz,
+								  &old, &nold);
+
+	for (uint64_t s = first; st == LS_OK && s <= last; s++)
+	{
+		char		path[4096];
+		struct stat sb;
+
+		wal_segment_path(path, sizeof(path), l->dir, s);
+		if (stat(path, &sb) == 0)
+		{
+			if ((uint64_t) sb.st_size >= segsz)
+				continue;
+			forget_fd(l, s);
+			st = create_segment(wal, l, s, true, (uint64_t) sb.st_size);
+			continue;
+		}
+		if (errno != ENOENT)
+		{
+			st = LS_IO_ERROR;
+			break;
+		}
+		changed = true;
+		if (used_old < nold)
+		{
+			char		from[4096];
+			uint64_t	o = old[used_old++];
+
+			wal_segment_path(from, sizeof(from), l->dir, o);
+			forget_fd(l, o);
+			if (stat(from, &sb) == 0 && (uint64_t) sb.st_size >= segsz &&
+				rename(from, path) == 0)
+				continue;
+		}
+		st = create_segment(wal, l, s, false, 0);
+	}
+	free(old);
+	if (changed)
+	{
+		int			e = errno;
+		ls_status	ds = fsync_dir(l->dir);
+
+		if (st == LS_OK)
+			st = ds;
+		else
+			errno = e;
+	}
+	return st;
+}
+
+/* ------------------------------------------------------------------------
+ * I/O of a round
+ * ------------------------------------------------------------------------ */
+
+typedef struct wal_io
+{
+	int			fd;
+	const uint8_t *buf;
+	uint32_t	len;
+	uint64_t	off;
+} wal_io;
+
+static bool
+take_fault(ls_wal *wal, uint32_t what)
+{
+	uint32_t	expect = what;
+
+	if (atomic_load(&wal->fault_what) != what ||
+		!atomic_compare_exchange_strong(&wal->fault_what, &expect, 0))
+		return false;
+	errno = atomic_load(&wal->fault_err);
+	return true;
+}
+
+static bool
+ring_ready(wal_local *l)
+{
+	if (!l->ring_ok && !l->ring_failed)
+	{
+		if (io_uring_queue_init(RING_DEPTH, &l->ring, 0) == 0)
+			l->ring_ok = true;
+		else
+			l->ring_failed = true;
+	}
+	return l->ring_ok;
+}
+
+/*
+ * Run n writes (sync = false) or n fdatasyncs of ios[i].fd (sync = true)
+ * through the ring, RING_DEPTH at a time.  Short writes are finished with
+ * pwrite.  On failure errno is the first error.  LS_RESTART: the kernel
+ * refused a submission outright (the ring is dropped; use plain calls).
+ */
+static ls_status
+ring_batch(wal_local *l, wal_io *ios, uint32_t n, bool sync)
+{
+	ls_status	st = LS_OK;
+	int			err = 0;
+
+	for (uint32_t base = 0; base < n; base += RING_DEPTH)
+	{
+		uint32_t	k = LS_MIN(RING_DEPTH, n - base);
+
+		for (uint32_t i = 0; i < k; i++)
+		{
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+			wal_io	   *io = &ios[base + i];
+
+			LS_ASSERT(sqe != NULL);
+			if (sync)
+				io_uring_prep_fsync(sqe, io->fd, IORING_FSYNC_DATASYNC);
+			else
+				io_uring_prep_write(sqe, io->fd, io->buf, io->len, io->off);
+			io_uring_sqe_set_data64(sqe, base + i);
+		}
+		uint32_t	submitted = 0;
+
+		while (submitted < k)
+		{
+			int			r = io_uring_submit(&l->ring);
+
+			if (r > 0)
+				submitted += (uint32_t) r;
+			else if (r == 0 || r == -EINTR || r == -EAGAIN || r == -EBUSY || submitted > 0)
+				sched_yield();	/* some are in flight: never abandon them */
+			else
+			{
+				/* the ring refuses work: drop it, the caller redoes all plainly */
+				io_uring_queue_exit(&l->ring);
+				l->ring_ok = false;
+				l->ring_failed = true;
+				if (st != LS_OK)
+				{
+					errno = err;	/* an error already seen is never lost */
+					return st;
+				}
+				return LS_RESTART;
+			}
+		}
+		for (uint32_t i = 0; i < k; i++)
+		{
+			struct io_uring_cqe *cqe;
+			int			r;
+
+			while ((r = io_uring_wait_cqe(&l->ring, &cqe)) == -EINTR)
+				;
+			if (r < 0)
+			{
+				errno = -r;
+				return LS_IO_ERROR;
+			}
+			uint64_t	idx = io_uring_cqe_get_data64(cqe);
+			int			res = cqe->res;
+
+			io_uring_cqe_seen(&l->ring, cqe);
+			if (res < 0)
+			{
+				if (err == 0)
+					err = -res;
+				st = LS_IO_ERROR;
+				continue;
+			}
+			if (!sync && (uint32_t) res < ios[idx].len && st == LS_OK)
+			{
+				wal_io	   *io = &ios[idx];
+
+				if (write_full(io->fd, io->buf + res, io->len - (uint32_t) res,
+							   io->off + (uint64_t) res) != LS_OK)
+				{
+					err = errno;
+					st = LS_IO_ERROR;
+				}
+			}
+		}
+	}
+	if (st != LS_OK)
+		errno = err;
+	return st;
+}
+
+static ls_status
+do_io(ls_wal *wal, wal_local *l, wal_io *ios, uint32_t n, bool sync)
+{
+	if (take_fault(wal, sync ? 2 : 1))
+		return LS_IO_ERROR;
+	if (!atomic_load(&wal->plain_io) && ring_ready(l))
+	{
+		ls_status	st = ring_batch(l, ios, n, sync);
+
+		if (st != LS_RESTART)
+			return st;
+		/* writes and syncs done twice are harmless */
+	}
+	for (uint32_t i = 0; i < n; i++)
+	{
+		if (sync)
+		{
+			if (fdatasync(ios[i].fd) != 0)
+				return LS_IO_ERROR;
+		}
+		else if (write_full(ios[i].fd, ios[i].buf, ios[i].len, ios[i].off) != LS_OK)
+			return LS_IO_ERROR;
+	}
+	return LS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Rounds
+ * ------------------------------------------------------------------------ */
+
+/* Lays records out into consecutive blocks of the round buffer. */
+typedef struct builder
+{
+	uint8_t    *buf;
+	uint32_t	nb;				/* blocks begun */
+	uint32_t	o;				/* data bytes in the last block */
+} builder;
+
+static wal_block_hdr *
+block_hdr(builder *b, uint32_t i)
+{
+	return (wal_block_hdr *) (b->buf + (size_t) i * LS_WAL_BLOCK);
+}
+
+static void
+begin_block(builder *b)
+{
+	wal_block_hdr *h = block_hdr(b, b->nb++);
+
+	memset(h, 0, sizeof(*h));
+	h->first = WAL_NO_FIRST;
+	b->o = 0;
+}
+
+static void
+emit_record(ls_wal *wal, builder *b, uint32_t slot, uint64_t pos, uint32_t len)
+{
+	if (b->o == LS_WAL_BLOCK_DATA)
+		begin_block(b);
+	if (block_hdr(b, b->nb - 1)->first == WAL_NO_FIRST)
+		block_hdr(b, b->nb - 1)->first = (uint16_t) b->o;
+	while (len > 0)
+	{
+		if (b->o == LS_WAL_BLOCK_DATA)
+			begin_block(b);
+		uint32_t	n = LS_MIN(len, LS_WAL_BLOCK_DATA - b->o);
+
+		wal_ring_read(wal, slot, pos,
+					  b->buf + (size_t) (b->nb - 1) * LS_WAL_BLOCK + LS_WAL_BLOCK_HDR + b->o, n);
+		b->o += n;
+		pos += n;
+		len -= n;
+	}
+}
+
+static ls_status
+round_local(ls_wal *wal, wal_local **out)
+{
+	wal_local  *l = wal_local_get(wal, false);
+
+	if (l == NULL || l->dir == NULL)
+		return LS_INVALID;
+	if (l->buf == NULL)
+	{
+		if (posix_memalign((void **) &l->buf, 4096, wal->cfg.round_buffer) != 0)
+			l->buf = NULL;
+		l->take = calloc(wal->cfg.max_slots, sizeof(uint64_t));
+		l->took = calloc(wal->cfg.max_slots, sizeof(uint32_t));
+		if (l->fds == NULL)
+		{
+			l->nfds = (uint32_t) LS_MAX(8, wal->cfg.round_buffer / wal->cfg.segment_size + 4);
+			l->fds = calloc(l->nfds, sizeof(seg_fd));
+			if (l->fds != NULL)
+				for (uint32_t i = 0; i < l->nfds; i++)
+					l->fds[i].fd = -1;
+		}
+		if (l->buf == NULL || l->take == NULL || l->took == NULL || l->fds == NULL)
+			return LS_NO_MEMORY;
+	}
+	*out = l;
+	return LS_OK;
+}
+
+static ls_status round_run(ls_wal *wal, ls_wal_round_stats *stats);
+
+ls_status
+ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
+{
+	/* exactly one writer: two rounds at once would take the same records */
+	uint32_t	busy = atomic_exchange(&wal->in_round, 1);
+
+	LS_ASSERT(busy == 0);
+	(void) busy;
+	ls_status	st = round_run(wal, stats);
+
+	atomic_store(&wal->in_round, 0);
+	return st;
+}
+
+static ls_status
+round_run(ls_wal *wal, ls_wal_round_stats *stats)
+{
+	ls_wal_round_stats local_stats;
+	wal_local  *l;
+
+	if (stats == NULL)
+		stats = &local_stats;
+	memset(stats, 0, sizeof(*stats));
+	if (atomic_load(&wal->failed))
+	{
+		errno = atomic_load(&wal->fail_errno);
+		return LS_IO_ERROR;
+	}
+	if (!atomic_load(&wal->started))
+		return LS_INVALID;
+	ls_status	st = round_local(wal, &l);
+
+	if (st != LS_OK)
+		return st;
+
+	const ls_wal_config *cfg = &wal->cfg;
+	uint64_t	cap = (uint64_t) (cfg->round_buffer / LS_WAL_BLOCK) * LS_WAL_BLOCK_DATA;
+	uint64_t	total = 0;
+	uint32_t	ntook = 0;
+	builder		b = {.buf = l->buf, .nb = 0, .o = 0};
+
+	/* every record with a GSN up to g is in a ring now or already taken */
+	uint64_t	g = atomic_load(&wal->gsn);
+	uint64_t	new_durable_gsn = g;
+	bool		full = false;
+	uint32_t	rot = atomic_fetch_add(&wal->rotor, 1);
+
+	begin_block(&b);
+	for (uint32_t k = 0; k < cfg->max_slots; k++)
+	{
+		uint32_t	i = (rot + k) % cfg->max_slots;
+		wal_slot   *s = wal_slot_at(wal, i);
+
+		for (uint32_t spins = 0; atomic_load(&s->appending) != 0; spins++)
+		{
+			if (spins < 64)
+				ls_cpu_relax();
+			else
+				sched_yield();
+		}
+		uint64_t	head = atomic_load_explicit(&s->head, memory_order_acquire);
+		uint64_t	tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+		uint64_t	pos = tail;
+
+		while (pos < head)
+		{
+			ls_wal_rec	h;
+
+			wal_ring_read(wal, i, pos, &h, LS_WAL_REC_HDR);
+			LS_ASSERT(h.len >= LS_WAL_REC_HDR && h.len <= head - pos && h.gsn > 0);
+			if (full || total + h.len > cap)
+			{
+				/* left for the next round: durable_gsn stays below it */
+				full = true;
+				new_durable_gsn = LS_MIN(new_durable_gsn, h.gsn - 1);
+				break;
+			}
+			emit_record(wal, &b, i, pos, h.len);
+			pos += h.len;
+			total += h.len;
+			stats->records++;
+		}
+		if (pos > tail)
+		{
+			l->take[i] = pos;
+			l->took[ntook++] = i;
+		}
+	}
+
+	if (total == 0)
+	{
+		wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+		return LS_OK;
+	}
+
+	/* finish the blocks: last one zero-padded, flags, positions, CRCs */
+	uint64_t	start = atomic_load(&wal->end);
+	uint32_t	gen = atomic_load(&wal->generation);
+	uint32_t	nb = b.nb;
+
+	memset(b.buf + (size_t) (nb - 1) * LS_WAL_BLOCK + LS_WAL_BLOCK_HDR + b.o, 0,
+		   LS_WAL_BLOCK_DATA - b.o);
+	for (uint32_t j = 0; j < nb; j++)
+	{
+		wal_block_hdr *h = block_hdr(&b, j);
+
+		h->used = (uint16_t) (j + 1 < nb ? LS_WAL_BLOCK_DATA : b.o);
+		h->flags = (uint16_t) ((j == 0 ? WAL_BLK_START : 0) | (j + 1 == nb ? WAL_BLK_END : 0));
+		h->generation = gen;
+		h->pad = 0;
+		h->pos = start + (uint64_t) j * LS_WAL_BLOCK;
+		h->crc = 0;
+		h->crc = wal_block_crc((const uint8_t *) h);
+	}
+
+	/* one write per segment touched; every segment must be prepared */
+	uint64_t	segsz = cfg->segment_size;
+	uint64_t	stop = start + (uint64_t) nb * LS_WAL_BLOCK;
+	wal_io		ios[64];
+	wal_io	   *iov = ios;
+	uint32_t	nio = 0;
+	uint32_t	maxio = (uint32_t) ((stop - 1) / segsz - start / segsz + 1);
+
+	if (maxio > 64 && (iov = malloc(sizeof(wal_io) * maxio)) == NULL)
+		return LS_NO_MEMORY;
+	for (uint64_t p = start; p < stop;)
+	{
+		uint64_t	segno = p / segsz;
+		uint64_t	seg_end = LS_MIN(stop, (segno + 1) * segsz);
+		int			fd;
+
+		st = segment_fd(wal, l, segno, &fd);
+		if (st != LS_OK)
+		{
+			if (iov != ios)
+				free(iov);
+			memset(stats, 0, sizeof(*stats));
+			return st;			/* nothing taken: the records stay in the rings */
+		}
+		iov[nio].fd = fd;
+		iov[nio].buf = b.buf + (p - start);
+		iov[nio].len = (uint32_t) (seg_end - p);
+		iov[nio].off = p % segsz;
+		nio++;
+		p = seg_end;
+	}
+
+	/* the records are copied: give their ring space back */
+	for (uint32_t j = 0; j < ntook; j++)
+	{
+		wal_slot   *s = wal_slot_at(wal, l->took[j]);
+
+		atomic_store(&s->tail, l->take[l->took[j]]);
+		wal_slot_wake(s);
+	}
+
+	st = do_io(wal, l, iov, nio, false);
+	if (st == LS_OK)
+		st = do_io(wal, l, iov, nio, true);
+	if (iov != ios)
+		free(iov);
+	if (st != LS_OK)
+	{
+		int			e = errno ? errno : EIO;
+
+		wal_fail(wal, e);
+		errno = e;
+		return LS_IO_ERROR;
+	}
+
+	atomic_store(&wal->end, stop);
+	for (uint32_t j = 0; j < ntook; j++)
+	{
+		wal_slot   *s = wal_slot_at(wal, l->took[j]);
+
+		atomic_store(&s->durable, l->take[l->took[j]]);
+		wal_slot_wake(s);
+	}
+	wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+	atomic_fetch_add(&wal->rounds, 1);
+	atomic_fetch_add(&wal->round_records, stats->records);
+	atomic_fetch_add(&wal->round_blocks, nb);
+	stats->bytes = total;
+	stats->blocks = nb;
+	stats->slots = ntook;
+	return LS_OK;
+}

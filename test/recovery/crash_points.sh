@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# test/recovery/crash_points.sh: crashes at chosen points
+# (leanstore.debug_crash_point, leanstore.debug_log_fault) and around DDL;
+# after each restart, committed work is there, uncommitted work is not,
+# and what leanstore cannot recover yet is a clear error.
+#
+#  1. commit-before-log / commit-after-log: the committing backend dies
+#     before its after-images are durable / after they are, before
+#     PostgreSQL's commit record: PostgreSQL's own crash restart
+#     (restart_after_crash, shared memory rebuilt); the transaction (heap
+#     and leanstore rows together) is gone, earlier commits are not.
+#  2. DDL, committed or open at the crash: CREATE, TRUNCATE, DROP, VACUUM
+#     FULL, ALTER TABLE ... TYPE, SET TABLESPACE, an unlogged table.
+#  3. recovery-replay / recovery-relog: the log writer dies during
+#     recovery; the next start recovers everything again.
+#  4. bulk-load / pack: rows were moving into cold pages: the trees go back
+#     to their last clean image (undo journal) and the log is replayed;
+#     every table is intact, the crashed bulk load is gone.
+#  5. an injected EIO on the log's write: PANIC, restart, nothing
+#     committed lost.
+#  6. checkpoints (leanstore_checkpoint()): the replay start moves, a crash
+#     replays only what came later; crashes inside a checkpoint.
+# Run by test/run (as root; the server runs as postgres).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+ls_require_root
+trap ls_cleanup EXIT
+ls_scratch_dir crashpt || exit 1
+dir=$LS_SCRATCH
+mkdir -p "$dir/tblspc" && chown "$LS_PG_USER": "$dir/tblspc"
+cat >"$dir/test.conf" <<EOF
+shared_preload_libraries = 'leanstore'
+leanstore.hot_memory = '128MB'
+leanstore.bulk_load_rows = 0
+leanstore.pack_threshold = 100
+synchronous_commit = on
+autovacuum = off
+restart_after_crash = on
+EOF
+chown -R "$LS_PG_USER": "$dir"
+ls_cluster_start "$dir" "$dir/test.conf" || exit 1
+q() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@" 2>&1); }
+fail=0
+expect() {
+	local what=$1 want=$2 got=$3
+	if [ "$got" != "$want" ]; then
+		printf 'crash_points: %s: want [%s] got [%s]\n' "$what" "$want" "$got"
+		fail=1
+	else
+		echo "crash_points: $what: ok"
+	fi
+}
+# waits until the server accepts connections again (after its own restart)
+wait_up() {
+	for _ in $(seq 1 300); do
+		q -c "SELECT 1" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "crash_points: server did not come back"
+	tail -n 30 "$dir/server.log"
+	exit 1
+}
+pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 "$@" >/dev/null 2>&1); }
+crash() { pgctl -m immediate stop; }
+restart() { pgctl start || { echo "crash_points: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
+
+q -c "CREATE EXTENSION leanstore" >/dev/null
+q -c "CREATE TABLE h (n int) USING heap; CREATE TABLE l (n int PRIMARY KEY, v text) USING leanstore;
+      INSERT INTO l SELECT g, 'v' || g FROM generate_series(1, 100) g; INSERT INTO h VALUES (1);" >/dev/null
+
+# 1. the committing backend dies; PostgreSQL restarts every process
+for point in commit-before-log commit-after-log; do
+	q -c "SET leanstore.debug_crash_point = '$point'" \
+		-c "BEGIN; INSERT INTO l VALUES (1000, 'doomed'); UPDATE l SET v = 'doomed' WHERE n = 1;
+		    DELETE FROM l WHERE n = 2; INSERT INTO h VALUES (1000); COMMIT;" >/dev/null
+	wait_up
+	expect "$point: the transaction is gone in both tables" "0|0|v1|1" \
+		"$(q -c "SELECT (SELECT count(*) FROM l WHERE n = 1000), (SELECT count(*) FROM h WHERE n = 1000),
+		                (SELECT v FROM l WHERE n = 1), (SELECT count(*) FROM l WHERE n = 2)")"
+	expect "$point: earlier commits are there" "100" "$(q -c "SELECT count(*) FROM l")"
+done
+grep -q 'crashing at "commit-after-log"' "$dir/server.log" ||
+	{ echo "crash_points: the commit-after-log point was not reached"; fail=1; }
+
+# 2. DDL: committed before the crash, or still open at the crash
+q -c "CREATE TABLESPACE ts LOCATION '$dir/tblspc'" >/dev/null
+q -c "CREATE TABLE d_trunc (a int) USING leanstore; INSERT INTO d_trunc VALUES (1), (2);
+      CREATE TABLE d_drop (a int) USING leanstore; INSERT INTO d_drop VALUES (1);
+      CREATE TABLE d_vf (a int, b text) USING leanstore;
+      INSERT INTO d_vf SELECT g, 'b' || g FROM generate_series(1, 50) g; DELETE FROM d_vf WHERE a % 2 = 0;
+      CREATE TABLE d_type (a int, b int) USING leanstore; INSERT INTO d_type SELECT g, g FROM generate_series(1, 20) g;
+      CREATE TABLE d_ts (a int) USING leanstore; INSERT INTO d_ts SELECT generate_series(1, 30);
+      CREATE UNLOGGED TABLE d_unlogged (a int) USING leanstore; INSERT INTO d_unlogged VALUES (1), (2), (3);
+      CREATE TABLE o_drop (a int) USING leanstore; INSERT INTO o_drop VALUES (7);
+      CREATE TABLE o_trunc (a int) USING leanstore; INSERT INTO o_trunc VALUES (8);" >/dev/null
+# (one statement per -c: each its own transaction)
+q -c "TRUNCATE d_trunc" -c "INSERT INTO d_trunc VALUES (3)" \
+	-c "DROP TABLE d_drop" \
+	-c "VACUUM FULL d_vf" \
+	-c "ALTER TABLE d_type ALTER COLUMN b TYPE bigint" \
+	-c "ALTER TABLE d_ts SET TABLESPACE ts" \
+	-c "CREATE TABLE d_new (a int) USING leanstore" -c "INSERT INTO d_new VALUES (42)" \
+	-c "BEGIN" -c "CREATE TABLE d_trunc2 (a int) USING leanstore" -c "INSERT INTO d_trunc2 VALUES (1)" \
+	-c "TRUNCATE d_trunc2" -c "INSERT INTO d_trunc2 VALUES (2)" -c "COMMIT" >/dev/null
+# open at the crash: a new table, a drop, a truncate
+(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -d postgres -c "BEGIN; CREATE TABLE o_new (a int) USING leanstore;
+	INSERT INTO o_new VALUES (1); DROP TABLE o_drop; TRUNCATE o_trunc; INSERT INTO o_trunc VALUES (9);
+	SELECT pg_sleep(60);" >/dev/null 2>&1) &
+opened=$!
+for _ in $(seq 1 100); do
+	[ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND state = 'active' AND pid <> pg_backend_pid()")" = 1 ] && break
+	sleep 0.1
+done
+crash
+wait "$opened" 2>/dev/null
+restart
+expect "committed TRUNCATE" "3" "$(q -c "SELECT string_agg(a::text, ',') FROM d_trunc")"
+expect "committed DROP" "0" "$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'd_drop'")"
+expect "committed VACUUM FULL" "25|625" "$(q -c "SELECT count(*), sum(a) FROM d_vf")"
+expect "committed ALTER TYPE" "20|210|bigint" "$(q -c "SELECT count(*), sum(b), pg_typeof(sum(b) - sum(b)::int)::text FROM d_type" | sed 's/numeric/bigint/')"
+expect "committed SET TABLESPACE" "30|465" "$(q -c "SELECT count(*), sum(a) FROM d_ts")"
+expect "committed CREATE" "42" "$(q -c "SELECT a FROM d_new")"
+expect "TRUNCATE in the creating transaction" "2" "$(q -c "SELECT string_agg(a::text, ',') FROM d_trunc2")"
+expect "unlogged table empty after a crash" "0" "$(q -c "SELECT count(*) FROM d_unlogged")"
+expect "unlogged table usable" "1" "$(q -c "INSERT INTO d_unlogged VALUES (1); SELECT count(*) FROM d_unlogged")"
+expect "open CREATE rolled back" "0" "$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'o_new'")"
+expect "open DROP rolled back" "7" "$(q -c "SELECT a FROM o_drop")"
+expect "open TRUNCATE rolled back" "8" "$(q -c "SELECT string_agg(a::text, ',') FROM o_trunc")"
+for t in l d_trunc d_vf d_type d_ts d_new o_drop o_trunc; do
+	expect "leanstore_verify($t)" "t" "$(q -c "SELECT leanstore_verify('$t')")"
+done
+
+# 3. the log writer dies during recovery (the setting comes from the
+#    configuration file, so restarts stay off until it is removed)
+for point in recovery-replay recovery-relog; do
+	q -c "INSERT INTO l VALUES (2000 + length('$point'), '$point')" >/dev/null
+	q -c "ALTER SYSTEM SET restart_after_crash = off" -c "ALTER SYSTEM SET leanstore.debug_crash_point = '$point'" >/dev/null
+	crash
+	pgctl start
+	for _ in $(seq 1 100); do
+		[ -f "$dir/data/postmaster.pid" ] || break
+		sleep 0.1
+	done
+	grep -q "crashing at \"$point\"" "$dir/server.log" ||
+		{ echo "crash_points: $point was not reached"; fail=1; }
+	sed -i '/debug_crash_point/d;/restart_after_crash/d' "$dir/data/postgresql.auto.conf"
+	rm -f "$dir/data/postmaster.pid"
+	restart
+	expect "$point: recovered again" "101|$point" \
+		"$(q -c "SELECT count(*), max(v) FILTER (WHERE n > 1000) FROM l")"
+	q -c "DELETE FROM l WHERE n > 1000" >/dev/null
+done
+
+# 4. rows moving into cold pages at the crash (a bulk load, pack): the
+#    trees go back to their last clean image (undo journal) and the log's
+#    cold records are replayed on top
+q -c "CREATE TABLE c_bulk (a int) USING leanstore; INSERT INTO c_bulk VALUES (-1)" >/dev/null
+q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO c_bulk SELECT generate_series(1, 5000)" >/dev/null
+q -c "SET leanstore.bulk_load_rows = 10" -c "SET leanstore.debug_crash_point = 'bulk-load'" \
+	-c "INSERT INTO c_bulk SELECT generate_series(10001, 10100)" >/dev/null
+wait_up
+expect "bulk-load: committed load kept, the crashed one gone" "5001|12502499" \
+	"$(q -c "SELECT count(*), sum(a) FROM c_bulk")"
+expect "bulk-load: other tables intact" "100" "$(q -c "SELECT count(*) FROM l")"
+q -c "CREATE TABLE c_pack (a int) USING leanstore; INSERT INTO c_pack SELECT generate_series(1, 1000)" >/dev/null
+# pack takes the tables in its own order; every one must come back intact
+tables=$(q -c "SELECT string_agg(c.relname, ' ') FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+               WHERE a.amname = 'leanstore' AND c.relkind = 'r' AND c.relpersistence = 'p'")
+declare -A before
+for t in $tables; do
+	before[$t]=$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM $t x")
+done
+q -c "ALTER SYSTEM SET restart_after_crash = off" -c "ALTER SYSTEM SET leanstore.pack_eager = on" \
+	-c "ALTER SYSTEM SET leanstore.debug_crash_point = 'pack'" -c "SELECT pg_reload_conf()" >/dev/null
+for _ in $(seq 1 100); do
+	[ -f "$dir/data/postmaster.pid" ] || break
+	sleep 0.1
+done
+grep -q 'crashing at "pack"' "$dir/server.log" || { echo "crash_points: pack was not reached"; fail=1; }
+sed -i '/debug_crash_point/d;/restart_after_crash/d;/pack_eager/d' "$dir/data/postgresql.auto.conf"
+rm -f "$dir/data/postmaster.pid"
+restart
+for t in $tables; do
+	expect "pack: $t intact" "${before[$t]}" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM $t x")"
+done
+
+# 5. the log's write or sync fails: PANIC, PostgreSQL restarts, no commit
+#    is lost, the failed one is not there
+for fault in write sync; do
+	q -c "INSERT INTO l VALUES (3000 + length('$fault'), 'before the fault')" >/dev/null
+	q -c "ALTER SYSTEM SET leanstore.debug_log_fault = '$fault'" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 0.5
+	q -c "INSERT INTO l VALUES (4000 + length('$fault'), 'during the fault')" >/dev/null 2>&1
+	wait_up
+	q -c "ALTER SYSTEM RESET leanstore.debug_log_fault" -c "SELECT pg_reload_conf()" >/dev/null
+	expect "log $fault fault: PANIC" yes \
+		"$(grep -q "PANIC:.*could not write leanstore's log" "$dir/server.log" && echo yes || echo no)"
+	expect "log $fault fault: committed rows kept, the failed one absent" "1|0" \
+		"$(q -c "SELECT count(*) FILTER (WHERE n = 3000 + length('$fault')), count(*) FILTER (WHERE n = 4000 + length('$fault')) FROM l")"
+done
+
+# 6. checkpoints: the replay start moves, a crash after one replays only
+#    what came later; crashes inside one (after the clean images, after
+#    the re-log) recover everything
+q -c "CREATE TABLE k (id int PRIMARY KEY, v text) USING leanstore;
+      INSERT INTO k SELECT g, 'k' || g FROM generate_series(1, 2000) g" >/dev/null
+q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO k SELECT g, 'b' || g FROM generate_series(2001, 6000) g" >/dev/null
+start_before=$(awk '{ print $5 }' "$dir/data/pg_leanstore/state")
+got=$(q -c "BEGIN" -c "INSERT INTO k VALUES (-1, 'x')" -c "SELECT leanstore_checkpoint()")
+expect "leanstore_checkpoint() in a writing transaction" "error" \
+	"$(case "$got" in *"cannot run in a transaction that has written"*) echo error ;; *) echo "$got" ;; esac)"
+expect "checkpoint" "t" "$(q -c "SELECT leanstore_checkpoint()")"
+start_after=$(awk '{ print $5 }' "$dir/data/pg_leanstore/state")
+expect "the replay start moved" "yes" "$([ "$start_after" -gt "$start_before" ] && echo yes || echo "$start_before -> $start_after")"
+q -c "UPDATE k SET v = 'after' WHERE id % 100 = 0" -c "DELETE FROM k WHERE id % 100 = 1" >/dev/null
+before_k=$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")
+crash
+restart
+expect "after a checkpoint: everything there" "$before_k" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")"
+expect "after a checkpoint: only later records replayed" "yes" \
+	"$(q -c "SELECT CASE WHEN recovery_records < 5000 THEN 'yes' ELSE recovery_records::text END FROM leanstore_stats()")"
+for point in checkpoint-clean checkpoint-relog; do
+	q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO k SELECT g, '$point' FROM generate_series(1000000 + length('$point') * 1000, 1000000 + length('$point') * 1000 + 500) g" \
+		-c "UPDATE k SET v = '$point' WHERE id % 100 = 5" >/dev/null
+	before_k=$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")
+	q -c "SET leanstore.debug_crash_point = '$point'" -c "SELECT leanstore_checkpoint()" >/dev/null 2>&1
+	wait_up
+	grep -q "crashing at \"$point\"" "$dir/server.log" || { echo "crash_points: $point was not reached"; fail=1; }
+	expect "crash in a checkpoint ($point): everything there" "$before_k" \
+		"$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")"
+	expect "leanstore_verify(k) after $point" "t" "$(q -c "SELECT leanstore_verify('k')")"
+done
+
+if [ "$fail" != 0 ]; then
+	tail -n 40 "$dir/server.log"
+	echo "crash_points: FAILED"
+	exit 1
+fi
+ls_cluster_stop "$dir"
+echo "crash_points: ok"
