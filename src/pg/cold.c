@@ -519,12 +519,15 @@ ls_cold_ensure(ls_hot_table *tbl)
 	return ct;
 }
 
-/* Drop tbl's cold tree, if it has one (caller holds adopt_lock). */
-static void
-ls_cold_drop_locked(ls_hot_table *tbl)
+void
+ls_cold_drop_for(ls_hot_table *tbl)
 {
-	LsColdTable *ct = ls_cold_of(tbl);
+	LsColdTable *ct;
 
+	if (ls_cold == NULL)
+		return;
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	ct = ls_cold_of(tbl);
 	if (ct != NULL)
 	{
 		ls_bm_file file;
@@ -538,36 +541,6 @@ ls_cold_drop_locked(ls_hot_table *tbl)
 		if (ls_file_path(NULL, &file, LS_BM_UNDO_SEGNO, path, sizeof(path)))
 			(void) unlink(path);
 	}
-}
-
-void
-ls_cold_drop_for(ls_hot_table *tbl)
-{
-	if (ls_cold == NULL)
-		return;
-	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
-	ls_cold_drop_locked(tbl);
-	LWLockRelease(ls_cold->adopt_lock);
-}
-
-/*
- * Drop a table's storage for good: its cold tree, then its hot storage,
- * under one hold of adopt_lock.  Pack looks every table up again under
- * that lock, so it never meets a table whose tree is gone while its hot
- * rows are still there: it would create a new tree in the file PostgreSQL
- * is about to unlink and evict rows while the drop retires them.
- */
-void
-ls_cold_drop_table(ls_hot_ctx *ctx, ls_hot_table *tbl)
-{
-	if (ls_cold == NULL)
-	{
-		ls_hot_table_drop(ctx, tbl);
-		return;
-	}
-	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
-	ls_cold_drop_locked(tbl);
-	ls_hot_table_drop(ctx, tbl);
 	LWLockRelease(ls_cold->adopt_lock);
 }
 

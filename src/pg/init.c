@@ -416,7 +416,10 @@ ls_storage_free_database(Oid db)
 			ls_hot_table *tbl = ls_hot_table_find(ls_shared->hot, batch[i]);
 
 			if (tbl != NULL)
-				ls_cold_drop_table(ls_my_ctx, tbl);
+			{
+				ls_cold_drop_for(tbl);
+				ls_hot_table_drop(ls_my_ctx, tbl);
+			}
 		}
 		if (!more)
 			break;
@@ -490,7 +493,11 @@ ls_storage_free(ls_hot_key key)
 	ls_hashcache_forget_storage(key);
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
-		ls_cold_drop_table(ls_my_ctx, tbl);	/* pages go before the file */
+	{
+		/* the pages go before PostgreSQL unlinks the file */
+		ls_cold_drop_for(tbl);
+		ls_hot_table_drop(ls_my_ctx, tbl);
+	}
 }
 
 /* Top-level end: free what PostgreSQL also unlinks now, forget the rest. */

@@ -315,7 +315,6 @@ extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
 /* The storage goes (drop, truncate): forget its tree without writing it. */
 extern void ls_cold_drop_for(ls_hot_table *tbl);
-extern void ls_cold_drop_table(ls_hot_ctx *ctx, ls_hot_table *tbl);
 /* Make room in the hot tier by packing cold rows (allocation failed). */
 extern bool ls_cold_relieve(void);
 /* Sampled access tracking for pack (reads and writes of single rows). */
