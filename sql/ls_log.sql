@@ -8,6 +8,8 @@ INSERT INTO lg SELECT g, 'x' || g FROM generate_series(1, 100) g;
 -- 100 rows (and a rowid reservation), one commit
 SELECT log_records - r BETWEEN 100 AND 103 AS inserts, log_commits - c AS commits
   FROM leanstore_stats(), s0;
+-- bytes counted too (each record: its header, the storage, the row image)
+SELECT log_bytes > 100 * 40 AS bytes_counted FROM leanstore_stats();
 -- a row changed twice in one transaction is logged once
 UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
 BEGIN;

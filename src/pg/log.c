@@ -359,7 +359,8 @@ ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t
 	ls_my_log_end = end;
 	ls_my_log_pending = true;
 	pg_atomic_fetch_add_u64(&ls_log->records, 1);
-	pg_atomic_fetch_add_u64(&ls_log->bytes, hdr.len);
+	/* (hdr is the input: ls_wal_append does not fill in its length) */
+	pg_atomic_fetch_add_u64(&ls_log->bytes, LS_WAL_REC_HDR + sizeof(*t) + len);
 }
 
 /* Wait until this backend's records are durable. */
