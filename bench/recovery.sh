@@ -18,7 +18,9 @@
 #      SELECT abalance FROM pgbench_accounts WHERE aid = 1 succeeds
 #      (restart_s: PostgreSQL's redo, and for leanstore its log replay,
 #      which sessions wait for);
-#   5. PostgreSQL's "redo done ... elapsed" from the server log (redo_s),
+#   5. from the server log: PostgreSQL's fsync of the data directory
+#      before its redo (sync_s: "was interrupted" to "automatic recovery
+#      in progress") and its "redo done ... elapsed" (redo_s);
 #      leanstore's recovery_us / records / rows from leanstore_stats(),
 #      the committed transactions of the round (new pgbench_history rows)
 #      and pgbench's invariant (sum of abalance equal in accounts,
@@ -109,7 +111,7 @@ sums_check() {	# ENGINE
 
 # one round: RUN ENGINE SCALE
 round() {
-	local i=$1 e=$2 s=$3 v="$3" d=${DIR[$2]} log h0 lsn0 le0 pre bench off t0 t1 ok rs chk h1 redo wal logb rsec rrec rrows what
+	local i=$1 e=$2 s=$3 v="$3" d=${DIR[$2]} log h0 lsn0 le0 pre bench off t0 t1 ok rs chk h1 redo sync wal logb rsec rrec rrows what
 	log=$L/s$s-$e-$i
 	start_clean "$e" || { bench_record recovery "$v" "$e" "$i" restart_s NA FAIL "clean start failed: $(bench_first_error "$d/server.log")"; return 1; }
 	h0=$(rsql "$e" -At -c "SELECT count(*) FROM pgbench_history") || return 1
@@ -159,6 +161,15 @@ round() {
 	read -r wal logb _ <<<"$pre"
 	bench_record recovery "$v" "$e" "$i" wal_bytes "$wal" ok ""
 	redo=$(sed -n 's/.*redo done at .*elapsed: \([0-9.]*\) s.*/\1/p' "$log-server.log" | tail -n1)
+	# PostgreSQL fsyncs the whole data directory after a crash, before its
+	# redo (recovery_init_sync_method = fsync): the seconds from "was
+	# interrupted" to "automatic recovery in progress"
+	sync=$(awk '/database system was interrupted/ { a = $2 } /automatic recovery in progress/ { b = $2 }
+		function sec(t, x) { split(t, x, ":"); return x[1] * 3600 + x[2] * 60 + x[3] }
+		END { if (a != "" && b != "") { d = sec(b) - sec(a); if (d < 0) d += 86400; printf "%.3f", d } }' "$log-server.log")
+	if [ -n "$sync" ]; then
+		bench_record recovery "$v" "$e" "$i" sync_s "$sync" ok ""
+	fi
 	if [ -n "$redo" ]; then
 		bench_record recovery "$v" "$e" "$i" redo_s "$redo" ok ""
 	else
@@ -185,8 +196,8 @@ round() {
 	else
 		bench_record recovery "$v" "$e" "$i" check NA FAIL "after the restart: $chk"
 	fi
-	printf '  recovery scale %-3s %-9s run %s: restart %ss (redo %ss) %s WAL %s B, %s transactions; check %s\n' \
-		"$s" "$e" "$i" "$rs" "${redo:-?}" "$what" "$wal" "$((h1 - h0))" "$chk"
+	printf '  recovery scale %-3s %-9s run %s: restart %ss (data directory sync %ss, redo %ss) %s WAL %s B, %s transactions; check %s\n' \
+		"$s" "$e" "$i" "$rs" "${sync:-?}" "${redo:-?}" "$what" "$wal" "$((h1 - h0))" "$chk"
 	bench_cluster_stop "$d"
 }
 

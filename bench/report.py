@@ -754,7 +754,7 @@ class Report:
                 bpt = derived.get((sc, eng, "bytes_per_txn"))
                 d = data.get((sc, "heap"))
                 body.append([sc, fmt(d.med / 1e6, 0) if d and d.med else "-", eng,
-                             med("restart_s", digits=2), med("redo_s", digits=2),
+                             med("restart_s", digits=2), med("sync_s", digits=2), med("redo_s", digits=2),
                              med("ls_recovery_s", digits=2) if eng == "leanstore" else "-",
                              med("ls_records", digits=0) if eng == "leanstore" else "-",
                              med("log_bytes", 1e6) if eng == "leanstore" else "-",
@@ -762,13 +762,16 @@ class Report:
                              fmt(bpt.med, 0) if bpt and bpt.med is not None else "-",
                              "%d/%d" % (sum(1 for r in chk if r["status"] == "ok"), len(chk))])
         self.add("Medians per scale and engine: *data* = heap's database after `pgbench -i` (MB); "
+                 "*sync* = PostgreSQL's fsync of the whole data directory after a crash, before "
+                 "its redo (`recovery_init_sync_method = fsync`; from \"was interrupted\" to "
+                 "\"automatic recovery in progress\" in the server log); "
                  "*redo* = PostgreSQL's own redo (`redo done ... elapsed` of the server log); "
                  "*replay* and *records* = leanstore's recovery (`leanstore_stats()`: "
                  "`recovery_us`, `recovery_records`); *log* = how much leanstore's log grew in the "
                  "run (MB); *WAL* = PostgreSQL's WAL written in the run (MB); *txns* = committed "
                  "transactions of the run (new `pgbench_history` rows after the restart); *B/txn* "
                  "= (log + WAL) bytes per committed transaction.\n")
-        self.add(md_table(["scale", "data MB", "engine", "restart s", "redo s", "replay s", "records",
+        self.add(md_table(["scale", "data MB", "engine", "restart s", "sync s", "redo s", "replay s", "records",
                            "log MB", "WAL MB", "txns", "B/txn", "checks ok"], body) + "\n")
         if scales:
             self.add(self.plot("recovery.png", plot_recovery, restart, written, scales) + "\n")

@@ -214,10 +214,11 @@ class Render(unittest.TestCase):
         rec = self.md.split("## Crash recovery")[1].split("## Failures")[0]
         self.assertIn("| 1 | 2.50 | 2.00 | 3.00 | 40% | 3/3 | 1.25 | 1.00 | 1.50 | 40% | 3/3 | 0.500 |", rec)
         self.assertIn("| 5 | 5.00 | 4.00 | 6.00 | 40% | 3/3 | 3.00 | 2.00 | 4.00 | 67% | 2/3 | 0.600 |", rec)
-        # scale, data MB, engine, restart, redo, replay, records, log MB, WAL MB, txns, B/txn, checks
-        self.assertIn("| 5 | 80 | leanstore | 3.00 | 0.01 | 0.60 | 20,000 | 4.5 | 1.0 | 1,000 | 5,500 | 2/2 |", rec)
-        self.assertIn("| 5 | 80 | heap | 5.00 | 0.20 | - | - | - | 11.0 | 1,000 | 11,000 | 3/3 |", rec)
-        self.assertIn("| 1 | 23 | leanstore | 1.25 | 0.01 | 0.20 | 20,000 | 1.0 | 1.0 | 1,000 | 2,000 | 2/3 |", rec)
+        # scale, data MB, engine, restart, sync, redo, replay, records, log MB, WAL MB, txns,
+        # B/txn, checks
+        self.assertIn("| 5 | 80 | leanstore | 3.00 | 1.50 | 0.01 | 0.60 | 20,000 | 4.5 | 1.0 | 1,000 | 5,500 | 2/2 |", rec)
+        self.assertIn("| 5 | 80 | heap | 5.00 | 3.00 | 0.20 | - | - | - | 11.0 | 1,000 | 11,000 | 3/3 |", rec)
+        self.assertIn("| 1 | 23 | leanstore | 1.25 | 1.50 | 0.01 | 0.20 | 20,000 | 1.0 | 1.0 | 1,000 | 2,000 | 2/3 |", rec)
         fails = self.md.split("## Failures")[1]
         self.assertIn("| recovery | 5 | leanstore | 2 | restart_s | pgbench_accounts did not answer", fails)
         self.assertIn("| recovery | 1 | leanstore | 2 | check | after the restart: sum(abalance) differs", fails)
