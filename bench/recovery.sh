@@ -133,6 +133,11 @@ round() {
 	fi
 	kill_cluster "$e"
 	wait "$bench" 2>/dev/null
+	# the kill makes pgbench's clients fail with connection errors; an SQL
+	# ERROR before it is a failure of the engine under load
+	if grep -q 'ERROR:' "$log-pgbench.log"; then
+		bench_record recovery "$v" "$e" "$i" load NA FAIL "pgbench before the kill: $(grep -m1 'ERROR:' "$log-pgbench.log" | cut -c1-240)"
+	fi
 	if [ -z "$pre" ]; then
 		bench_record recovery "$v" "$e" "$i" restart_s NA FAIL "the server did not answer before the kill: $(bench_first_error "$d/server.log")"
 		return 1
@@ -142,7 +147,8 @@ round() {
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$d/data" -l "$d/server.log" -W start >/dev/null 2>&1
 	ok=
 	while :; do
-		if ls_as_pg "$LS_PG_BIN/psql" -X -q -At -h "$d" -p "${PORT[$e]}" -d bench \
+		# (a session waits while leanstore replays its log: bounded too)
+		if timeout "$TIMEOUT" runuser -u "$LS_PG_USER" -- "$LS_PG_BIN/psql" -X -q -At -h "$d" -p "${PORT[$e]}" -d bench \
 			-c "SELECT abalance FROM pgbench_accounts WHERE aid = 1" >/dev/null 2>&1; then
 			ok=1
 			break
