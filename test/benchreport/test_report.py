@@ -290,5 +290,19 @@ class RenderPartial(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(d, "plots", "sysbench.png")))
 
 
+    def test_recovery_alone(self):
+        # bench/run recovery (not part of all) on a fresh bench/out
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "results"))
+            shutil.copy(os.path.join(FIX, "out", "results", "recovery.tsv"), os.path.join(d, "results"))
+            r = report.Report(d)
+            md = r.render()
+            self.assertIn("## Crash recovery", md)
+            self.assertNotIn("## pgbench", md)
+            self.assertEqual([k for k, _ in r.results],
+                             ["recovery_time_ratio", "recovery_time_ratio_s1",
+                              "recovery_leanstore_replay_s", "recovery_bytes_per_txn_ratio"])
+            self.assertTrue(os.path.exists(os.path.join(d, "plots", "recovery.png")))
+
 if __name__ == "__main__":
     unittest.main()
