@@ -437,6 +437,7 @@ def plot_recovery(restart, written, scales, path):
             ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=COLORS[eng],
                      label=eng + (": leanstore log + WAL" if eng == "leanstore" else ": WAL"))
     ax.set_xscale("log")
+    ax.minorticks_off()
     ax.set_xticks([float(sc) for sc in scales])
     ax.set_xticklabels(scales)
     ax.set_xlabel("pgbench scale (100000 accounts each)")
