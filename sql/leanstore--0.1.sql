@@ -63,7 +63,9 @@ CREATE FUNCTION leanstore_stats(
     OUT recovery_us bigint,
     OUT recovery_records bigint,
     OUT recovery_rows bigint,
-    OUT recovery_tables bigint)
+    OUT recovery_tables bigint,
+    OUT checkpoints bigint,
+    OUT checkpoint_us bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;
@@ -92,3 +94,12 @@ LANGUAGE C STRICT VOLATILE;
 REVOKE ALL ON FUNCTION leanstore_stats() FROM PUBLIC;
 REVOKE ALL ON FUNCTION leanstore_table_stats(regclass) FROM PUBLIC;
 REVOKE ALL ON FUNCTION leanstore_verify(regclass) FROM PUBLIC;
+
+-- Run a leanstore checkpoint now (changed cold trees become clean images,
+-- hot rows are logged again, older log segments can be recycled); false
+-- when another one is running or this one could not finish
+CREATE FUNCTION leanstore_checkpoint()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'leanstore_checkpoint'
+LANGUAGE C STRICT VOLATILE;
+REVOKE ALL ON FUNCTION leanstore_checkpoint() FROM PUBLIC;

@@ -431,7 +431,11 @@ ls_status	ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id);
  * Journal: file_path(segno = LS_BM_UNDO_SEGNO) (without file_path:
  * data_dir/dt<key[0]>.undo).  A header (magic, image id, CRC) and entries
  * (block, image id, CRC32C of entry and page, the 8 KiB page as it was on
- * disk).  A torn or stale tail (CRC, image id) ends it.
+ * disk; a block past the end of its file or reading as zeros is saved
+ * without a page and restored as zeros).  A torn or stale tail (CRC, image
+ * id) ends it.  Layout and the argument why concurrent write-back keeps
+ * the first copy of each block right: src/buffer/README.md.
+ * ls_bm_stats.undo_appends / undo_pages count appends and saved blocks.
  * ------------------------------------------------------------------------ */
 #define LS_BM_UNDO_SEGNO	UINT32_MAX
 
@@ -450,7 +454,12 @@ ls_status	ls_bm_sync_dt(ls_bm *bm, uint32_t dt_id);
  * journal file stays; the caller removes it when it removes the file).
  * LS_IO_ERROR (errno kept) when the journal cannot be written; a journal
  * write or sync failure during a later write-back fails that write (the
- * page stays dirty, never written unprotected).
+ * page stays dirty, never written unprotected).  After a failed call the
+ * instance stays protected with a journal that takes no saves: writes of
+ * blocks below `below` fail until a later call succeeds (or below = 0 ends
+ * the protection).  Call it with the image clean: no page of the instance
+ * changed since the image was flushed (a write-back racing with the call
+ * could rely on a save in the previous journal).
  */
 ls_status	ls_bm_protect_dt(ls_bm *bm, uint32_t dt_id, uint32_t below, uint64_t image);
 /*

@@ -86,6 +86,8 @@ typedef struct ls_dt_slot
 	ls_mutex	undo_mutex;
 	uint64_t	undo_image;
 	uint64_t	undo_size;
+	int32_t		undo_broken;	/* errno of a failed ls_bm_protect_dt: saves
+								 * fail until a protection succeeds or ends */
 } ls_dt_slot;
 
 struct ls_bm

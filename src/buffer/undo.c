@@ -75,6 +75,7 @@ typedef struct undo_entry
 
 _Static_assert(sizeof(undo_header) == 32, "undo header layout");
 _Static_assert(sizeof(undo_entry) == 24, "undo entry layout");
+_Static_assert(LS_MAX_DT <= (1 << 12), "dt_id fits the saved-blocks table's 12 bits");
 
 /* ------------------------------------------------------------------------
  * Saved-blocks table
@@ -160,6 +161,7 @@ bm_undo_reset(ls_bm *bm, uint32_t dt_id)
 	next_epoch(bm, dt_id);
 	s->undo_image = 0;
 	s->undo_size = 0;
+	s->undo_broken = 0;
 	ls_mutex_unlock(&s->undo_mutex);
 }
 
@@ -321,6 +323,15 @@ save_blocks(ls_bm *bm, uint32_t dt_id, uint32_t n, const uint32_t *blk)
 		ls_mutex_unlock(&s->undo_mutex);
 		goto out;
 	}
+	if (s->undo_broken != 0)
+	{
+		/* the protection could not set up its journal: nothing is saved */
+		ls_mutex_unlock(&s->undo_mutex);
+		errno = s->undo_broken;
+		bm_set_error(ls_pid_make(dt_id, blk[0]), errno);
+		st = LS_IO_ERROR;
+		goto out;
+	}
 	for (uint32_t i = 0; i < n; i++)
 	{
 		undo_entry *e = (undo_entry *) (jbuf + len);
@@ -460,6 +471,7 @@ ls_bm_protect_dt(ls_bm *bm, uint32_t dt_id, uint32_t below, uint64_t image)
 	/* writers see "unprotected" or the new epoch, never old remembered saves */
 	atomic_store_explicit(&s->undo_below, 0, memory_order_release);
 	epoch = next_epoch(bm, dt_id);
+	s->undo_broken = 0;
 	if (below == 0)
 	{
 		ls_mutex_unlock(&s->undo_mutex);
@@ -492,14 +504,19 @@ ls_bm_protect_dt(ls_bm *bm, uint32_t dt_id, uint32_t below, uint64_t image)
 		else
 			st = sync_dir_of(path);
 	}
-	if (st == LS_OK)
+	s->undo_image = image;
+	s->undo_size = sizeof(h);
+	if (st != LS_OK)
 	{
-		s->undo_image = image;
-		s->undo_size = sizeof(h);
-		atomic_store_explicit(&s->undo_below, below, memory_order_release);
+		/*
+		 * The old journal may be gone and the new one is not there: stay
+		 * protected, with every save failing, rather than write protected
+		 * blocks with nothing to restore them from.
+		 */
+		s->undo_broken = errno != 0 ? errno : EIO;
+		bm_set_error(ls_pid_make(dt_id, 0), s->undo_broken);
 	}
-	else
-		bm_set_error(ls_pid_make(dt_id, 0), errno);
+	atomic_store_explicit(&s->undo_below, below, memory_order_release);
 	ls_mutex_unlock(&s->undo_mutex);
 	return st;
 }

@@ -147,10 +147,16 @@ typedef struct LsColdShared
 	Size		region_size;
 	uint32		epoch;			/* crash epoch of this start */
 	bool		clean_start;	/* the last run shut down cleanly */
+	bool		from_backup;	/* PostgreSQL starts from a base backup
+								 * (backup_label): leanstore's files in it
+								 * were copied while they changed */
 	uint64		log_start;		/* where replay of leanstore's log starts */
 	int			max_tables;
 	LWLock	   *adopt_lock;		/* opening, creating, dropping descriptors;
 								 * one table's pack pass */
+	LWLock	   *tree_lock;		/* shared by every change of a tree and its
+								 * log record; exclusive: a checkpoint's
+								 * consistent cut of all trees */
 	LWLockPadded *row_locks;	/* LS_ROW_LOCKS stripes */
 	pg_atomic_uint64 provider_rounds;
 	pg_atomic_uint64 rows_packed;
@@ -257,7 +263,7 @@ void
 ls_cold_shmem_request(int max_tables)
 {
 	RequestAddinShmemSpace(ls_cold_shmem_size(max_tables));
-	RequestNamedLWLockTranche("leanstore cold", 1);
+	RequestNamedLWLockTranche("leanstore cold", 2);
 	RequestNamedLWLockTranche("leanstore cold rows", LS_ROW_LOCKS);
 }
 
@@ -354,7 +360,8 @@ ls_cold_shmem_startup(int max_tables)
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not format the leanstore buffer pool: %s", ls_status_str(st))));
 	ls_btree_register_type();
-	ls_cold->adopt_lock = &(GetNamedLWLockTranche("leanstore cold"))->lock;
+	ls_cold->adopt_lock = &(GetNamedLWLockTranche("leanstore cold"))[0].lock;
+	ls_cold->tree_lock = &(GetNamedLWLockTranche("leanstore cold"))[1].lock;
 	ls_cold->row_locks = GetNamedLWLockTranche("leanstore cold rows");
 	pg_atomic_init_u64(&ls_cold->provider_rounds, 0);
 	pg_atomic_init_u64(&ls_cold->rows_packed, 0);
@@ -383,7 +390,16 @@ ls_cold_shmem_startup(int max_tables)
 	ls_cold->epoch = epoch;
 	ls_cold->clean_start = clean;
 	ls_cold->log_start = log_start;
+	/* the startup process renames it only later */
+	ls_cold->from_backup = access("backup_label", F_OK) == 0;
 	ls_state_write(epoch, false, log_start, FATAL);
+}
+
+/* This start restores a base backup (postmaster's check, before recovery). */
+bool
+ls_cold_from_backup(void)
+{
+	return ls_cold->from_backup;
 }
 
 /* What the start found: a clean shutdown before it, where replay starts. */
@@ -1156,13 +1172,17 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 							RelationGetRelationName(rel)),
 					 errhint("Increase leanstore.max_tables (every leanstore table needs one descriptor) and restart.")));
 	}
+	/* its xid reaches PostgreSQL's WAL first: never handed out again */
+	ls_log_bulk_xid(tbl, ls_hv_xid(xmin_word));
 	/* a fresh rowid has no image to replace: append at once */
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 	st = ls_cold_put(&ct->tree, rowid, (const char *) v->data, v->len,
 					 ls_hv_xid(xmin_word), v->cmin,
 					 (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0, true);
 	if (st == LS_OK)
 		ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, ls_hv_xid(xmin_word),
 						(ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0);
+	LWLockRelease(ls_cold->tree_lock);
 	ls_hot_version_free(ls_ctx(), v);
 	if (st != LS_OK)
 		ls_cold_report(st, "insert into");
@@ -1187,6 +1207,7 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
 	if (ct == NULL)
 		return LS_V_LIVE;
 	lock = ls_row_stripe(rowid);
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 	LWLockAcquire(lock, LW_EXCLUSIVE);
 	ls_epoch_enter();
 	if (ls_hot_row_get(tbl, rowid) == NULL && !ls_hot_rowid_is_dead(tbl, rowid) &&
@@ -1221,11 +1242,13 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
 		{
 			ls_epoch_exit();
 			LWLockRelease(lock);
+			LWLockRelease(ls_cold->tree_lock);
 			ls_cold_report(st, "vacuum");
 		}
 	}
 	ls_epoch_exit();
 	LWLockRelease(lock);
+	LWLockRelease(ls_cold->tree_lock);
 	return res;
 }
 
@@ -1302,13 +1325,16 @@ bool
 ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row)
 {
 	LsColdTable *ct;
+	bool		ok;
 
 	if (row->origin != LS_ORIGIN_MIGRATED || (ct = ls_cold_of(tbl)) == NULL)
 		return true;
-	if (ls_cold_remove(&ct->tree, row->rowid) != LS_OK)
-		return false;
-	ls_log_cold_remove(tbl, row->rowid);
-	return true;
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ok = ls_cold_remove(&ct->tree, row->rowid) == LS_OK;
+	if (ok)
+		ls_log_cold_remove(tbl, row->rowid);
+	LWLockRelease(ls_cold->tree_lock);
+	return ok;
 }
 
 /* ------------------------------------------------------------------------
@@ -1521,8 +1547,10 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 			rowids[i] = batch[i]->rowid;
 		ls_epoch_exit();
 		ct->pack_hand = n > 0 ? rowids[n - 1] + 1 : 0;
+		LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 		for (uint32 i = 0; i < n; i++)
 			packed += ls_pack_one(ct, tbl, rowids[i], vis, second_chance);
+		LWLockRelease(ls_cold->tree_lock);
 		if (n == 0)
 			break;				/* wrapped: the next pass starts over */
 		budget -= n;
@@ -1654,37 +1682,61 @@ ls_cold_new_image_id(void)
  * this point is not needed for it any more.  Hot rows stay hot (the caller
  * logs them again).
  */
-void
-ls_cold_recovery_clean(void)
+bool
+ls_cold_clean_point(bool held)
 {
 	ls_hot	   *hot = ls_shared_hot();
 	uint32		cursor = 0;
 	ls_hot_table *tbl;
 	ls_status	st;
 	uint64		image = ls_cold_new_image_id();
+	bool		ok = true;
 
-	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	if (!held)
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
 	st = ls_bm_flush_all(ls_cold->bm);
 	if (st != LS_OK)
-		ereport(FATAL,
+	{
+		if (!held)
+			LWLockRelease(ls_cold->adopt_lock);
+		ereport(WARNING,
 				(errcode(ERRCODE_IO_ERROR),
-				 errmsg("could not write leanstore's cold pages after recovery: %s",
-						ls_status_str(st))));
+				 errmsg("could not write leanstore's cold pages: %s", ls_status_str(st))));
+		return false;
+	}
 	ls_epoch_enter();
-	while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	while (ok && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
 		LsColdTable *ct = ls_cold_of(tbl);
 
 		if (ct == NULL || pg_atomic_read_u32(&ct->dirty) == 0 || !ls_table_persists(tbl))
 			continue;
-		if (!ls_clean_meta(tbl, ct->dead_keys, image))
-			ereport(FATAL,
-					(errcode(ERRCODE_IO_ERROR),
-					 errmsg("could not write the meta page of leanstore relfilenode %u/%u after recovery",
-							ct->key.db, ct->key.rel)));
+		ok = ls_clean_meta(tbl, ct->dead_keys, image);
 	}
 	ls_epoch_exit();
-	LWLockRelease(ls_cold->adopt_lock);
+	if (!held)
+		LWLockRelease(ls_cold->adopt_lock);
+	return ok;
+}
+
+/*
+ * Checkpoint: no tree changes (and no log record of one) while held; every
+ * tree change holds tree_lock shared.  Lock order: adopt_lock (pack holds
+ * it for a pass), tree_lock, a row stripe, a row latch.
+ */
+void
+ls_cold_hold_trees(bool hold)
+{
+	if (hold)
+	{
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+		LWLockAcquire(ls_cold->tree_lock, LW_EXCLUSIVE);
+	}
+	else
+	{
+		LWLockRelease(ls_cold->tree_lock);
+		LWLockRelease(ls_cold->adopt_lock);
+	}
 }
 
 /* Write the hot rows of tbl into its tree (caller holds adopt_lock). */
@@ -2064,6 +2116,14 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 	pfree(pg);
 	if (st == LS_NOT_FOUND && !ls_file_is_empty(&file))
 		st = LS_CORRUPT;		/* pages without a meta page in front */
+	/*
+	 * A tree created after the last clean point (no image to go back to):
+	 * everything it held is in the log, the file starts empty.
+	 */
+	if (st == LS_OK && meta.magic == LS_META_MAGIC &&
+		meta.version == LS_META_VERSION && (meta.flags & LS_META_DIRTY) && meta.image == 0 &&
+		meta.db == key.db && meta.rel == key.rel)
+		st = LS_NOT_FOUND;
 	if (st == LS_NOT_FOUND)
 	{
 		LWLockRelease(ls_cold->adopt_lock);
@@ -2085,7 +2145,7 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 		if (st == LS_OK && meta.magic == LS_META_MAGIC && (meta.flags & LS_META_DIRTY))
 			*why = "Its cold pages were being changed at a crash, and the undo journal that brings them back to their last clean image is missing or damaged (pg_leanstore/undo).";
 		else if (st == LS_OK && meta.magic == LS_META_MAGIC && meta.epoch != ls_cold->epoch)
-			*why = "Its file was written before a crash whose log is missing (see the server log of that start).";
+			*why = "Its file was written before a start that could not use leanstore's log: the log was missing, or the cluster was restored from a base backup (see the server log of that start).";
 		else
 			*why = "Its file holds no valid leanstore meta page.";
 		return NULL;
@@ -2275,6 +2335,17 @@ ls_wait_alone(void)
 	return false;
 }
 
+/* A checkpoint when one is due (leanstore.checkpoint_timeout, max_log_size). */
+static void
+ls_worker_checkpoint(void)
+{
+	if (!ls_checkpoint_due())
+		return;
+	StartTransactionCommand();
+	(void) ls_checkpoint(true);
+	CommitTransactionCommand();
+}
+
 /* Pack while hot memory is above leanstore.pack_threshold (or always, eager). */
 static void
 ls_worker_pack(void)
@@ -2313,6 +2384,7 @@ ls_worker_main(Datum arg)
 
 		pg_atomic_fetch_add_u64(&ls_cold->provider_rounds, 1);
 		ls_worker_pack();
+		ls_worker_checkpoint();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 freed > 0 ? 1 : 20, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

@@ -583,7 +583,7 @@ ls_xact_callback(XactEvent event, void *arg)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has written to a leanstore table"),
-						 errdetail("leanstore has no log yet, so a prepared transaction could not survive a restart.")));
+						 errdetail("leanstore logs a transaction's rows when it commits; a prepared transaction's rows could not survive a restart.")));
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:

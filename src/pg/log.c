@@ -50,6 +50,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/pmsignal.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/smgr.h"
 #include "utils/guc.h"
@@ -63,6 +64,8 @@
 
 char	   *ls_log_directory = NULL;
 int			ls_log_buffer_kb = 256;
+int			ls_checkpoint_timeout_s = 300;
+int			ls_max_log_size_mb = 1024;
 
 /*
  * Fault injection for the crash tests (superuser, not in the sample file):
@@ -103,6 +106,8 @@ ls_debug_crash(const char *point)
 /* Custom WAL resource manager: a leanstore-only transaction's WAL record. */
 #define LS_RMGR_ID			141
 #define LS_XLOG_COMMIT		0x00
+#define LS_XLOG_BULK		0x10	/* a bulk load's xid, before its first
+									 * row goes into a tree */
 
 /* Record types (ls_wal_rec.type) and flags */
 #define LS_LR_ROW			1		/* after-image of a row */
@@ -143,6 +148,10 @@ typedef struct LsLogShared
 	pg_atomic_uint64 rounds;	/* group-commit rounds that wrote */
 	pg_atomic_uint64 round_us;	/* time those rounds took */
 	pg_atomic_uint64 round_records;
+	pg_atomic_uint32 ckpt_running;	/* one checkpoint at a time */
+	pg_atomic_uint64 checkpoints;	/* checkpoints that moved the replay start */
+	uint64		checkpoint_us;	/* the last one took */
+	TimestampTz last_checkpoint;	/* or the end of the recovery */
 	uint64		recovery_us;	/* the last recovery */
 	uint64		recovery_records;
 	uint64		recovery_rows;
@@ -209,6 +218,8 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u64(&ls_log->rounds, 0);
 	pg_atomic_init_u64(&ls_log->round_us, 0);
 	pg_atomic_init_u64(&ls_log->round_records, 0);
+	pg_atomic_init_u32(&ls_log->ckpt_running, 0);
+	pg_atomic_init_u64(&ls_log->checkpoints, 0);
 }
 
 /* Wait until recovery has made the tables usable (ls_ctx, first use). */
@@ -222,6 +233,12 @@ ls_log_wait_ready(void)
 	state = pg_atomic_read_u32(&ls_log->state);
 	if (likely(state == LS_LOG_READY))
 		return;
+	/* the log writer starts when recovery ends: never, on a standby */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("leanstore tables cannot be used during recovery or on a standby"),
+				 errdetail("Their rows are in leanstore's own log, not in PostgreSQL's WAL.")));
 	ConditionVariablePrepareToSleep(&ls_log->cv);
 	while ((state = pg_atomic_read_u32(&ls_log->state)) == LS_LOG_RECOVERING)
 		(void) ConditionVariableTimedSleep(&ls_log->cv, 1000, PG_WAIT_EXTENSION);
@@ -258,6 +275,8 @@ ls_log_get_stats(LsLogStats *out)
 	out->recovery_records = ls_log->recovery_records;
 	out->recovery_rows = ls_log->recovery_rows;
 	out->recovery_tables = ls_log->recovery_tables;
+	out->checkpoints = pg_atomic_read_u64(&ls_log->checkpoints);
+	out->checkpoint_us = ls_log->checkpoint_us;
 }
 
 /* ------------------------------------------------------------------------
@@ -475,6 +494,31 @@ ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid)
 	ls_log_append(LS_LR_REMOVE, 0, InvalidTransactionId, &t, NULL, 0);
 }
 
+/*
+ * Before a transaction's first bulk-loaded row goes into a tree: its xid
+ * reaches PostgreSQL's WAL, durably.  A clean image (checkpoint) may hold
+ * rows of a load still running; if the server crashes before it commits,
+ * clog calls the xid aborted, and PostgreSQL must never hand the same xid
+ * out again (it would, for an xid its WAL never saw), or those rows would
+ * come alive.  One WAL flush per loading (sub)transaction.
+ */
+void
+ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid)
+{
+	static TransactionId flushed = InvalidTransactionId;
+	char		dummy = 0;
+	XLogRecPtr	lsn;
+
+	if (xid == flushed || ls_log == NULL || !ls_log_permanent(tbl) ||
+		!TransactionIdIsNormal(xid))
+		return;
+	XLogBeginInsert();
+	XLogRegisterData(&dummy, sizeof(dummy));
+	lsn = XLogInsert(LS_RMGR_ID, LS_XLOG_BULK);
+	XLogFlush(lsn);
+	flushed = xid;
+}
+
 /* ------------------------------------------------------------------------
  * What a transaction wrote: rowid ranges per storage
  * ------------------------------------------------------------------------ */
@@ -663,6 +707,28 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, bool relog,
 {
 	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
 
+	if (all)
+	{
+		/* every hot row: the scan skips empty parts of the RID-map */
+		for (uint64 cursor = lo;;)
+		{
+			ls_hot_row *batch[256];
+			uint64		rowids[256];
+			uint32		n;
+
+			CHECK_FOR_INTERRUPTS();
+			ls_epoch_enter();
+			n = ls_hot_scan_batch(tbl, &cursor, hi + 1, batch, 256);
+			for (uint32 i = 0; i < n; i++)
+				rowids[i] = batch[i]->rowid;
+			ls_epoch_exit();
+			if (n == 0)
+				break;
+			for (uint32 i = 0; i < n; i++)
+				ls_log_row(tbl, spc, rowids[i], all, relog, buf);
+		}
+		return;
+	}
 	for (uint64 rowid = lo; rowid <= hi; rowid++)
 	{
 		if ((rowid & 1023) == 0)
@@ -760,6 +826,340 @@ ls_log_xact_end(void)
 }
 
 /* ------------------------------------------------------------------------
+ * Checkpoints: the log before a point stops being needed
+ *
+ *  1. Hold every tree still (ls_cold_hold_trees: no tree change and no
+ *     cold record can be in flight), wait until every record appended so
+ *     far is durable (durable GSN >= the GSN counter), and take the log's
+ *     end as the new replay start S: every cold record is before S.
+ *  2. Write every changed tree as a new clean image (ls_cold_clean_point);
+ *     let the trees go.  A crash now goes back to these images.
+ *  3. Log again, after S, what the hot tier holds: each permanent table's
+ *     rowid floor (HWM), a CREATE for one without a tree (its storage
+ *     starts afresh at replay), and each hot row's committed state (a
+ *     frozen image or tombstone), taken and logged under the row latch so
+ *     that a later write of the row logs after it.  A row whose newest
+ *     version is still being written by a running transaction is done
+ *     when that transaction ends (its record may lie before S: if it
+ *     aborts, the committed state must be logged after S).
+ *  4. Once all of it is durable, the state file names S as the replay
+ *     start and the segments before it may be recycled.
+ * A checkpoint that cannot finish (a row kept busy too long, a write
+ * error) leaves the replay start where it was: it is always safe to stop.
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsCkptDefer
+{
+	ls_hot_key	key;
+	uint64		rowid;
+	TransactionId xid;
+} LsCkptDefer;
+
+/*
+ * Log rowid's committed state (checkpoint).  false: a running transaction
+ * is writing the row (*busy is its xid): try again once it ended.
+ */
+static bool
+ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, TransactionId *busy)
+{
+	for (int tries = 0; tries < 100; tries++)
+	{
+		ls_hot_row *row;
+		ls_hot_version *newest;
+		ls_hot_version *target = NULL;
+		LsVersionInfo info;
+		LsXidStatus xs = LS_XS_ABORTED;
+		LsXidStatus ds = LS_XS_ABORTED;
+		uint64		xmax_word = 0;
+		int			hops = 0;
+		bool		done = false;
+		LsLogTarget t;
+
+		resetStringInfo(buf);
+		ls_epoch_enter();
+		row = ls_hot_row_get(tbl, rowid);
+		if (row == NULL)
+		{
+			ls_epoch_exit();
+			return true;		/* gone (DEAD or cold): nothing hot to log */
+		}
+		newest = ls_hot_row_newest(row);
+		for (ls_hot_version *v = newest; v != NULL; v = ls_chain_next(row, v, &hops))
+		{
+			ls_version_info(v, &info);
+			xs = ls_xmin_status(v, &info);
+			if (xs != LS_XS_ABORTED)
+			{
+				target = v;
+				break;
+			}
+		}
+		if (target == NULL)
+		{
+			ls_epoch_exit();
+			return true;		/* nothing committed: the row never was */
+		}
+		if (xs == LS_XS_IN_PROGRESS || xs == LS_XS_CURRENT)
+		{
+			*busy = info.xmin;
+			ls_epoch_exit();
+			return false;
+		}
+		xmax_word = info.xmax_raw;
+		if (!ls_xmax_is_lock_only(&info))
+			ds = ls_xmax_status(target, &info);
+		if (ds == LS_XS_IN_PROGRESS || ds == LS_XS_CURRENT)
+		{
+			*busy = info.xmax;
+			ls_epoch_exit();
+			return false;
+		}
+		if (ds != LS_XS_COMMITTED)
+			appendBinaryStringInfo(buf, (const char *) target->data, target->len);
+		ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
+		ls_row_lock(row);
+		if (!ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == newest &&
+			atomic_load(&target->xmax_word) == xmax_word)
+		{
+			if (ds == LS_XS_COMMITTED)
+				ls_log_append(LS_LR_TOMB, LS_LRF_FROZEN, info.xmax, &t, NULL, 0);
+			else
+			{
+				t.len = (uint32) buf->len;
+				ls_log_append(LS_LR_ROW, LS_LRF_FROZEN, info.xmin, &t, buf->data,
+							  (uint32) buf->len);
+			}
+			done = true;
+		}
+		ls_row_unlock(row);
+		ls_epoch_exit();
+		if (done)
+			return true;
+	}
+	*busy = InvalidTransactionId;
+	return false;
+}
+
+/* Step 3 for one table: floor, existence, hot rows (deferring busy ones). */
+static void
+ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefer, int *cap)
+{
+	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
+	uint64		next;
+	uint32		used;
+	LsLogTarget t;
+
+	ls_hot_table_get_fill(tbl, &next, &used);
+	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, next);
+
+	/*
+	 * No CREATE: if this checkpoint does not finish, replay reads the older
+	 * log and then these records, and a CREATE would wipe rows that the
+	 * older log has and this checkpoint did not log again yet.  The HWM
+	 * record names the table; a table without a tree has an empty file,
+	 * which replay opens as an empty table.
+	 */
+	/* the reservation that covers the rowids in use */
+	t.value = Max(next, (uint64) ls_hot_table_get_tag(tbl, LS_TAG_HWM) << LS_HWM_SHIFT);
+	ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
+	/* the hot rows only (the scan skips empty parts of the RID-map) */
+	for (uint64 cursor = 0;;)
+	{
+		ls_hot_row *batch[256];
+		uint64		rowids[256];
+		uint32		n;
+
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		n = ls_hot_scan_batch(tbl, &cursor, ls_hot_table_rowid_limit(tbl), batch, 256);
+		for (uint32 i = 0; i < n; i++)
+			rowids[i] = batch[i]->rowid;
+		ls_epoch_exit();
+		if (n == 0)
+			break;
+		for (uint32 i = 0; i < n; i++)
+		{
+			TransactionId busy;
+
+			if (ls_ckpt_row(tbl, spc, rowids[i], buf, &busy))
+				continue;
+			if (*ndefer == *cap)
+			{
+				*cap = Max(*cap * 2, 64);
+				*defer = *defer == NULL ? palloc(sizeof(LsCkptDefer) * *cap) :
+					repalloc(*defer, sizeof(LsCkptDefer) * *cap);
+			}
+			(*defer)[*ndefer].key = ls_hot_table_get_key(tbl);
+			(*defer)[*ndefer].rowid = rowids[i];
+			(*defer)[*ndefer].xid = busy;
+			(*ndefer)++;
+		}
+	}
+}
+
+/* Is a checkpoint due (leanstore.checkpoint_timeout, leanstore.max_log_size)? */
+bool
+ls_checkpoint_due(void)
+{
+	bool		clean;
+	uint64		start;
+
+	if (ls_log == NULL || pg_atomic_read_u32(&ls_log->state) != LS_LOG_READY)
+		return false;
+	ls_cold_start_state(&clean, &start);
+	if (ls_wal_end(ls_log->wal) > start &&
+		ls_wal_end(ls_log->wal) - start > (uint64) ls_max_log_size_mb * 1024 * 1024 / 2)
+		return true;
+	return ls_checkpoint_timeout_s > 0 && ls_wal_end(ls_log->wal) > start &&
+		TimestampDifferenceExceeds(ls_log->last_checkpoint, GetCurrentTimestamp(),
+								   ls_checkpoint_timeout_s * 1000);
+}
+
+/*
+ * Run a checkpoint (the leanstore worker when one is due, or
+ * leanstore_checkpoint()).  false when another one runs or this one could
+ * not finish (the replay start then stays where it was).
+ */
+bool
+ls_checkpoint(bool wait_for_writers)
+{
+	uint32		expected = 0;
+	ls_hot	   *hot;
+	uint64		gsn;
+	uint64		start;
+	instr_time	t0,
+				t1;
+	StringInfoData buf;
+	ls_hot_key *keys = NULL;
+	int			nkeys = 0;
+	LsCkptDefer *defer = NULL;
+	int			ndefer = 0;
+	int			cap = 0;
+	bool		ok;
+
+	if (ls_log == NULL || pg_atomic_read_u32(&ls_log->state) != LS_LOG_READY)
+		return false;
+	if (!pg_atomic_compare_exchange_u32(&ls_log->ckpt_running, &expected, 1))
+		return false;
+	INSTR_TIME_SET_CURRENT(t0);
+	hot = ls_shared_hot();
+	PG_TRY();
+	{
+		/* 1. a consistent cut of the trees and of the log */
+		ls_cold_hold_trees(true);
+		gsn = ls_wal_current_gsn(ls_log->wal);
+		while (ls_wal_durable_gsn(ls_log->wal) < gsn)
+		{
+			if (ls_wal_failed(ls_log->wal))
+				ereport(PANIC,
+						(errcode(ERRCODE_IO_ERROR),
+						 errmsg("leanstore's log writer failed; the server must restart")));
+			ls_wal_kick(ls_log->wal);
+			pg_usleep(500L);
+		}
+		start = ls_wal_end(ls_log->wal);
+		/* 2. changed trees become clean images */
+		ok = ls_cold_clean_point(true);
+		ls_cold_hold_trees(false);
+		if (ok)
+			ls_debug_crash("checkpoint-clean");
+
+		/* 3. the hot tier, logged again after start */
+		if (ok)
+		{
+			uint32		cursor = 0;
+			ls_hot_table *tbl;
+			int			kcap = 64;
+
+			keys = palloc(sizeof(ls_hot_key) * kcap);
+			ls_epoch_enter();
+			while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+			{
+				if (!ls_log_permanent(tbl) || ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
+					continue;
+				if (nkeys == kcap)
+				{
+					ls_epoch_exit();	/* repalloc may throw */
+					kcap *= 2;
+					keys = repalloc(keys, sizeof(ls_hot_key) * kcap);
+					ls_epoch_enter();
+				}
+				keys[nkeys++] = ls_hot_table_get_key(tbl);
+			}
+			ls_epoch_exit();
+			initStringInfo(&buf);
+			for (int i = 0; i < nkeys; i++)
+			{
+				/* a table dropped meanwhile is gone (its drop is logged) */
+				if ((tbl = ls_hot_table_find(hot, keys[i])) != NULL)
+					ls_ckpt_table(tbl, &buf, &defer, &ndefer, &cap);
+			}
+			/* rows a running transaction was writing: once it ended */
+			for (int round = 0; ok && ndefer > 0 && round < 3; round++)
+			{
+				int			left = 0;
+
+				for (int i = 0; i < ndefer; i++)
+				{
+					ls_hot_table *t2 = ls_hot_table_find(hot, defer[i].key);
+					TransactionId busy;
+
+					for (int w = 0; wait_for_writers && TransactionIdIsValid(defer[i].xid) &&
+						 TransactionIdIsInProgress(defer[i].xid) && w < 10000; w++)
+					{
+						CHECK_FOR_INTERRUPTS();
+						pg_usleep(1000L);
+					}
+					if (t2 == NULL ||
+						ls_ckpt_row(t2, ls_hot_table_get_tag(t2, LS_TAG_SPC), defer[i].rowid,
+									&buf, &busy))
+						continue;
+					defer[left] = defer[i];
+					defer[left].xid = busy;
+					left++;
+				}
+				ndefer = left;
+			}
+			if (ndefer > 0)
+			{
+				ereport(LOG,
+						(errmsg("leanstore checkpoint skipped: %d rows stayed busy", ndefer)));
+				ok = false;
+			}
+			pfree(buf.data);
+		}
+		/* 4. durable, then the replay start moves */
+		if (ok)
+		{
+			ls_log_flush_mine();
+			ls_debug_crash("checkpoint-relog");
+			ls_cold_set_log_start(start);
+			ls_wal_set_keep_from(ls_log->wal, start);
+		}
+	}
+	PG_CATCH();
+	{
+		pg_atomic_write_u32(&ls_log->ckpt_running, 0);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	if (ok)
+	{
+		ls_log->checkpoint_us = INSTR_TIME_GET_MICROSEC(t1);
+		ls_log->last_checkpoint = GetCurrentTimestamp();
+		pg_atomic_fetch_add_u64(&ls_log->checkpoints, 1);
+	}
+	pg_atomic_write_u32(&ls_log->ckpt_running, 0);
+	if (keys != NULL)
+		pfree(keys);
+	if (defer != NULL)
+		pfree(defer);
+	return ok;
+}
+
+/* ------------------------------------------------------------------------
  * Custom WAL resource manager (its records carry nothing to redo)
  * ------------------------------------------------------------------------ */
 
@@ -768,7 +1168,7 @@ ls_rm_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
-	if (info != LS_XLOG_COMMIT)
+	if (info != LS_XLOG_COMMIT && info != LS_XLOG_BULK)
 		elog(PANIC, "leanstore WAL redo: unknown record type %u", info);
 }
 
@@ -781,7 +1181,14 @@ ls_rm_desc(StringInfo buf, XLogReaderState *record)
 static const char *
 ls_rm_identify(uint8 info)
 {
-	return (info & ~XLR_INFO_MASK) == LS_XLOG_COMMIT ? "COMMIT" : NULL;
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case LS_XLOG_COMMIT:
+			return "COMMIT";
+		case LS_XLOG_BULK:
+			return "BULK";
+	}
+	return NULL;
 }
 
 static RmgrData ls_rmgr = {
@@ -816,9 +1223,25 @@ ls_log_register(void)
 	while (ls_log_buffer_kb & (ls_log_buffer_kb - 1))
 		ls_log_buffer_kb &= ls_log_buffer_kb - 1;
 
+	DefineCustomIntVariable("leanstore.checkpoint_timeout",
+							"Time between leanstore checkpoints.",
+							"A checkpoint writes changed cold trees as clean images and logs the hot rows again, so that older log segments can be recycled; 0 leaves it to leanstore.max_log_size.",
+							&ls_checkpoint_timeout_s,
+							300, 0, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.max_log_size",
+							"Log size that makes the leanstore worker run a checkpoint.",
+							"A checkpoint starts when the log since the last one passes half of it.",
+							&ls_max_log_size_mb,
+							1024, 32, 1024 * 1024,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, recovery-replay, recovery-relog, bulk-load, pack.",
+							   "Points: commit-before-log, commit-after-log, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog.",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,
@@ -935,7 +1358,10 @@ ls_replay_table(LsReplay *rp, const LsLogTarget *t)
 		snprintf(name, sizeof(name), "relfilenode %u/%u/%u", node.spcNode, node.dbNode, node.relNode);
 		rt->tbl = ls_cold_adopt_node(rt->key, &node, RELPERSISTENCE_PERMANENT, name, &res, &why);
 		if (res == LS_ADOPT_EMPTY)
+		{
 			ls_replay_new_table(rt);
+			rt->created = true; /* its file's pages (if any) are not its base */
+		}
 		else if (rt->tbl == NULL)
 			rt->lost = true;
 	}
@@ -1269,14 +1695,11 @@ ls_replay_relog(LsReplay *rp)
 		ls_hot_table_get_fill(rt->tbl, &next, &used);
 		ls_log_target(&t, rt->key, rt->spc, next);
 		/*
-		 * A storage of the crashed run without a tree starts afresh at the
-		 * next replay; one with a tree is opened over its new clean image.
+		 * No CREATE (a crash during this re-log replays the older log and
+		 * then these records: a CREATE would wipe rows not logged again
+		 * yet).  The HWM record names the table; one without a tree has an
+		 * empty file now (ls_replay_finish), opened as an empty table.
 		 */
-		if (rt->created && !ls_cold_has_tree(rt->tbl))
-		{
-			t.persistence = RELPERSISTENCE_PERMANENT;
-			ls_log_append(LS_LR_CREATE, 0, InvalidTransactionId, &t, NULL, 0);
-		}
 		ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
 		if (next > 0)
 			ls_log_rows(rt->tbl, 0, next - 1, true, true, &buf);
@@ -1379,7 +1802,22 @@ ls_log_recover(void)
 	INSTR_TIME_SET_CURRENT(t0);
 	ls_cold_start_state(&clean, &start);
 	ls_segment_path(path, sizeof(path), start);
-	if (!clean && stat(path, &sb) != 0 && start > 0)
+	if (ls_cold_from_backup())
+	{
+		/*
+		 * pg_basebackup copied leanstore's files while they changed, and
+		 * their rows are not in PostgreSQL's WAL: nothing of them can be
+		 * trusted.  A new epoch makes every table lost, with an error.
+		 */
+		ereport(WARNING,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("this cluster was restored from a base backup: its leanstore tables are lost"),
+				 errdetail("leanstore's files cannot be copied consistently by a base backup, and their rows are not in PostgreSQL's WAL."),
+				 errhint("Copy leanstore tables with pg_dump; TRUNCATE or DROP them here.")));
+		ls_cold_log_lost(start);
+		clean = true;
+	}
+	else if (!clean && stat(path, &sb) != 0 && start > 0)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -1438,10 +1876,14 @@ ls_log_recover(void)
 	{
 		ls_debug_crash("recovery-replay");
 		/* the trees replay changed become clean images ... */
-		ls_cold_recovery_clean();
+		if (!ls_cold_clean_point(false))
+			ereport(FATAL,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("could not write the trees leanstore's recovery changed")));
 		/* ... and the hot rows are logged again, after which the old log goes */
 		ls_log_prepare();
 		ls_replay_relog(&rp);
+		ls_debug_crash("recovery-end");
 	}
 	hash_destroy(rp.tables);
 	/* nothing before the end is needed any more (after a clean start, or the re-log) */
@@ -1451,6 +1893,7 @@ ls_log_recover(void)
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	ls_log->recovery_us = INSTR_TIME_GET_MICROSEC(t1);
+	ls_log->last_checkpoint = GetCurrentTimestamp();
 	ls_log->recovery_records = rp.records;
 	ls_log->recovery_rows = rp.rows;
 	if (!clean)

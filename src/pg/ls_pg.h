@@ -185,6 +185,8 @@ typedef struct LsLogStats
 	uint64		recovery_records;
 	uint64		recovery_rows;
 	uint64		recovery_tables;
+	uint64		checkpoints;
+	uint64		checkpoint_us;
 } LsLogStats;
 
 extern void ls_log_register(void);
@@ -203,6 +205,11 @@ extern void ls_log_note_created(ls_hot_table *tbl);
 extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
 							uint32 len, TransactionId xmin, bool frozen);
 extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
+extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
+extern int	ls_checkpoint_timeout_s;
+extern int	ls_max_log_size_mb;
+extern bool ls_checkpoint(bool wait_for_writers);
+extern bool ls_checkpoint_due(void);
 extern void ls_log_pre_commit(void);
 extern void ls_log_xact_end(void);
 
@@ -261,13 +268,15 @@ extern ls_hot_table *ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node,
 extern ls_hot_table *ls_cold_adopt(Relation rel, const char **why);
 extern void ls_cold_pack_all(uint64 log_end);
 extern void ls_cold_start_state(bool *clean, uint64 *log_start);
+extern bool ls_cold_from_backup(void);
 extern void ls_cold_log_lost(uint64 new_log_start);
 extern void ls_cold_set_log_start(uint64 log_start);
 extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
 							   uint32 len, TransactionId xmin);
 extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_has_tree(ls_hot_table *tbl);
-extern void ls_cold_recovery_clean(void);
+extern bool ls_cold_clean_point(bool held);
+extern void ls_cold_hold_trees(bool hold);
 extern void ls_cold_get_stats(LsColdStats *out);
 extern void ls_worker_register(void);
 

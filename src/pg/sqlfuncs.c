@@ -8,6 +8,7 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
@@ -27,6 +28,23 @@
 PG_FUNCTION_INFO_V1(leanstore_stats);
 PG_FUNCTION_INFO_V1(leanstore_table_stats);
 PG_FUNCTION_INFO_V1(leanstore_verify);
+PG_FUNCTION_INFO_V1(leanstore_checkpoint);
+
+/*
+ * leanstore_checkpoint(): in a transaction of its own (its rows would keep
+ * the checkpoint waiting for itself).
+ */
+Datum
+leanstore_checkpoint(PG_FUNCTION_ARGS)
+{
+	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		ereport(ERROR,
+				(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+				 errmsg("leanstore_checkpoint() cannot run in a transaction that has written"),
+				 errhint("Call it in a transaction of its own.")));
+	(void) ls_ctx();
+	PG_RETURN_BOOL(ls_checkpoint(true));
+}
 
 Datum
 leanstore_stats(PG_FUNCTION_ARGS)
@@ -36,8 +54,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	LsColdStats cs;
 	ls_hc_stats hc;
 	LsLogStats	ls;
-	Datum		values[46];
-	bool		nulls[46] = {0};
+	Datum		values[48];
+	bool		nulls[48] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -93,6 +111,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[43] = Int64GetDatum((int64) ls.recovery_records);
 	values[44] = Int64GetDatum((int64) ls.recovery_rows);
 	values[45] = Int64GetDatum((int64) ls.recovery_tables);
+	values[46] = Int64GetDatum((int64) ls.checkpoints);
+	values[47] = Int64GetDatum((int64) ls.checkpoint_us);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

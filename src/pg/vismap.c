@@ -35,10 +35,10 @@
  * set => every row of B is flagged" holds whenever the lock is free: a row
  * that later enters B comes in through an insert, which checks the limit.
  *
- * The map is not WAL-logged (leanstore has no log yet and its tables do not
- * survive a restart, so a stale bit can never be read).  When the log
- * lands, recovery must clear the visibility map forks of leanstore tables
- * before a backend can read them.  Only the all-visible bit is used; the
+ * The map is not WAL-logged: leanstore's recovery truncates the visibility
+ * map fork of every table it replays before a backend can read it (log.c),
+ * and a clean restart keeps bits the rows' marks back (cold.c).  Only the
+ * all-visible bit is used; the
  * all-frozen bit is heap's VACUUM-skipping device and stays 0.
  */
 #include "postgres.h"

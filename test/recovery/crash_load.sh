@@ -8,6 +8,7 @@
 #  - a writer whose transactions insert the same number into a leanstore
 #    and a heap table and commit, then print "ack N" (psql prints it only
 #    after COMMIT returned), and roll back every fourth one (negative N);
+# (checkpoints every second, so kills also land inside them)
 # then kills every process of the cluster with SIGKILL at a random moment,
 # starts it again and checks:
 #  - every acknowledged N is in both tables, and every N is in both or in
@@ -45,6 +46,7 @@ default_table_access_method = 'leanstore'
 synchronous_commit = on
 autovacuum = off
 restart_after_crash = off
+leanstore.checkpoint_timeout = 1
 EOF
 chown -R "$LS_PG_USER": "$dir"
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1

@@ -18,6 +18,8 @@
 #     every table is intact, the crashed bulk load is gone.
 #  5. an injected EIO on the log's write: PANIC, restart, nothing
 #     committed lost.
+#  6. checkpoints (leanstore_checkpoint()): the replay start moves, a crash
+#     replays only what came later; crashes inside a checkpoint.
 # Run by test/run (as root; the server runs as postgres).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -183,18 +185,52 @@ for t in $tables; do
 	expect "pack: $t intact" "${before[$t]}" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM $t x")"
 done
 
-# 5. the log's write fails: PANIC, PostgreSQL restarts, no commit is lost
-q -c "INSERT INTO l VALUES (3000, 'before the fault')" >/dev/null
-q -c "ALTER SYSTEM SET leanstore.debug_log_fault = 'write'" -c "SELECT pg_reload_conf()" >/dev/null
-sleep 0.5
-got=$(q -c "INSERT INTO l VALUES (3001, 'during the fault')")
-q -c "ALTER SYSTEM RESET leanstore.debug_log_fault" >/dev/null 2>&1
-wait_up
-q -c "ALTER SYSTEM RESET leanstore.debug_log_fault" -c "SELECT pg_reload_conf()" >/dev/null
-grep -q "PANIC:.*could not write leanstore's log" "$dir/server.log" ||
-	{ echo "crash_points: no PANIC for the failed log write"; fail=1; }
-expect "log write fault: committed rows kept, the failed one absent" "1|0" \
-	"$(q -c "SELECT count(*) FILTER (WHERE n = 3000), count(*) FILTER (WHERE n = 3001) FROM l")"
+# 5. the log's write or sync fails: PANIC, PostgreSQL restarts, no commit
+#    is lost, the failed one is not there
+for fault in write sync; do
+	q -c "INSERT INTO l VALUES (3000 + length('$fault'), 'before the fault')" >/dev/null
+	q -c "ALTER SYSTEM SET leanstore.debug_log_fault = '$fault'" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 0.5
+	q -c "INSERT INTO l VALUES (4000 + length('$fault'), 'during the fault')" >/dev/null 2>&1
+	wait_up
+	q -c "ALTER SYSTEM RESET leanstore.debug_log_fault" -c "SELECT pg_reload_conf()" >/dev/null
+	expect "log $fault fault: PANIC" yes \
+		"$(grep -q "PANIC:.*could not write leanstore's log" "$dir/server.log" && echo yes || echo no)"
+	expect "log $fault fault: committed rows kept, the failed one absent" "1|0" \
+		"$(q -c "SELECT count(*) FILTER (WHERE n = 3000 + length('$fault')), count(*) FILTER (WHERE n = 4000 + length('$fault')) FROM l")"
+done
+
+# 6. checkpoints: the replay start moves, a crash after one replays only
+#    what came later; crashes inside one (after the clean images, after
+#    the re-log) recover everything
+q -c "CREATE TABLE k (id int PRIMARY KEY, v text) USING leanstore;
+      INSERT INTO k SELECT g, 'k' || g FROM generate_series(1, 2000) g" >/dev/null
+q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO k SELECT g, 'b' || g FROM generate_series(2001, 6000) g" >/dev/null
+start_before=$(awk '{ print $5 }' "$dir/data/pg_leanstore/state")
+got=$(q -c "BEGIN" -c "INSERT INTO k VALUES (-1, 'x')" -c "SELECT leanstore_checkpoint()")
+expect "leanstore_checkpoint() in a writing transaction" "error" \
+	"$(case "$got" in *"cannot run in a transaction that has written"*) echo error ;; *) echo "$got" ;; esac)"
+expect "checkpoint" "t" "$(q -c "SELECT leanstore_checkpoint()")"
+start_after=$(awk '{ print $5 }' "$dir/data/pg_leanstore/state")
+expect "the replay start moved" "yes" "$([ "$start_after" -gt "$start_before" ] && echo yes || echo "$start_before -> $start_after")"
+q -c "UPDATE k SET v = 'after' WHERE id % 100 = 0" -c "DELETE FROM k WHERE id % 100 = 1" >/dev/null
+before_k=$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")
+crash
+restart
+expect "after a checkpoint: everything there" "$before_k" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")"
+expect "after a checkpoint: only later records replayed" "yes" \
+	"$(q -c "SELECT CASE WHEN recovery_records < 5000 THEN 'yes' ELSE recovery_records::text END FROM leanstore_stats()")"
+for point in checkpoint-clean checkpoint-relog; do
+	q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO k SELECT g, '$point' FROM generate_series(1000000 + length('$point') * 1000, 1000000 + length('$point') * 1000 + 500) g" \
+		-c "UPDATE k SET v = '$point' WHERE id % 100 = 5" >/dev/null
+	before_k=$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")
+	q -c "SET leanstore.debug_crash_point = '$point'" -c "SELECT leanstore_checkpoint()" >/dev/null 2>&1
+	wait_up
+	grep -q "crashing at \"$point\"" "$dir/server.log" || { echo "crash_points: $point was not reached"; fail=1; }
+	expect "crash in a checkpoint ($point): everything there" "$before_k" \
+		"$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")"
+	expect "leanstore_verify(k) after $point" "t" "$(q -c "SELECT leanstore_verify('k')")"
+done
 
 if [ "$fail" != 0 ]; then
 	tail -n 40 "$dir/server.log"

@@ -6,18 +6,43 @@
 # heap copies after a clean restart, changed, and compared again after a
 # second one; pg_checksums --check runs on the stopped cluster after each
 # clean shutdown and pg_basebackup (which verifies checksums) on the running
-# one; finally an immediate shutdown (a crash, until the log exists) leaves
-# the tables lost with the usual error. The combined psql output is compared
+# one; finally an immediate shutdown (a crash) after more changes, and the
+# tables must still equal their heap copies (leanstore's log, undo journals);
+# last, the base backup is started: its leanstore tables are refused. The combined psql output is compared
 # with expected/restart_clean.out. Run by test/run as root; $1: output file.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+
+# tear_saved_blocks JOURNAL FILE: a torn write of every block the undo
+# journal saved (the second 4 KiB of the block zeroed in FILE): recovery
+# must restore them all. Journal: 32-byte header, then entries of 24 bytes
+# (magic, block, image, flags, crc; u32 u32 u64 u32 u32) each followed by
+# the 8 KiB page unless flags has bit 1 (src/buffer/undo.c).
+tear_saved_blocks() {
+	local j=$1 f=$2 size off block flags n=0
+	[ -f "$j" ] || return 1
+	size=$(stat -c %s "$j")
+	off=32
+	while [ $((off + 24)) -le "$size" ]; do
+		block=$(od -An -t u4 -j $((off + 4)) -N 4 "$j" | tr -d ' ')
+		flags=$(od -An -t u4 -j $((off + 16)) -N 4 "$j" | tr -d ' ')
+		off=$((off + 24))
+		if [ $((flags & 1)) = 0 ]; then
+			off=$((off + 8192))
+			[ "$off" -le "$size" ] || break
+			dd if=/dev/zero of="$f" bs=4096 seek=$((block * 2 + 1)) count=1 conv=notrunc status=none
+			n=$((n + 1))
+		fi
+	done
+	[ "$n" -gt 0 ]
+}
 . "$HERE/../lib.sh"
 ls_require_root
 trap ls_cleanup EXIT
 out=${1:-$(mktemp)}
 ls_scratch_dir restart-clean || exit 1
 dir=$LS_SCRATCH
-cp "$HERE"/restart_clean_[1234].sql "$dir/"
+cp "$HERE"/restart_clean_[12345].sql "$dir/"
 printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '128MB'\nleanstore.buffer_pool = '4MB'\nautovacuum = off\n" >"$dir/test.conf"
 chown -R "$LS_PG_USER": "$dir"
 LS_INITDB_ARGS=-k ls_cluster_start "$dir" "$dir/test.conf" || exit 1
@@ -52,10 +77,26 @@ stop_check_start() {
 	fi
 	stop_check_start
 	psql_run restart_clean_3.sql
-	echo "-- (immediate shutdown: a crash for leanstore, then start)"
+	echo "-- (immediate shutdown: a crash; torn writes of t1's saved blocks; then start)"
+	t1_path=$(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -A -t -q -d postgres \
+		-c "SELECT pg_relation_filepath('t1')")
+	t1_journal=$(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -A -t -q -d postgres \
+		-c "SELECT format('pg_leanstore/undo/%s_%s_%s', CASE WHEN reltablespace = 0 THEN 1663 ELSE reltablespace END,
+		                  (SELECT oid FROM pg_database WHERE datname = current_database()), relfilenode)
+		    FROM pg_class WHERE relname = 't1'")
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || echo "immediate stop failed"
+	tear_saved_blocks "$dir/data/$t1_journal" "$dir/data/$t1_path" || echo "no saved block of t1 to tear"
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -w -t 120 start -l "$dir/server.log" >/dev/null 2>&1 || echo "start failed"
 	psql_run restart_clean_4.sql
+	echo "-- (the server stopped; the base backup started in its place)"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || echo "stop failed"
+	chmod 700 "$dir/backup"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/backup" -w -t 120 start -l "$dir/backup.log" >/dev/null 2>&1 ||
+		{ echo "backup start failed"; tail -n 20 "$dir/backup.log"; }
+	psql_run restart_clean_5.sql
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/backup" -m fast -w stop >/dev/null 2>&1 || echo "backup stop failed"
+	grep -q "restored from a base backup: its leanstore tables are lost" "$dir/backup.log" ||
+		echo "no warning about the base backup in its server log"
 } >"$out"
 ls_cluster_stop "$dir"
 if diff -u "$HERE/expected/restart_clean.out" "$out"; then

@@ -1,0 +1,51 @@
+-- ls_log: what leanstore's log records at commit, as leanstore_stats()
+-- counts it (one after-image per row per transaction; nothing for rolled
+-- back transactions, unlogged or temporary tables), and checkpoints.
+-- (Not run with regress-cold: pack logs its moves while this runs.)
+CREATE TABLE lg (id int PRIMARY KEY, v text) USING leanstore;
+CREATE TEMP TABLE s0 AS SELECT log_records AS r, log_commits AS c FROM leanstore_stats();
+INSERT INTO lg SELECT g, 'x' || g FROM generate_series(1, 100) g;
+-- 100 rows (and a rowid reservation), one commit
+SELECT log_records - r BETWEEN 100 AND 103 AS inserts, log_commits - c AS commits
+  FROM leanstore_stats(), s0;
+-- a row changed twice in one transaction is logged once
+UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
+BEGIN;
+UPDATE lg SET v = 'y' WHERE id <= 10;
+UPDATE lg SET v = 'z' WHERE id <= 10;
+DELETE FROM lg WHERE id = 11;
+COMMIT;
+SELECT log_records - r AS records, log_commits - c AS commits FROM leanstore_stats(), s0;
+-- a rolled back transaction logs nothing; neither does a read-only one
+UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
+BEGIN;
+UPDATE lg SET v = 'gone' WHERE id <= 50;
+ROLLBACK;
+SELECT count(*) FROM lg;
+SELECT log_records - r AS records, log_commits - c AS commits FROM leanstore_stats(), s0;
+-- a subtransaction rolled back: only what the transaction kept
+UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
+BEGIN;
+UPDATE lg SET v = 'kept' WHERE id = 20;
+SAVEPOINT a;
+UPDATE lg SET v = 'undone' WHERE id BETWEEN 21 AND 30;
+ROLLBACK TO a;
+COMMIT;
+SELECT log_records - r AS records FROM leanstore_stats(), s0;
+-- unlogged and temporary tables are not logged
+UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
+CREATE UNLOGGED TABLE lu (a int) USING leanstore;
+INSERT INTO lu SELECT generate_series(1, 50);
+CREATE TEMP TABLE lt (a int) USING leanstore;
+INSERT INTO lt SELECT generate_series(1, 50);
+SELECT log_records - r AS records FROM leanstore_stats(), s0;
+-- a checkpoint
+CREATE TEMP TABLE k0 AS SELECT checkpoints AS k FROM leanstore_stats();
+SELECT leanstore_checkpoint();
+SELECT checkpoints - k AS checkpoints FROM leanstore_stats(), k0;
+BEGIN;
+INSERT INTO lg VALUES (1000, 'in a transaction');
+SELECT leanstore_checkpoint();
+ROLLBACK;
+SELECT v FROM lg WHERE id IN (5, 11, 20, 25) ORDER BY id;
+DROP TABLE lg, lu, lt;
