@@ -3,8 +3,8 @@
 # recovery runs it; as root).
 #
 # Per pgbench scale and engine one throwaway cluster (the settings of
-# bench/run's shared clusters: synchronous_commit = on, no checkpoint during
-# a run), loaded once with pgbench -i into database bench (for leanstore its
+# bench/run's shared clusters: synchronous_commit = on, no checkpoint of
+# either engine during a run), loaded once with pgbench -i into database bench (for leanstore its
 # default_table_access_method is leanstore, so all four pgbench tables are
 # leanstore tables). Then RUNS rounds, heap and leanstore interleaved, each:
 #   1. start the cluster cleanly (a clean shutdown before: heap's redo and
@@ -68,12 +68,14 @@ synchronous_commit = on
 max_connections = 100
 max_wal_size = '4GB'
 checkpoint_timeout = '30min'
+leanstore.checkpoint_timeout = '30min'
+leanstore.max_log_size = '4GB'
 autovacuum = off
 EOF
 bench_meta recovery "cluster settings" "$(grep -v '^#' "$CONF" | sed 's/ = /=/' | paste -sd ' ') (one cluster per engine and scale)"
 bench_meta recovery "load before the crash" "pgbench tpcb-like, -c $CLIENTS -j $((CLIENTS < 2 ? CLIENTS : 2)), ${SECONDS_RUN}s after a clean start, then kill -9 of every server process while it runs"
 bench_meta recovery "restart_s" "pg_ctl start until the first SELECT abalance FROM pgbench_accounts WHERE aid = 1 succeeds (polled every 0.05 s); includes PostgreSQL's redo and, for leanstore, its log replay"
-bench_meta recovery "checkpoints" "none during a run (checkpoint_timeout 30min, max_wal_size 4GB): heap's redo starts at the clean start, like leanstore's log (which has no checkpoints yet)"
+bench_meta recovery "checkpoints" "none during a run (checkpoint_timeout and leanstore.checkpoint_timeout 30min, max_wal_size and leanstore.max_log_size 4GB): heap's redo and leanstore's replay both start at the clean start"
 bench_meta recovery "scales" "$SCALES"
 bench_meta recovery "runs per engine" "$RUNS (interleaved heap, leanstore, heap, ...)"
 
