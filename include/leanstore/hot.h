@@ -28,6 +28,10 @@
  *  - Rowids are never reused.  A RID-map slot goes NULL -> row -> DEAD ->
  *    NULL: DEAD means "row gone, index entries may still point here"; only
  *    VACUUM (after deleting those index entries) turns DEAD into NULL.
+ *  - The RID-map's memory follows its contents: a chunk of 32 slots, and a
+ *    map node, is freed (epoch-protected) as soon as every slot under it is
+ *    NULL, by the remove, evict, forget or failed insert that emptied it.
+ *    A DEAD slot keeps its chunk.
  */
 #ifndef LEANSTORE_HOT_H
 #define LEANSTORE_HOT_H
@@ -169,9 +173,13 @@ ls_status	ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **ou
 ls_hot_table *ls_hot_table_find(ls_hot *hot, ls_hot_key key);
 /*
  * Drop a table: unlink it and retire all its rows, versions and map nodes.
- * No writer may use the table concurrently (PostgreSQL's AccessExclusiveLock);
- * readers still inside an epoch stay safe.  The descriptor slot is reused
- * only once no process can still be inside an epoch that saw the table.
+ * No process may insert into the table or change versions concurrently
+ * (PostgreSQL's AccessExclusiveLock); readers still inside an epoch stay
+ * safe.  Removes, evicts and forgets that race with the drop (or come after
+ * it, from a process still inside an epoch that found a row) are harmless:
+ * every row and map object is retired exactly once, by whoever claims it
+ * first.  The descriptor slot is reused only once no process can still be
+ * inside an epoch that saw the table.
  */
 void		ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 
@@ -293,13 +301,15 @@ ls_hot_row *ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid);
  * Lookup with a remembered RID-map leaf: lookups of nearby rowids (the same
  * leaf of 1024) skip the walk from the root.  Zero-initialise the hint and
  * use it for one table only; it may be kept across epochs (it is checked
- * against the map's current root, so a dropped map is never touched).
+ * against the map's current root and its count of freed map nodes, so a
+ * dropped map or a freed leaf is never touched).
  */
 typedef struct ls_hot_map_hint
 {
 	void	   *leaf;
 	void	   *root;
 	uint64_t	base;
+	uint64_t	gen;
 } ls_hot_map_hint;
 
 ls_hot_row *ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint);

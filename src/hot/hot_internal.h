@@ -137,15 +137,31 @@ hot_ctx_add(_Atomic int64_t *counter, int64_t delta)
 #define HOT_CHUNK_SLOTS		(1u << HOT_CHUNK_BITS)
 #define HOT_LEAF_CHUNKS		(HOT_MAP_FANOUT / HOT_CHUNK_SLOTS)
 
+/*
+ * Reference counts of RID-map objects (chunks and non-root nodes; the root
+ * counts too but is never freed).  refs = the object's non-NULL slots
+ * (chunk) or children links (node) + references of inserters in flight
+ * (a pending insert into a chunk, a child being created in a node).  It
+ * never under-counts: raised before a slot or link becomes non-NULL,
+ * lowered after it went back to NULL.  Whoever lowers it to zero may claim
+ * the object by CAS 0 -> HOT_REFS_DEAD; a DEAD object has only NULL slots
+ * and links and keeps them (a new one needs a reference, which cannot be
+ * taken any more: hot_refs_take fails), so it is unlinked from its parent
+ * and retired.  Rules and proof: ridmap.c and README.md ("Freeing").
+ */
+#define HOT_REFS_DEAD		(UINT32_C(1) << 31)
+
 typedef struct hot_map_chunk
 {
+	_Atomic uint32_t refs;		/* see HOT_REFS_DEAD */
+	uint32_t	pad;
 	_Atomic uintptr_t slot[HOT_CHUNK_SLOTS];
 } hot_map_chunk;
 
 /*
  * Inner node: slot[HOT_MAP_FANOUT] children.  Leaf: slot[HOT_LEAF_CHUNKS]
- * chunk pointers (NULL until the chunk's first insert; published by CAS and
- * never unlinked while the table lives, like nodes), whose slots hold 0,
+ * chunk pointers (NULL until the chunk's first insert; published by CAS like
+ * nodes, unlinked and freed with them when empty), whose slots hold 0,
  * HOT_SLOT_DEAD, HOT_SLOT_BUSY or a row; and the occupancy bitmap: bit i is
  * set whenever slot i holds a row or DEAD that a reader may need (rules in
  * ridmap.c and README.md), so iteration loads only the slots whose bit is
@@ -158,7 +174,7 @@ typedef struct hot_map_node
 	_Atomic uint32_t live;		/* leaf: rows in slots (may lag, see README) */
 	_Atomic uint32_t dead;		/* leaf: DEAD slots */
 	uint32_t	level;			/* 0 = root level, HOT_MAP_LEVELS-1 = leaf */
-	uint32_t	pad;
+	_Atomic uint32_t refs;		/* non-NULL links + creators (HOT_REFS_DEAD) */
 	_Atomic uint64_t occ[HOT_OCC_WORDS];	/* leaf: occupancy bitmap */
 	_Atomic uintptr_t slot[];	/* inner: children; leaf: chunks */
 } hot_map_node;
@@ -239,6 +255,8 @@ typedef enum hot_table_state
 	HOT_TABLE_DROPPED = 2,		/* tombstone: probes continue past it */
 } hot_table_state;
 
+#define HOT_STATE_MASK		UINT64_C(0xff)
+
 /*
  * A descriptor's state word is (generation << 8) | state; the generation
  * moves on every transition so a lock-free reader can validate that the key
@@ -264,7 +282,7 @@ struct ls_hot_table
 	_Atomic uint64_t dead_rowids;
 	ls_hot	   *hot;
 	_Atomic uint64_t allvis_limit;	/* see ls_hot_table_raise_allvis_limit */
-	char		pad[8];
+	_Atomic uint64_t map_gen;	/* map nodes freed, ever (hints check it) */
 };
 
 /* ------------------------------------------------------------------------
@@ -334,12 +352,36 @@ void		hot_retire(ls_hot_ctx *ctx, void *obj);
 uint64_t	hot_min_active_epoch(ls_hot *hot);
 
 /* ridmap.c */
-ls_status	hot_map_slot_create(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
-								hot_map_node **leaf, _Atomic uintptr_t **slot);
+
+/* The objects on the way to a rowid's slot: root .. leaf, then the chunk. */
+typedef struct hot_map_path
+{
+	hot_map_node *node[HOT_MAP_LEVELS];
+	hot_map_chunk *chunk;
+} hot_map_path;
+
+static inline _Atomic uintptr_t *
+hot_path_slot(hot_map_path *path, uint64_t rowid)
+{
+	return hot_chunk_slot(path->chunk, rowid);
+}
+
+ls_status	hot_map_acquire(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+							hot_map_path *path);
+void		hot_map_release(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+							hot_map_path *path);
+bool		hot_map_find(ls_hot_table *tbl, uint64_t rowid, hot_map_path *path);
 hot_map_node *hot_map_leaf_find(ls_hot_table *tbl, uint64_t rowid);
 void		hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 
 /* row.c */
 void		hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
+
+/* table.c: false once the table's drop has begun */
+static inline bool
+hot_table_is_live(ls_hot_table *tbl)
+{
+	return (atomic_load(&tbl->state) & HOT_STATE_MASK) == HOT_TABLE_LIVE;
+}
 
 #endif							/* LS_HOT_INTERNAL_H */

@@ -162,6 +162,7 @@ ls_status
 ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 				  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out)
 {
+	hot_map_path path;
 	hot_map_node *leaf;
 	_Atomic uintptr_t *slot;
 	ls_hot_row *row;
@@ -171,18 +172,30 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 	LS_ASSERT(v != NULL && v->len <= LS_HOT_MAX_PAYLOAD);
 	if (rowid >= LS_HOT_MAX_ROWID)
 		return LS_INVALID;
-	/* the chunk exists (published) before the bit below can be set */
-	st = hot_map_slot_create(ctx, tbl, rowid, &leaf, &slot);
+
+	/*
+	 * A reference on the chunk (published, so the bit below may be set):
+	 * it cannot be freed under us; on success it becomes the slot's.
+	 */
+	st = hot_map_acquire(ctx, tbl, rowid, &path);
 	if (st != LS_OK)
 		return st;
+	leaf = path.node[HOT_MAP_LEVELS - 1];
+	slot = hot_path_slot(&path, rowid);
 
 	uintptr_t	cur = atomic_load_explicit(slot, memory_order_acquire);
 
 	if (cur != 0 && cur != HOT_SLOT_BUSY)
+	{
+		hot_map_release(ctx, tbl, rowid, &path);
 		return LS_EXISTS;
+	}
 	st = hot_alloc(ctx, sizeof(ls_hot_row), (void **) &row);
 	if (st != LS_OK)
+	{
+		hot_map_release(ctx, tbl, rowid, &path);
 		return st;
+	}
 	memset(row, 0, sizeof(*row));
 	row->rowid = rowid;
 	row->origin = (uint8_t) origin;
@@ -207,6 +220,7 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 		if (expected != HOT_SLOT_BUSY)
 		{
 			hot_free(ctx, row); /* never published */
+			hot_map_release(ctx, tbl, rowid, &path);
 			return LS_EXISTS;
 		}
 		/* going back to NULL (remove or forget): wait for it, try again */
@@ -233,11 +247,16 @@ ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 /*
  * Retire a row that is already unreachable through the map (table drop).
  * Whoever takes the chain out of the header (this or ls_hot_row_remove)
- * retires the row, so a racing remove can never retire it twice.
+ * retires the row, so a racing remove can never retire it twice; a racing
+ * evict (which leaves the chain in the header) is kept off by the evicted
+ * flag: whoever sets it first owns the row.
  */
 void
 hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 {
+	if (atomic_exchange(&row->evicted, 1) != 0)
+		return;					/* an evict owns it */
+
 	ls_hot_version *chain = atomic_exchange(&row->newest, NULL);
 
 	if (chain == NULL)
@@ -251,8 +270,8 @@ hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 void
 ls_hot_row_evict(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 {
-	hot_map_node *leaf = hot_map_leaf_find(tbl, row->rowid);
-	_Atomic uintptr_t *slot = leaf != NULL ? hot_map_leaf_slot(leaf, row->rowid) : NULL;
+	hot_map_path path;
+	bool		found = hot_map_find(tbl, row->rowid, &path);
 	ls_hot_version *chain = atomic_load(&row->newest);
 	uint8_t		was;
 
@@ -260,16 +279,27 @@ ls_hot_row_evict(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 	LS_ASSERT(ls_hot_row_is_latched(row));
 	was = atomic_exchange(&row->evicted, 1);
 
-	if (slot != NULL && chain != NULL && was == 0)
+	if (chain != NULL && was == 0)
 	{
+		hot_map_node *leaf = found ? path.node[HOT_MAP_LEVELS - 1] : NULL;
+		_Atomic uintptr_t *slot = found ? hot_path_slot(&path, row->rowid) : NULL;
 		uintptr_t	expected = (uintptr_t) row;
+		bool		mine = slot != NULL &&
+			atomic_compare_exchange_strong(slot, &expected, HOT_SLOT_BUSY);
 
-		if (atomic_compare_exchange_strong(slot, &expected, HOT_SLOT_BUSY))
+		/*
+		 * Neither removed nor evicted: it sits in its slot (latch held),
+		 * unless the table's drop has begun (it claims rows through the
+		 * evicted flag we won, and leaves the map's slots alone).
+		 */
+		LS_ASSERT(mine || !hot_table_is_live(tbl));
+		if (mine)
 		{
 			atomic_fetch_sub(&leaf->live, 1);
 			/* BUSY is ours: clear the occupancy bit, then NULL */
 			hot_occ_clear(leaf, row->rowid);
 			atomic_store(slot, 0);
+			hot_map_release(ctx, tbl, row->rowid, &path);	/* the slot's */
 		}
 	}
 	ls_hot_row_unlock(row);
@@ -284,6 +314,8 @@ ls_hot_row_evict(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 void
 ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark_dead)
 {
+	hot_map_path path;
+	bool		found;
 	hot_map_node *leaf;
 	_Atomic uintptr_t *slot;
 	ls_hot_version *chain;
@@ -296,9 +328,13 @@ ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark
 		ls_hot_row_unlock(row);
 		return;
 	}
-	leaf = hot_map_leaf_find(tbl, row->rowid);
-	slot = leaf != NULL ? hot_map_leaf_slot(leaf, row->rowid) : NULL;
+	found = hot_map_find(tbl, row->rowid, &path);
+	leaf = found ? path.node[HOT_MAP_LEVELS - 1] : NULL;
+	slot = found ? hot_path_slot(&path, row->rowid) : NULL;
 	chain = atomic_exchange(&row->newest, NULL);
+	/* not removed before (chain) nor evicted: it sits in its slot (or drop) */
+	LS_ASSERT(chain == NULL || (slot != NULL && atomic_load(slot) == (uintptr_t) row) ||
+			  !hot_table_is_live(tbl));
 
 	if (slot != NULL)
 	{
@@ -318,7 +354,9 @@ ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark
 				/* BUSY is ours: clear the occupancy bit, then NULL */
 				hot_occ_clear(leaf, row->rowid);
 				atomic_store(slot, 0);
+				hot_map_release(ctx, tbl, row->rowid, &path);	/* the slot's */
 			}
+			/* DEAD keeps the slot's reference: the chunk stays */
 		}
 		else if (mark_dead)
 		{

@@ -16,7 +16,6 @@
 #include "hot_internal.h"
 
 #define HOT_MIN_PAGES		16
-#define HOT_STATE_MASK		UINT64_C(0xff)
 
 typedef struct hot_layout
 {

@@ -126,12 +126,37 @@ chunk_bits(hot_map_node *n, uint32_t ci)
 	return count;
 }
 
+/*
+ * Chunk ci of leaf n looked absent: are bits of it set?  A bit is set only
+ * while the chunk is linked (by an inserter holding a reference on it, and
+ * cleared before its slot goes back to NULL), so at rest a set bit is an
+ * error at once.  With writers running the chunk may have been created
+ * and the bit set after our load, or the bit cleared and the chunk freed
+ * between our looks: only a bit seen set with the chunk absent on several
+ * alternating looks counts (a stray bit stays).
+ */
+static uint64_t
+absent_chunk_bits(hot_map_node *n, uint32_t ci, bool exact)
+{
+	uint64_t	cbits = chunk_bits(n, ci);
+
+	for (int k = 0; !exact && cbits != 0 && k < 4; k++)
+	{
+		if (atomic_load_explicit(&n->slot[ci], memory_order_acquire) != 0)
+			return 0;
+		cbits = chunk_bits(n, ci);
+	}
+	return cbits;
+}
+
 static bool
 verify_leaf(verify_state *vs, hot_map_node *n, uint64_t base, bool exact)
 {
 	uint64_t	live = 0,
 				dead = 0,
-				bits = 0;
+				bits = 0,
+				chunks = 0,
+				used = 0;		/* non-NULL slots of the current chunk */
 
 	for (uint32_t w = 0; w < HOT_OCC_WORDS; w++)
 		bits += (uint64_t) __builtin_popcountll(atomic_load(&n->occ[w]));
@@ -145,12 +170,11 @@ verify_leaf(verify_state *vs, hot_map_node *n, uint64_t base, bool exact)
 
 		if ((i & (HOT_CHUNK_SLOTS - 1)) == 0)
 		{
-			/* bits first: one set after our chunk load would be no error */
-			uint64_t	cbits = chunk_bits(n, ci);
-
 			c = (hot_map_chunk *) atomic_load_explicit(&n->slot[ci], memory_order_acquire);
 			if (c == NULL)
 			{
+				uint64_t	cbits = absent_chunk_bits(n, ci, exact);
+
 				if (cbits != 0)
 					return fail(vs, "leaf at %llu: chunk %u absent with %llu occupancy bits set",
 								(unsigned long long) base, ci, (unsigned long long) cbits);
@@ -161,9 +185,18 @@ verify_leaf(verify_state *vs, hot_map_node *n, uint64_t base, bool exact)
 				return fail(vs, "leaf at %llu: chunk %u pointer %p outside the heap",
 							(unsigned long long) base, ci, (void *) c);
 			vs->bytes += hot_obj_size(vs->hot, c);
+			chunks++;
+			used = 0;
 		}
 		slot = hot_chunk_slot(c, i);
 		v = atomic_load_explicit(slot, memory_order_acquire);
+		used += v != 0;
+		if (exact && (i & (HOT_CHUNK_SLOTS - 1)) == HOT_CHUNK_SLOTS - 1 &&
+			atomic_load(&c->refs) != used)
+			return fail(vs, "leaf at %llu: chunk %u has %u references for %llu used slots%s",
+						(unsigned long long) base, ci, atomic_load(&c->refs),
+						(unsigned long long) used,
+						used == 0 ? " (an empty chunk was kept)" : "");
 		if (v == 0)
 			continue;
 		if (v == HOT_SLOT_BUSY)
@@ -193,6 +226,11 @@ verify_leaf(verify_state *vs, hot_map_node *n, uint64_t base, bool exact)
 					(unsigned long long) live, (unsigned long long) dead);
 	vs->rows += live;
 	vs->dead += dead;
+	if (exact && atomic_load(&n->refs) != chunks)
+		return fail(vs, "leaf at %llu has %u references for %llu chunks%s",
+					(unsigned long long) base, atomic_load(&n->refs),
+					(unsigned long long) chunks,
+					chunks == 0 ? " (an empty leaf was kept)" : "");
 	if (exact && (atomic_load(&n->live) != live || atomic_load(&n->dead) != dead))
 		return fail(vs, "leaf at %llu counts %u rows / %u dead, holds %llu / %llu",
 					(unsigned long long) base, atomic_load(&n->live), atomic_load(&n->dead),
@@ -219,13 +257,27 @@ verify_node(verify_state *vs, hot_map_node *n, uint32_t level, uint64_t base, bo
 			return fail(vs, "inner map node at %llu has occupancy bits",
 						(unsigned long long) base);
 
+	uint64_t	children = 0;
+
 	for (uint32_t i = 0; i < HOT_MAP_FANOUT && !vs->failed; i++)
 	{
 		uintptr_t	c = atomic_load_explicit(&n->slot[i], memory_order_acquire);
 
 		if (c != 0)
+		{
+			children++;
 			verify_node(vs, (hot_map_node *) c, level + 1, base + ((uint64_t) i << shift), exact);
+		}
 	}
+	/* every node but the root goes away with its last child */
+	if (!vs->failed && exact && atomic_load(&n->refs) != children)
+		return fail(vs, "map node at %llu (level %u) has %u references for %llu children%s",
+					(unsigned long long) base, level, atomic_load(&n->refs),
+					(unsigned long long) children,
+					children == 0 && level > 0 ? " (an empty node was kept)" : "");
+	if (!vs->failed && exact && children == 0 && level > 0)
+		return fail(vs, "map node at %llu (level %u) is empty but kept",
+					(unsigned long long) base, level);
 	return !vs->failed;
 }
 

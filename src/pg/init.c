@@ -417,6 +417,8 @@ ls_storage_free_database(Oid db)
 
 			if (tbl != NULL)
 			{
+				/* pack skips a table that is not READY (checked under adopt_lock) */
+				ls_hot_table_set_tag(tbl, LS_TAG_READY, 0);
 				ls_cold_drop_for(tbl);
 				ls_hot_table_drop(ls_my_ctx, tbl);
 			}
@@ -494,6 +496,12 @@ ls_storage_free(ls_hot_key key)
 	tbl = ls_hot_table_find(ls_shared->hot, key);
 	if (tbl != NULL)
 	{
+		/*
+		 * Not READY first: pack checks that under adopt_lock, so once
+		 * ls_cold_drop_for had the lock, no pack pass can create a new tree
+		 * in the file being unlinked or evict rows the drop retires.
+		 */
+		ls_hot_table_set_tag(tbl, LS_TAG_READY, 0);
 		/* the pages go before PostgreSQL unlinks the file */
 		ls_cold_drop_for(tbl);
 		ls_hot_table_drop(ls_my_ctx, tbl);

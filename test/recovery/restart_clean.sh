@@ -8,7 +8,8 @@
 # clean shutdown and pg_basebackup (which verifies checksums) on the running
 # one; finally an immediate shutdown (a crash) after more changes, and the
 # tables must still equal their heap copies (leanstore's log, undo journals);
-# last, the base backup is started: its leanstore tables are refused. The combined psql output is compared
+# last, the base backup is started: its leanstore tables are refused; and a
+# standby made from a base backup refuses them while in recovery. The combined psql output is compared
 # with expected/restart_clean.out. Run by test/run as root; $1: output file.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -88,6 +89,9 @@ stop_check_start() {
 	tear_saved_blocks "$dir/data/$t1_journal" "$dir/data/$t1_path" || echo "no saved block of t1 to tear"
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -w -t 120 start -l "$dir/server.log" >/dev/null 2>&1 || echo "start failed"
 	psql_run restart_clean_4.sql
+	rm -rf "$dir/standby"
+	ls_as_pg "$LS_PG_BIN/pg_basebackup" -D "$dir/standby" -c fast -R >"$dir/standby-backup.log" 2>&1 ||
+		{ echo "pg_basebackup for a standby failed:"; cat "$dir/standby-backup.log"; }
 	echo "-- (the server stopped; the base backup started in its place)"
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || echo "stop failed"
 	chmod 700 "$dir/backup"
@@ -97,6 +101,13 @@ stop_check_start() {
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/backup" -m fast -w stop >/dev/null 2>&1 || echo "backup stop failed"
 	grep -q "restored from a base backup: its leanstore tables are lost" "$dir/backup.log" ||
 		echo "no warning about the base backup in its server log"
+	echo "-- (a standby made from a base backup: in recovery, leanstore tables are refused)"
+	chmod 700 "$dir/standby"
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/standby" -w -t 120 start -l "$dir/standby.log" >/dev/null 2>&1 ||
+		{ echo "standby start failed"; tail -n 20 "$dir/standby.log"; }
+	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -d postgres -c "SELECT pg_is_in_recovery()" \
+		-c "SELECT count(*) FROM h_t1" -c "SELECT count(*) FROM t1" 2>&1)
+	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/standby" -m fast -w stop >/dev/null 2>&1 || echo "standby stop failed"
 } >"$out"
 ls_cluster_stop "$dir"
 if diff -u "$HERE/expected/restart_clean.out" "$out"; then

@@ -468,10 +468,12 @@ test_ridmap_model(void **state)
 	ls_hot_epoch_exit(f->ctx);
 
 	/* forgetting a rowid that is not DEAD changes nothing */
+	ls_hot_epoch_enter(f->ctx);
 	for (size_t i = 0; i < n; i++)
 		if (model[i] != M_DEAD)
 			ls_hot_rowid_forget(f->ctx, f->tbl, ids[i]);
 	ls_hot_rowid_forget(f->ctx, f->tbl, LS_HOT_MAX_ROWID + 5);
+	ls_hot_epoch_exit(f->ctx);
 	check_model(f, model, ids, n);
 
 	free(ids);
@@ -600,15 +602,15 @@ count_chunks(fixture *f, uint64_t n)
 	return chunks;
 }
 
-/* Chunks that rowids marked in touched[] (ever inserted) need. */
+/* Chunks the model needs: those with a slot that is not NULL. */
 static uint64_t
-model_chunks(const uint8_t *touched, uint64_t n)
+model_chunks(const uint8_t *model, uint64_t n)
 {
 	uint64_t	chunks = 0;
 
 	for (uint64_t c = 0; c * HOT_CHUNK_SLOTS < n; c++)
 		for (uint64_t r = c * HOT_CHUNK_SLOTS; r < LS_MIN(n, (c + 1) * HOT_CHUNK_SLOTS); r++)
-			if (touched[r])
+			if (model[r] != M_NULL)
 			{
 				chunks++;
 				break;
@@ -651,7 +653,6 @@ test_ridmap_sparse_blocks(void **state)
 	uint64_t	n = nblocks * SP_BLOCK + 3000;	/* and a tail of empty leaves */
 	uint64_t   *ids = malloc(n * sizeof(*ids));
 	uint8_t    *model = calloc(n, 1);
-	uint8_t    *touched = calloc(n, 1);
 	uint64_t	rng = 291;
 
 	for (uint64_t r = 0; r < n; r++)
@@ -662,10 +663,9 @@ test_ridmap_sparse_blocks(void **state)
 		{
 			insert(f, b * SP_BLOCK + j, b * SP_BLOCK + j);
 			model[b * SP_BLOCK + j] = M_ROW;
-			touched[b * SP_BLOCK + j] = 1;
 		}
 	/* only the chunks of used rowids exist: 1-2 (of 64) or 2-3 (of 32) a block */
-	assert_int_equal(count_chunks(f, n), model_chunks(touched, n));
+	assert_int_equal(count_chunks(f, n), model_chunks(model, n));
 	assert_true(count_chunks(f, n) * HOT_CHUNK_SLOTS < nblocks * SP_BLOCK / 2);
 
 	for (int phase = 0; phase < 4; phase++)
@@ -696,12 +696,11 @@ test_ridmap_sparse_blocks(void **state)
 				{
 					insert(f, r, r);
 					model[r] = M_ROW;
-					touched[r] = 1;
 				}
 			}
 		}
-		/* chunks are created on first insert and kept while the table lives */
-		assert_int_equal(count_chunks(f, n), model_chunks(touched, n));
+		/* chunks exist exactly where a slot is not NULL (DEAD keeps one) */
+		assert_int_equal(count_chunks(f, n), model_chunks(model, n));
 		check_model(f, model, ids, n);
 		assert_verify_exact(f);
 		assert_leaf_bits(f, model, 0, n);
@@ -733,7 +732,6 @@ test_ridmap_sparse_blocks(void **state)
 	ls_hot_epoch_exit(f->ctx);
 	free(ids);
 	free(model);
-	free(touched);
 	fixture_free(f);
 }
 
@@ -921,6 +919,175 @@ test_ridmap_hint(void **state)
 	assert_null(ls_hot_row_get_hinted(t2, 3, &hint));
 	ls_hot_epoch_exit(f->ctx);
 	f->tbl = t2;
+	fixture_free(f);
+}
+
+/* ---- freeing emptied chunks and nodes ----------------------------------- */
+
+/* Evict (as pack does) or remove the row at rowid; the slot becomes NULL. */
+static void
+take_out(fixture *f, uint64_t rowid, bool evict)
+{
+	ls_hot_row *row = ls_hot_row_get(f->tbl, rowid);
+
+	assert_non_null(row);
+	ls_hot_row_lock(row);
+	if (evict)
+		ls_hot_row_evict(f->ctx, f->tbl, row);
+	else
+		ls_hot_row_remove(f->ctx, f->tbl, row, false);
+	assert_true(ls_hot_row_is_removed(row));
+}
+
+static uint64_t
+used_bytes(fixture *f)
+{
+	ls_hot_stats s;
+
+	ls_hot_reclaim(f->ctx);
+	ls_hot_get_stats(f->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	return s.used_bytes;
+}
+
+/*
+ * A chunk goes back to the allocator when its last slot goes back to NULL
+ * (evict, remove, forget of DEAD, an insert refused on a DEAD slot), not
+ * before (a DEAD slot keeps it); a leaf with its last chunk, an inner node
+ * with its last child; the root stays.  Table bytes and the tier's used
+ * bytes fall back to the empty map's (the root), and a leaf hint kept
+ * across the free of its leaf is not followed into the reused block.
+ */
+static void
+test_ridmap_frees_empty_chunks(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(16u << 20, 4);
+	/* chunks of one leaf, a second leaf, another level-2 and level-1 subtree */
+	uint64_t	far[] = {5000, (UINT64_C(1) << 20) + 7, (UINT64_C(1) << 30) + 3};
+	ls_hot_map_hint hint = {0};
+	hot_map_node *root;
+	uint64_t	root_bytes,
+				empty_used,
+				full_bytes;
+
+	ls_hot_epoch_enter(f->ctx);
+	insert(f, 100, 100);		/* creates the root, leaf 0 and chunk 3 */
+	root = atomic_load(&f->tbl->root);
+	root_bytes = hot_obj_size(f->hot, root);
+	take_out(f, 100, false);
+	ls_hot_epoch_exit(f->ctx);
+	/* the map is back to its root, in the table and in the tier */
+	assert_int_equal(tstats(f).bytes, root_bytes);
+	empty_used = used_bytes(f);
+	assert_int_equal(empty_used, root_bytes);
+	assert_int_equal(atomic_load(&root->refs), 0);
+
+	ls_hot_epoch_enter(f->ctx);
+	for (uint64_t r = 0; r < 100; r++)
+		insert(f, r, r);
+	for (size_t i = 0; i < 3; i++)
+		insert(f, far[i], far[i]);
+	assert_int_equal(count_chunks(f, 1024), 4);
+	full_bytes = tstats(f).bytes;
+	assert_verify_exact(f);
+
+	/* chunk 0 goes with its 32nd row, whichever way they leave */
+	uint64_t	before_last = 0;
+
+	for (uint64_t r = 0; r < 32; r++)
+	{
+		assert_non_null(hot_map_chunk_of(leaf_of(f, 0), 0));
+		if (r == 31)
+			before_last = tstats(f).bytes;
+		take_out(f, r, r % 2 == 0);
+	}
+	assert_null(hot_map_chunk_of(leaf_of(f, 0), 0));
+	assert_int_equal(count_chunks(f, 1024), 3);
+	/* each row took the same bytes; the last one took the chunk's too */
+	assert_int_equal(before_last - tstats(f).bytes,
+					 (full_bytes - before_last) / 31 +
+					 ls_hot_class_size[hot_class_for(sizeof(hot_map_chunk) + HOT_BLK_HDR)]);
+	assert_verify_exact(f);
+
+	/* chunk 1: a DEAD slot keeps it, a refused insert too, forget frees it */
+	for (uint64_t r = 32; r < 64; r++)
+	{
+		if (r == 40)
+		{
+			ls_hot_row *row = ls_hot_row_get(f->tbl, r);
+
+			ls_hot_row_lock(row);
+			ls_hot_row_remove(f->ctx, f->tbl, row, true);
+		}
+		else
+			take_out(f, r, false);
+	}
+	assert_non_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_true(ls_hot_rowid_is_dead(f->tbl, 40));
+	assert_insert_refused(f, 40);
+	assert_non_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_verify_exact(f);
+	ls_hot_rowid_forget(f->ctx, f->tbl, 40);
+	assert_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_false(ls_hot_rowid_is_dead(f->tbl, 40));
+	assert_verify_exact(f);
+
+	/* a rowid can come back: a fresh chunk, then it goes again */
+	insert(f, 33, 33);
+	assert_non_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+	assert_int_equal(version_tag(ls_hot_row_newest(ls_hot_row_get(f->tbl, 33))), 33);
+	take_out(f, 33, true);
+	assert_null(hot_map_chunk_of(leaf_of(f, 32), 32));
+
+	/* the rest of leaf 0 (rowids 64..99 in chunks 2 and 3) */
+	for (uint64_t r = 64; r < 100; r++)
+		take_out(f, r, true);
+	assert_int_equal(count_chunks(f, 1024), 0);
+	/* leaf 0 is still there: leaf 4 (rowid 5000) shares its level-2 node */
+	assert_int_equal(count_chunks(f, 5001), 1);
+	assert_verify_exact(f);
+
+	/* a hint on leaf 4; the leaf goes (its only row leaves) */
+	assert_non_null(ls_hot_row_get_hinted(f->tbl, far[0], &hint));
+	hot_map_node *old_leaf = hint.leaf;
+
+	take_out(f, far[0], false);
+	assert_null(leaf_of(f, far[0]));
+	assert_null(leaf_of(f, 0));
+	ls_hot_epoch_exit(f->ctx);
+	(void) used_bytes(f);		/* the old leaf is free now */
+
+	/* its block is reused (same class, LIFO cache) and zero-filled */
+	ls_hot_version *v;
+	uint32_t	len = ls_hot_class_size[hot_class_for(hot_map_node_size(HOT_MAP_LEVELS - 1) + HOT_BLK_HDR)] -
+		HOT_BLK_HDR - (uint32_t) sizeof(ls_hot_version);
+
+	assert_int_equal(ls_hot_version_alloc(f->ctx, len, &v), LS_OK);
+	assert_ptr_equal(v, old_leaf);
+	memset(v, 0, sizeof(*v) + len);
+
+	/* a new leaf for the same range: the hint must not lead into v */
+	ls_hot_epoch_enter(f->ctx);
+	insert(f, far[0] + 1, 1);
+	assert_non_null(ls_hot_row_get(f->tbl, far[0] + 1));
+	assert_ptr_equal(ls_hot_row_get_hinted(f->tbl, far[0] + 1, &hint),
+					 ls_hot_row_get(f->tbl, far[0] + 1));
+	assert_ptr_not_equal(hint.leaf, v);
+	take_out(f, far[0] + 1, false);
+	ls_hot_version_free(f->ctx, v);
+
+	/* the other subtrees go too: only the root is left */
+	take_out(f, far[1], true);
+	take_out(f, far[2], false);
+	for (uint32_t i = 0; i < HOT_MAP_FANOUT; i++)
+		assert_int_equal(atomic_load(&root->slot[i]), 0);
+	assert_int_equal(atomic_load(&root->refs), 0);
+	assert_verify_exact(f);
+	ls_hot_epoch_exit(f->ctx);
+	assert_int_equal(tstats(f).rows, 0);
+	assert_int_equal(tstats(f).bytes, root_bytes);
+	assert_int_equal(used_bytes(f), empty_used);
 	fixture_free(f);
 }
 
@@ -1135,11 +1302,16 @@ test_epoch_protects_reader(void **state)
 	ls_hot_row_lock(row);
 	ls_hot_row_remove(reader, f->tbl, row, false);
 	ls_hot_detach(reader);
+	/*
+	 * row, version, and the map under the table's only row: its chunk,
+	 * its leaf and the two inner nodes above (the root stays)
+	 */
 	ls_hot_get_stats(f->hot, &s);
-	assert_int_equal(s.retired_pending, 2);
+	assert_int_equal(s.retired_pending, 2 + 1 + HOT_MAP_LEVELS - 1);
+	assert_null(atomic_load(&f->tbl->root->slot[0]));
 	ls_hot_reclaim(f->ctx);		/* we are still inside: nothing goes */
 	ls_hot_get_stats(f->hot, &s);
-	assert_int_equal(s.retired_pending, 2);
+	assert_int_equal(s.retired_pending, 2 + 1 + HOT_MAP_LEVELS - 1);
 	ls_hot_epoch_exit(f->ctx);
 	ls_hot_reclaim(f->ctx);
 	ls_hot_get_stats(f->hot, &s);
@@ -1179,7 +1351,8 @@ test_idle_context_hands_off(void **state)
 	}
 	ls_hot_epoch_exit(writer);	/* reclaim frees nothing: reader is inside */
 	ls_hot_get_stats(f->hot, &s);
-	assert_int_equal(s.retired_pending, 2000);
+	/* rows, versions, 32 chunks, the leaf and two inner nodes */
+	assert_int_equal(s.retired_pending, 2000 + 1000 / HOT_CHUNK_SLOTS + 1 + 3);
 	ls_hot_epoch_exit(reader);
 	/* the writer never runs again; another context's reclaim frees it all */
 	ls_hot_reclaim(f->ctx);
@@ -1244,14 +1417,22 @@ test_orphans_merge_by_epoch(void **state)
 	ls_hot_epoch_exit(a);
 	ls_hot_epoch_exit(b);		/* the older list arrives second */
 	ls_hot_epoch_exit(r);
+
+	/*
+	 * and the chunks they emptied: b the 4 below rowid 128, a the other 6
+	 * below 300, then (the map being empty) the leaf and two inner nodes
+	 */
+	uint64_t	b_chunks = 150 / HOT_CHUNK_SLOTS;
+	uint64_t	a_chunks = (300 + HOT_CHUNK_SLOTS - 1) / HOT_CHUNK_SLOTS - b_chunks + 3;
+
 	ls_hot_get_stats(f->hot, &s);
-	assert_int_equal(s.retired_pending, 600);
+	assert_int_equal(s.retired_pending, 600 + b_chunks + a_chunks);
 
 	/* d pins g1 + 1: only b's objects (tag g1) may go, and they do */
 	ls_hot_epoch_enter(d);
 	ls_hot_reclaim(f->ctx);
 	ls_hot_get_stats(f->hot, &s);
-	assert_int_equal(s.retired_pending, 300);
+	assert_int_equal(s.retired_pending, 300 + a_chunks);
 	ls_hot_epoch_exit(d);
 	ls_hot_reclaim(f->ctx);
 	ls_hot_get_stats(f->hot, &s);
@@ -1379,6 +1560,7 @@ main(void)
 		cmocka_unit_test(test_ridmap_hint),
 		cmocka_unit_test(test_ridmap_sparse_blocks),
 		cmocka_unit_test(test_ridmap_occupancy_steps),
+		cmocka_unit_test(test_ridmap_frees_empty_chunks),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_epoch_protects_reader),
 		cmocka_unit_test(test_idle_context_hands_off),

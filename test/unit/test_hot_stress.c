@@ -1166,6 +1166,621 @@ test_chunk_creation_races(void **state)
 	tu_free_region(region, size);
 }
 
+/* ---- RID-map chunks and nodes freed while others insert and read ---------- */
+
+/*
+ * CF_CHUNKS chunks spread over four subtrees (two leaves under one level-2
+ * node, another level-2 node, another level-1 node), CF_OWNERS rowids used
+ * in each.  Owner p alone changes rowid cf_rowid(k, p) of every chunk k,
+ * so it knows each of its slots exactly: it inserts, installs versions,
+ * evicts, removes (to NULL or DEAD), forgets DEAD, has inserts on DEAD
+ * refused, and after every change checks that lookups show exactly its
+ * model.  The owners of one chunk empty and refill it together, so chunks
+ * (and, all four chunks of a leaf being empty at once, leaves and inner
+ * nodes) are freed and created again and again while the others insert
+ * into them.  Readers look rows up (plain, and with hints kept across
+ * epochs), scan live and DEAD slots, ask used_end, verify structure, and
+ * hold a chunk across yields: what they see must belong to the rowid they
+ * asked for, and memory they reached inside an epoch must not change.
+ * At the end: exact verify, a chunk exactly where an owner's model has a
+ * slot, and once everything is emptied only the root is left, in the
+ * table's bytes and in the tier's.
+ */
+#define CF_OWNERS	4
+#define CF_READERS	2
+#define CF_WORKERS	(CF_OWNERS + CF_READERS)
+#define CF_CHUNKS	16
+#define CF_GROUPS	4
+#define CF_STRIDE	(2 * HOT_CHUNK_SLOTS)	/* an untouched chunk between */
+
+enum
+{
+	CF_NULL = 0, CF_ROW, CF_DEAD
+};
+
+typedef struct cf_ctl
+{
+	ls_hot	   *hot;
+	ls_hot_table *tbl;
+	uint64_t	duration_ns;
+	_Atomic uint32_t owners_done;
+	_Atomic uint32_t emptied;	/* owners that emptied their slots */
+	_Atomic uint64_t owner_ops;
+	_Atomic uint64_t reader_rows;
+	_Atomic uint64_t absent_chunks;	/* reader saw a leaf without chunk k */
+	_Atomic uint64_t held_checks;
+	_Atomic uint64_t verifies;
+	uint8_t		model[CF_OWNERS][CF_CHUNKS];	/* final states */
+} cf_ctl;
+
+static const uint64_t cf_group_base[CF_GROUPS] = {
+	0, HOT_MAP_FANOUT, UINT64_C(1) << 20, UINT64_C(1) << 30
+};
+static const uint32_t cf_offset[CF_OWNERS] = {0, 9, 22, HOT_CHUNK_SLOTS - 1};
+
+static uint64_t
+cf_rowid(int k, int p)
+{
+	return cf_group_base[k / (CF_CHUNKS / CF_GROUPS)] +
+		(uint64_t) (k % (CF_CHUNKS / CF_GROUPS)) * CF_STRIDE + cf_offset[p];
+}
+
+/* The chunk and owner of rowid r, false when r is no rowid of the test. */
+static bool
+cf_owner_of(uint64_t r, int *k, int *p)
+{
+	for (int kk = 0; kk < CF_CHUNKS; kk++)
+		for (int pp = 0; pp < CF_OWNERS; pp++)
+			if (cf_rowid(kk, pp) == r)
+			{
+				*k = kk;
+				*p = pp;
+				return true;
+			}
+	return false;
+}
+
+static ls_status
+cf_insert(ls_hot_ctx *ctx, cf_ctl *c, uint64_t rowid, uint64_t tag)
+{
+	ls_hot_version *v;
+	ls_status	st = ls_hot_version_alloc(ctx, 16, &v);
+
+	if (st != LS_OK)
+		return st;
+	memcpy(v->data, &rowid, 8);
+	memcpy(v->data + 8, &tag, 8);
+	st = ls_hot_row_insert(ctx, c->tbl, rowid, LS_ORIGIN_INSERTED, v, NULL);
+	if (st != LS_OK)
+		ls_hot_version_free(ctx, v);
+	return st;
+}
+
+/* A row that readers found for rowid: its own, its versions intact. */
+static int
+cf_check_row(ls_hot_row *row, uint64_t rowid)
+{
+	TU_CHECK(row->rowid == rowid);
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL; v = ls_hot_version_older(v))
+	{
+		uint64_t	r;
+
+		TU_CHECK(v->len == 16);
+		memcpy(&r, v->data, 8);
+		TU_CHECK(r == rowid);
+	}
+	return 0;
+}
+
+/* Lookups of rowid show exactly the owner's model (and newest tag). */
+static int
+cf_check_own(cf_ctl *c, uint64_t rowid, int state, uint64_t tag)
+{
+	ls_hot_row *row = ls_hot_row_get(c->tbl, rowid);
+
+	if ((row != NULL) != (state == CF_ROW) ||
+		ls_hot_rowid_is_dead(c->tbl, rowid) != (state == CF_DEAD))
+	{
+		fprintf(stderr, "owner: rowid %llu should be %d, lookup %p dead %d\n",
+				(unsigned long long) rowid, state, (void *) row,
+				(int) ls_hot_rowid_is_dead(c->tbl, rowid));
+		return 1;
+	}
+	if (row != NULL)
+	{
+		uint64_t	t;
+
+		if (cf_check_row(row, rowid) != 0)
+			return 1;
+		memcpy(&t, ls_hot_row_newest(row)->data + 8, 8);
+		TU_CHECK(t == tag);
+	}
+	return 0;
+}
+
+static int
+cf_owner(cf_ctl *c, ls_hot_ctx *ctx, int p)
+{
+	uint8_t    *model = c->model[p];
+	uint64_t	tags[CF_CHUNKS] = {0};
+	uint64_t	rng = 0xf4ee + (uint64_t) p * 7121;
+	uint64_t	ops = 0,
+				tag = 1;
+	uint64_t	deadline = ls_now_ns() + c->duration_ns;
+	bool		draining = false;
+
+	for (;;)
+	{
+		if (!draining && ls_now_ns() >= deadline)
+			draining = true;	/* empty every slot, then stop */
+		int			k = (int) (ls_rand_next(&rng) % CF_CHUNKS);
+		uint64_t	r = cf_rowid(k, p);
+		uint64_t	x = ls_rand_next(&rng) % 100;
+		ls_hot_row *row;
+
+		if (draining)
+		{
+			for (k = 0; k < CF_CHUNKS && model[k] == CF_NULL; k++)
+				;
+			if (k == CF_CHUNKS)
+				break;
+			r = cf_rowid(k, p);
+			x = 0;
+		}
+		ls_hot_epoch_enter(ctx);
+		switch (model[k])
+		{
+			case CF_NULL:
+				if (x < 70)
+				{
+					TU_CHECK(cf_insert(ctx, c, r, tag) == LS_OK);
+					tags[k] = tag++;
+					model[k] = CF_ROW;
+				}
+				else
+					ls_hot_rowid_forget(ctx, c->tbl, r);	/* no-op */
+				break;
+			case CF_ROW:
+				row = ls_hot_row_get(c->tbl, r);
+				TU_CHECK(row != NULL);
+				ls_hot_row_lock(row);
+				TU_CHECK(!ls_hot_row_is_removed(row));
+				if (x >= 85)
+				{
+					ls_hot_version *v;
+
+					TU_CHECK(ls_hot_version_alloc(ctx, 16, &v) == LS_OK);
+					memcpy(v->data, &r, 8);
+					memcpy(v->data + 8, &tag, 8);
+					ls_hot_row_install(ctx, c->tbl, row, v);
+					ls_hot_row_unlock(row);
+					tags[k] = tag++;
+				}
+				else if (x < 40)
+				{
+					ls_hot_row_evict(ctx, c->tbl, row);
+					model[k] = CF_NULL;
+				}
+				else
+				{
+					ls_hot_row_remove(ctx, c->tbl, row, x >= 65);
+					model[k] = x >= 65 ? CF_DEAD : CF_NULL;
+				}
+				break;
+			case CF_DEAD:
+				if (x >= 80)
+				{
+					TU_CHECK(cf_insert(ctx, c, r, tag++) == LS_EXISTS);
+					break;
+				}
+				ls_hot_rowid_forget(ctx, c->tbl, r);
+				model[k] = CF_NULL;
+				break;
+		}
+		if (cf_check_own(c, r, model[k], tags[k]) != 0)
+			return 1;
+		ls_hot_epoch_exit(ctx);
+		if (++ops % 256 == 0)
+			sched_yield();		/* two cores: let the readers in */
+	}
+	atomic_fetch_add(&c->owner_ops, ops);
+	return 0;
+}
+
+static int
+cf_reader(cf_ctl *c, ls_hot_ctx *ctx, int w)
+{
+	uint64_t	rng = 0xcf00 + (uint64_t) w * 104729;
+	ls_hot_map_hint hints[CF_GROUPS] = {{0}};
+	uint64_t	rows = 0;
+
+	while (atomic_load(&c->owners_done) < CF_OWNERS)
+	{
+		int			k = (int) (ls_rand_next(&rng) % CF_CHUNKS);
+		int			g = k / (CF_CHUNKS / CF_GROUPS);
+		int			p = (int) (ls_rand_next(&rng) % CF_OWNERS);
+		uint64_t	r = cf_rowid(k, p);
+		uint64_t	x = ls_rand_next(&rng) % 100;
+
+		ls_hot_epoch_enter(ctx);
+		if (x < 40)
+		{
+			/* lookups: plain and hinted agree on what they may see */
+			ls_hot_row *row = (x % 2) ? ls_hot_row_get(c->tbl, r)
+				: ls_hot_row_get_hinted(c->tbl, r, &hints[g]);
+
+			if (row != NULL)
+			{
+				if (cf_check_row(row, r) != 0)
+					return 1;
+				rows++;
+			}
+			(void) ls_hot_rowid_is_dead(c->tbl, r);
+			(void) ls_hot_row_get_hinted(c->tbl, r + 1, &hints[g]);	/* never used */
+		}
+		else if (x < 80)
+		{
+			/* scans of a group: only the test's rowids, in order */
+			uint64_t	lo = cf_group_base[g],
+						hi = lo + (CF_CHUNKS / CF_GROUPS) * CF_STRIDE,
+						cursor = lo,
+						prev = 0;
+			bool		dead = x >= 70,
+						any = false;
+			ls_hot_row *batch[8];
+			uint64_t	got_rowid;
+
+			for (;;)
+			{
+				uint32_t	got;
+
+				if (dead)
+					got = ls_hot_scan_next_dead(c->tbl, &cursor, hi, &got_rowid) ? 1 : 0;
+				else
+					got = ls_hot_scan_batch(c->tbl, &cursor, hi, batch, 8);
+				for (uint32_t i = 0; i < got; i++)
+				{
+					uint64_t	rr = dead ? got_rowid : batch[i]->rowid;
+					int			kk,
+								pp;
+
+					TU_CHECK(cf_owner_of(rr, &kk, &pp));
+					TU_CHECK(!any || rr > prev);
+					any = true;
+					prev = rr;
+					if (!dead && cf_check_row(batch[i], rr) != 0)
+						return 1;
+				}
+				rows += got;
+				if (dead ? got == 0 : got < 8)
+					break;
+			}
+			uint64_t	end = ls_hot_table_used_end(c->tbl, hi);
+			int			kk,
+						pp;
+
+			TU_CHECK(end <= lo || cf_owner_of(end - 1, &kk, &pp));
+		}
+		else if (x < 98)
+		{
+			/*
+			 * Hold rowid's chunk across yields: freed or not meanwhile, it
+			 * is not reused while we are in our epoch, so its slot reads
+			 * NULL, DEAD, BUSY or a row of that rowid -- never poison.
+			 */
+			hot_map_node *leaf = hot_map_leaf_find(c->tbl, r);
+			hot_map_chunk *chunk = leaf != NULL ? hot_map_chunk_of(leaf, r) : NULL;
+
+			if (leaf != NULL && chunk == NULL)
+				atomic_fetch_add(&c->absent_chunks, 1);
+			if (chunk != NULL)
+			{
+				for (int i = 0; i < 10; i++)
+					sched_yield();
+				for (int q = 0; q < CF_OWNERS; q++)
+				{
+					uint64_t	rq = cf_rowid(k, q);
+					uintptr_t	v = atomic_load(hot_chunk_slot(chunk, rq));
+
+					if (HOT_SLOT_IS_ROW(v) && cf_check_row((ls_hot_row *) v, rq) != 0)
+						return 1;
+				}
+				atomic_fetch_add(&c->held_checks, 1);
+			}
+		}
+		else
+		{
+			char		msg[256];
+
+			if (ls_hot_table_verify(c->tbl, false, msg, sizeof(msg)) != LS_OK)
+			{
+				fprintf(stderr, "reader %d: verify: %s\n", w, msg);
+				return 1;
+			}
+			atomic_fetch_add(&c->verifies, 1);
+		}
+		ls_hot_epoch_exit(ctx);
+	}
+	atomic_fetch_add(&c->reader_rows, rows);
+	return 0;
+}
+
+static int
+cf_worker(int w, void *arg)
+{
+	cf_ctl	   *c = arg;
+	ls_hot_ctx *ctx;
+	int			rc;
+
+	TU_CHECK(ls_hot_attach(c->hot, 1 + (uint32_t) w, &ctx) == LS_OK);
+	if (w < CF_OWNERS)
+	{
+		rc = cf_owner(c, ctx, w);
+		atomic_fetch_add(&c->owners_done, 1);
+	}
+	else
+		rc = cf_reader(c, ctx, w);
+	ls_hot_detach(ctx);
+	return rc;
+}
+
+static void
+test_chunk_free_races(void **state)
+{
+	(void) state;
+	size_t		size = 32u << 20;
+	void	   *region = tu_shared_region(size);
+	cf_ctl	   *c = tu_shared_region(sizeof(cf_ctl));
+	ls_hot_config cfg = {.max_tables = 4, .max_procs = 1 + CF_WORKERS};
+	ls_hot_key	key = {1, 2, 6};
+	ls_hot_ctx *ctx;
+	ls_hot_table_stats ts;
+	ls_hot_stats s;
+	char		msg[256];
+	uint64_t	gen0;
+
+	assert_int_equal(ls_hot_init(region, size, &cfg, &c->hot), LS_OK);
+	assert_int_equal(ls_hot_attach(c->hot, 0, &ctx), LS_OK);
+	assert_int_equal(ls_hot_table_create(ctx, key, &c->tbl), LS_OK);
+	c->duration_ns = (asan_scale() ? 2 : 4) * UINT64_C(1000000000);
+	gen0 = atomic_load(&c->tbl->map_gen);
+
+	int			failed = tu_fork_workers(CF_WORKERS, cf_worker, c);
+
+	printf("chunk frees: %llu owner ops, %llu rows read, %llu absent chunks seen, "
+		   "%llu held chunks checked, %llu verifies, %llu map nodes freed\n",
+		   (unsigned long long) atomic_load(&c->owner_ops),
+		   (unsigned long long) atomic_load(&c->reader_rows),
+		   (unsigned long long) atomic_load(&c->absent_chunks),
+		   (unsigned long long) atomic_load(&c->held_checks),
+		   (unsigned long long) atomic_load(&c->verifies),
+		   (unsigned long long) (atomic_load(&c->tbl->map_gen) - gen0));
+	assert_int_equal(failed, 0);
+	assert_true(atomic_load(&c->owner_ops) > 10000);
+	assert_true(atomic_load(&c->held_checks) > 100);
+	assert_true(atomic_load(&c->absent_chunks) > 0);	/* chunks were freed */
+	assert_true(atomic_load(&c->tbl->map_gen) - gen0 > 10);	/* leaves and nodes */
+
+	/* the owners emptied everything: only the root is left */
+	hot_map_node *root = atomic_load(&c->tbl->root);
+
+	ls_hot_epoch_enter(ctx);
+	if (ls_hot_table_verify(c->tbl, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
+	ls_hot_epoch_exit(ctx);
+	assert_non_null(root);
+	for (uint32_t i = 0; i < HOT_MAP_FANOUT; i++)
+		assert_int_equal(atomic_load(&root->slot[i]), 0);
+	ls_hot_table_get_stats(c->tbl, &ts);
+	assert_int_equal(ts.rows, 0);
+	assert_int_equal(ts.dead_rowids, 0);
+	assert_int_equal(ts.bytes, hot_obj_size(c->hot, root));
+	ls_hot_reclaim(ctx);
+	ls_hot_get_stats(c->hot, &s);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.used_bytes, ts.bytes);
+	if (ls_hot_verify(c->hot, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
+
+	ls_hot_table_drop(ctx, c->tbl);
+	ls_hot_reclaim(ctx);
+	ls_hot_detach(ctx);
+	ls_hot_get_stats(c->hot, &s);
+	assert_int_equal(s.used_bytes, 0);
+	tu_free_region(c, sizeof(cf_ctl));
+	tu_free_region(region, size);
+}
+
+/* ---- drops racing with removes, evicts and forgets ------------------------- */
+
+/*
+ * The glue's pack worker may evict rows (and its GC remove them) while a
+ * backend drops their table; VACUUM's forget too in principle.  A dropper
+ * creates a table, fills it (rows in a few chunks of two leaves, some DEAD),
+ * publishes it, and drops it at a random moment while the others evict,
+ * remove (to NULL and DEAD) and forget its rows as fast as they can.  Every
+ * row, version, chunk and node must be retired exactly once: after all
+ * rounds, with nobody inside an epoch, the whole heap is free again and the
+ * allocator's own lists and counters agree (a double retire puts a block on
+ * a free list twice and breaks both).
+ */
+#define DR_WORKERS	3
+#define DR_ROWS		200
+
+typedef struct dr_ctl
+{
+	ls_hot	   *hot;
+	uint64_t	rounds;
+	ls_hot_table *_Atomic current;
+	_Atomic uint32_t done;
+	_Atomic uint64_t ops;
+	_Atomic uint64_t raced;		/* ops on a table whose drop had begun */
+} dr_ctl;
+
+static uint64_t
+dr_rowid(uint64_t i)
+{
+	/* two leaves, chunks partly used */
+	return (i % 2) * HOT_MAP_FANOUT + (i / 2) * 3;
+}
+
+static int
+dr_dropper(dr_ctl *c, ls_hot_ctx *ctx)
+{
+	uint64_t	rng = 0xd209;
+
+	for (uint64_t k = 0; k < c->rounds; k++)
+	{
+		ls_hot_key	key = {1, 2, 100 + (uint32_t) (k % 16)};
+		ls_hot_table *tbl;
+		ls_status	st = ls_hot_table_create(ctx, key, &tbl);
+
+		if (st != LS_OK)
+		{
+			/* a descriptor not reusable: someone is stuck in an epoch */
+			fprintf(stderr, "dropper: round %llu: table create: %s\n",
+					(unsigned long long) k, ls_status_str(st));
+			return 1;
+		}
+		ls_hot_epoch_enter(ctx);
+		for (uint64_t i = 0; i < DR_ROWS; i++)
+		{
+			ls_hot_version *v;
+			ls_hot_row *row;
+			uint64_t	r = dr_rowid(i);
+
+			TU_CHECK(ls_hot_version_alloc(ctx, 24, &v) == LS_OK);
+			memcpy(v->data, &r, 8);
+			TU_CHECK(ls_hot_row_insert(ctx, tbl, r, LS_ORIGIN_INSERTED, v, &row) == LS_OK);
+			if (i % 5 == 0)
+			{
+				ls_hot_row_lock(row);
+				ls_hot_row_remove(ctx, tbl, row, true);
+			}
+		}
+		ls_hot_epoch_exit(ctx);
+		atomic_store(&c->current, tbl);
+		/* let the others start on it, then drop it under them */
+		uint64_t	spins = ls_rand_next(&rng) % 20000;
+
+		for (uint64_t i = 0; i < spins; i++)
+			ls_cpu_relax();
+		if (ls_rand_next(&rng) % 4 == 0)
+			sched_yield();
+		ls_hot_table_drop(ctx, tbl);
+		atomic_store(&c->current, NULL);
+		ls_hot_reclaim(ctx);
+	}
+	return 0;
+}
+
+static int
+dr_worker_loop(dr_ctl *c, ls_hot_ctx *ctx, int w)
+{
+	uint64_t	rng = 0xd2d2 + (uint64_t) w * 7919;
+	uint64_t	ops = 0,
+				raced = 0;
+
+	while (atomic_load(&c->done) == 0)
+	{
+		ls_hot_epoch_enter(ctx);
+
+		ls_hot_table *tbl = atomic_load(&c->current);
+
+		if (tbl != NULL)
+		{
+			uint64_t	r = dr_rowid(ls_rand_next(&rng) % DR_ROWS);
+			ls_hot_row *row = ls_hot_row_get(tbl, r);
+			uint64_t	x = ls_rand_next(&rng) % 3;
+
+			if (row != NULL)
+			{
+				uint64_t	tag;
+				ls_hot_version *v = ls_hot_row_newest(row);
+
+				if (v != NULL)
+				{
+					memcpy(&tag, v->data, 8);
+					TU_CHECK(tag == r);
+				}
+				ls_hot_row_lock(row);
+				if (ls_hot_row_is_removed(row))
+					ls_hot_row_unlock(row);
+				else if (x == 0)
+					ls_hot_row_evict(ctx, tbl, row);
+				else
+					ls_hot_row_remove(ctx, tbl, row, x == 2);
+			}
+			else if (ls_hot_rowid_is_dead(tbl, r))
+				ls_hot_rowid_forget(ctx, tbl, r);
+			raced += atomic_load(&c->current) != tbl;
+			ops++;
+		}
+		ls_hot_epoch_exit(ctx);
+	}
+	atomic_fetch_add(&c->ops, ops);
+	atomic_fetch_add(&c->raced, raced);
+	return 0;
+}
+
+static int
+dr_worker(int w, void *arg)
+{
+	dr_ctl	   *c = arg;
+	ls_hot_ctx *ctx;
+	int			rc;
+
+	TU_CHECK(ls_hot_attach(c->hot, 1 + (uint32_t) w, &ctx) == LS_OK);
+	if (w == 0)
+	{
+		rc = dr_dropper(c, ctx);
+		atomic_store(&c->done, 1);	/* also when it failed: no hang */
+	}
+	else
+		rc = dr_worker_loop(c, ctx, w);
+	ls_hot_detach(ctx);
+	return rc;
+}
+
+static void
+test_drop_races_removers(void **state)
+{
+	(void) state;
+	size_t		size = 32u << 20;
+	void	   *region = tu_shared_region(size);
+	dr_ctl	   *c = tu_shared_region(sizeof(dr_ctl));
+	ls_hot_config cfg = {.max_tables = 64, .max_procs = 1 + DR_WORKERS};
+	ls_hot_ctx *ctx;
+	ls_hot_stats s;
+	char		msg[256];
+
+	assert_int_equal(ls_hot_init(region, size, &cfg, &c->hot), LS_OK);
+	c->rounds = asan_scale() ? 500 : 2000;
+
+	int			failed = tu_fork_workers(DR_WORKERS, dr_worker, c);
+
+	printf("drop races: %llu rounds, %llu ops, %llu on a table being dropped\n",
+		   (unsigned long long) c->rounds, (unsigned long long) atomic_load(&c->ops),
+		   (unsigned long long) atomic_load(&c->raced));
+	assert_int_equal(failed, 0);
+	assert_true(atomic_load(&c->raced) > 0);
+
+	/* every object was retired once: the heap is whole again */
+	assert_int_equal(ls_hot_attach(c->hot, 0, &ctx), LS_OK);
+	ls_hot_reclaim(ctx);
+	ls_hot_reclaim(ctx);
+	ls_hot_detach(ctx);
+	if (ls_hot_verify(c->hot, true, msg, sizeof(msg)) != LS_OK)
+		fail_msg("%s", msg);
+	ls_hot_get_stats(c->hot, &s);
+	assert_int_equal(s.tables, 0);
+	assert_int_equal(s.retired_pending, 0);
+	assert_int_equal(s.used_bytes, 0);
+	assert_int_equal(s.free_bytes + s.slack_bytes, s.heap_bytes);
+	tu_free_region(c, sizeof(dr_ctl));
+	tu_free_region(region, size);
+}
+
 int
 main(void)
 {
@@ -1173,6 +1788,8 @@ main(void)
 		cmocka_unit_test(test_multiprocess_stress),
 		cmocka_unit_test(test_sparse_scans_never_miss),
 		cmocka_unit_test(test_chunk_creation_races),
+		cmocka_unit_test(test_chunk_free_races),
+		cmocka_unit_test(test_drop_races_removers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
