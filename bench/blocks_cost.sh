@@ -32,6 +32,8 @@ shared_preload_libraries = 'leanstore'
 leanstore.hot_memory = '2GB'
 shared_buffers = '512MB'
 autovacuum = off
+# only memory and scans are measured, no commit: fsync and
+# synchronous_commit off just make the load faster
 fsync = off
 synchronous_commit = off
 max_parallel_workers_per_gather = 0

@@ -10,7 +10,8 @@
 #   3. pgbench select-only and tpcb-like at scale CB_SCALE with leanstore's
 #      hot_memory 256MB and buffer_pool 512MB, and heap's shared_buffers
 #      768MB (the same memory), CB_RUNS runs of CB_SECS seconds each,
-#      interleaved; synchronous_commit = off for both (no log yet).
+#      interleaved; synchronous_commit = on for both (PostgreSQL's default:
+#      heap waits for its WAL, leanstore for its own log, at every commit).
 #
 # Environment: CB_ROWS (10000000), CB_RUNS (3), CB_SCALE (100), CB_SECS (20),
 # CB_CLIENTS (2), CB_SKIP_PGBENCH=1, CB_NO_BUILD=1, LS_PRIVATE_ROOT.
@@ -39,7 +40,7 @@ shared_buffers = '768MB'
 max_wal_size = '8GB'
 checkpoint_timeout = '30min'
 autovacuum = off
-synchronous_commit = off
+synchronous_commit = on
 jit = off
 CONF
 ls_cluster_start "$LS_SCRATCH" "$CONF" || ls_die "cluster did not start"

@@ -2,8 +2,8 @@
 """bench/report.py: result parsing and the report of bench/run.
 
   report.py parse KIND FILE   print the number a client log reports, or exit 1
-                              with the reason (KIND: pgbench, sysbench, gotpc,
-                              gotpc-errors, gotpc-check)
+                              with the reason (KIND: pgbench, pgbench-latency,
+                              sysbench, gotpc, gotpc-errors, gotpc-check)
   report.py render OUTDIR     write OUTDIR/report.md and OUTDIR/plots/*.png from
                               OUTDIR/results/*.tsv and *.meta (and core.txt)
 
@@ -23,7 +23,7 @@ import sys
 ENGINES = ("heap", "leanstore")
 SYSBENCH_WORKLOADS = ("oltp_point_select", "oltp_read_only", "oltp_read_write",
                       "oltp_update_index", "oltp_insert")
-WORKLOAD_ORDER = ("pgbench", "sysbench", "tpcc", "ycsb", "footprint", "load")
+WORKLOAD_ORDER = ("pgbench", "sysbench", "tpcc", "ycsb", "footprint", "load", "recovery")
 FOOTPRINT_PARTS = ("table_bytes", "cold_bytes", "hot_bytes", "index_bytes")
 
 
@@ -49,6 +49,18 @@ def parse_pgbench(text):
     failed = re.search(r"^number of failed transactions: (\d+)", text, re.M)
     if failed and int(failed.group(1)) > 0:
         raise ParseError("pgbench: %s failed transactions" % failed.group(1))
+    return float(m.group(1))
+
+
+def parse_pgbench_latency(text):
+    """Mean latency in milliseconds of a pgbench run ("latency average = X ms").
+
+    The same failures as parse_pgbench count: a run that aborted or had
+    failed transactions has no latency worth reporting."""
+    parse_pgbench(text)
+    m = re.search(r"^latency average = ([0-9.]+) ms$", text, re.M)
+    if not m:
+        raise ParseError("pgbench: no latency average line")
     return float(m.group(1))
 
 
@@ -97,6 +109,7 @@ def parse_gotpc_check(text):
 
 PARSERS = {
     "pgbench": parse_pgbench,
+    "pgbench-latency": parse_pgbench_latency,
     "sysbench": parse_sysbench,
     "gotpc": parse_gotpc,
     "gotpc-errors": parse_gotpc_errors,
@@ -405,6 +418,47 @@ def plot_footprint(parts, shapes, path):
     plt.close(fig)
 
 
+def plot_recovery(restart, written, scales, path):
+    """restart: {(scale, engine): Stat}; written: {engine: [(MB written, restart s)]}."""
+    plt = _plt()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for eng in ENGINES:
+        xs, sts = [], []
+        for sc in scales:
+            st = restart.get((sc, eng))
+            if st and st.med is not None:
+                xs.append(float(sc))
+                sts.append(st)
+        if xs:
+            ax.errorbar(xs, [s.med for s in sts], yerr=_errbars(sts), marker="o", capsize=4,
+                        color=COLORS[eng], label=eng)
+        pts = written.get(eng, [])
+        if pts:
+            ax2.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=COLORS[eng],
+                     label=eng + (": leanstore log + WAL" if eng == "leanstore" else ": WAL"))
+    ax.set_xscale("log")
+    ax.minorticks_off()
+    ax.set_xticks([float(sc) for sc in scales])
+    ax.set_xticklabels(scales)
+    ax.set_xlabel("pgbench scale (100000 accounts each)")
+    ax.set_ylabel("restart until pgbench_accounts answers [s]")
+    ax.set_ylim(bottom=0)
+    ax.set_title("recovery time against data size")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    ax2.set_xlabel("written since the clean start, before the kill [MB]")
+    ax2.set_ylabel("restart until pgbench_accounts answers [s]")
+    ax2.set_ylim(bottom=0)
+    ax2.set_xlim(left=0)
+    ax2.set_title("recovery time against log size (every run)")
+    ax2.grid(True, alpha=0.3)
+    ax2.legend()
+    fig.suptitle("kill -9 under pgbench tpcb-like; median of runs, bars = min..max", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 # ---------------------------------------------------------------------------
 # Sections
 # ---------------------------------------------------------------------------
@@ -462,10 +516,11 @@ class Report:
         self.add("# leanstore vs heap: benchmark report\n")
         self.add("Written by `bench/report.py` from `bench/out/results/` (%s mode%s).\n" % (
             m.get("mode", "?"), ", generated " + m["date"] if "date" in m else ""))
-        self.add("**Durability:** leanstore has no log yet, so its commits are not durable; "
-                 "**both engines run with `synchronous_commit = off`** (heap with the same "
-                 "setting, for a fair comparison). Until the log lands, leanstore tables survive "
-                 "a clean shutdown but not a crash.\n")
+        self.add("**Durability:** both engines run with **`synchronous_commit = on`** "
+                 "(PostgreSQL's default): a commit is acknowledged once it is on disk, heap's "
+                 "in PostgreSQL's WAL, leanstore's in leanstore's own log (group commit by its "
+                 "log writer) and then PostgreSQL's commit record. A workload with other "
+                 "settings lists them in its settings table.\n")
         self.add("How to read it: every number is the median of the runs (runs of the two "
                  "engines interleaved: heap, leanstore, heap, ...), with min, max and spread = "
                  "(max - min) / median. *ratio l/h* = leanstore median / heap median: above 1 "
@@ -491,9 +546,25 @@ class Report:
         self.add(engine_table(stats, vs, lambda v: [v.split(":")[0], v.split(":")[1]],
                               ["script", "clients"]) + "\n")
         self.add(self.plot("pgbench.png", plot_pgbench, stats, modes, clients) + "\n")
+        lat = collect(rows, "latency_ms")
+        one = min(clients) if clients else None
+        lvs = [v for v in ("tpcb:%s" % one, "insert:%s" % one) if (v, "heap") in lat or (v, "leanstore") in lat]
+        if lvs:
+            self.add("### Commit latency at %s client%s\n" % (one, "" if one == 1 else "s"))
+            self.add("pgbench's *latency average* in milliseconds (lower is better) of tpcb-like and "
+                     "of a one-row INSERT per transaction (table `bench_insert`, no index): with one "
+                     "client a transaction's latency is mostly its commit's wait for the disk. "
+                     "*ratio l/h* = leanstore ms / heap ms (below 1: leanstore commits faster).\n")
+            self.add(engine_table(lat, lvs, lambda v: [v.split(":")[0], v.split(":")[1]],
+                                  ["script", "clients"], 3) + "\n")
         top = max(clients) if clients else None
         for m, key in (("select", "pgbench_select_ratio"), ("tpcb", "pgbench_tpcb_ratio")):
             self.result(key, ratio(stats, "%s:%s" % (m, top)))
+        for c in clients:
+            if c != top and ("tpcb:%s" % c, "heap") in stats:
+                self.result("pgbench_tpcb_ratio_c%s" % c, ratio(stats, "tpcb:%s" % c))
+        for v in lvs:
+            self.result("pgbench_%s_latency_ratio_c%s" % tuple(v.split(":")), ratio(lat, v))
         self.note_failures("pgbench")
 
     def sec_sysbench(self):
@@ -641,6 +712,81 @@ class Report:
             self.result("load_%s_time_ratio" % v, ratio(stats, v))
         self.note_failures("load")
 
+    def sec_recovery(self):
+        rows = self.rows["recovery"]
+        meta = self.meta.get("recovery", {})
+        restart = collect(rows, "restart_s")
+        scales = sorted(variants(rows, "restart_s"), key=float)
+        self.add("## Crash recovery\n")
+        self.add("`bench/recovery.sh`: per engine and pgbench scale a cluster of its own; each run "
+                 "starts it cleanly, runs pgbench tpcb-like, kills every server process with "
+                 "`kill -9` while pgbench runs, starts it again and measures the seconds until "
+                 "`SELECT ... FROM pgbench_accounts` answers (*restart*: PostgreSQL's redo and "
+                 "end-of-recovery checkpoint, and for leanstore also the replay of its own log, "
+                 "which sessions wait for). *ratio l/h* = leanstore seconds / heap seconds (below "
+                 "1: leanstore is back sooner). After each restart pgbench's balances must agree "
+                 "(accounts, branches, tellers, history); a difference fails the run.\n")
+        self.add(meta_table(meta) + "\n")
+        self.add(engine_table(restart, scales, lambda v: [v], ["scale"], 2) + "\n")
+        # per run: what the crash left to replay
+        per = {}
+        for r in rows:
+            if r["status"] == "ok" and r["run"] != "0":
+                try:
+                    per.setdefault((r["variant"], r["engine"], r["run"]), {})[r["metric"]] = float(r["value"])
+                except ValueError:
+                    pass
+        derived = {}
+        written = {}
+        for (sc, eng, run), m in per.items():
+            wb = m.get("wal_bytes", 0) + m.get("log_bytes", 0)
+            if m.get("txns"):
+                derived.setdefault((sc, eng, "bytes_per_txn"), Stat()).values.append(wb / m["txns"])
+            if "restart_s" in m:
+                written.setdefault(eng, []).append((wb / 1e6, m["restart_s"]))
+        body = []
+        data = collect(rows, "data_bytes")
+        for sc in scales:
+            for eng in ENGINES:
+                def med(metric, scale=1.0, digits=1):
+                    st = collect(rows, metric).get((sc, eng))
+                    return fmt(st.med / scale, digits) if st and st.med is not None else "-"
+                chk = [r for r in rows if r["metric"] == "check" and r["variant"] == sc and r["engine"] == eng]
+                bpt = derived.get((sc, eng, "bytes_per_txn"))
+                d = data.get((sc, "heap"))
+                body.append([sc, fmt(d.med / 1e6, 0) if d and d.med else "-", eng,
+                             med("restart_s", digits=2), med("sync_s", digits=2), med("redo_s", digits=2),
+                             med("ls_recovery_s", digits=2) if eng == "leanstore" else "-",
+                             med("ls_records", digits=0) if eng == "leanstore" else "-",
+                             med("log_bytes", 1e6) if eng == "leanstore" else "-",
+                             med("wal_bytes", 1e6), med("txns", digits=0),
+                             fmt(bpt.med, 0) if bpt and bpt.med is not None else "-",
+                             "%d/%d" % (sum(1 for r in chk if r["status"] == "ok"), len(chk))])
+        self.add("Medians per scale and engine: *data* = heap's database after `pgbench -i` (MB); "
+                 "*sync* = PostgreSQL's fsync of the whole data directory after a crash, before "
+                 "its redo (`recovery_init_sync_method = fsync`; from \"was interrupted\" to "
+                 "\"automatic recovery in progress\" in the server log); "
+                 "*redo* = PostgreSQL's own redo (`redo done ... elapsed` of the server log); "
+                 "*replay* and *records* = leanstore's recovery (`leanstore_stats()`: "
+                 "`recovery_us`, `recovery_records`); *log* = how much leanstore's log grew in the "
+                 "run (MB); *WAL* = PostgreSQL's WAL written in the run (MB); *txns* = committed "
+                 "transactions of the run (new `pgbench_history` rows after the restart); *B/txn* "
+                 "= (log + WAL) bytes per committed transaction.\n")
+        self.add(md_table(["scale", "data MB", "engine", "restart s", "sync s", "redo s", "replay s", "records",
+                           "log MB", "WAL MB", "txns", "B/txn", "checks ok"], body) + "\n")
+        if scales:
+            self.add(self.plot("recovery.png", plot_recovery, restart, written, scales) + "\n")
+        top = scales[-1] if scales else None
+        self.result("recovery_time_ratio", ratio(restart, top))
+        for sc in scales[:-1]:
+            self.result("recovery_time_ratio_s%s" % sc, ratio(restart, sc))
+        rep = collect(rows, "ls_recovery_s").get((top, "leanstore"))
+        self.result("recovery_leanstore_replay_s", "%.3f" % rep.med if rep and rep.med is not None else "NA")
+        h, l = derived.get((top, "heap", "bytes_per_txn")), derived.get((top, "leanstore", "bytes_per_txn"))
+        self.result("recovery_bytes_per_txn_ratio",
+                    l.med / h.med if h and l and h.med and l.med is not None else None)
+        self.note_failures("recovery")
+
     def sec_core(self):
         path = os.path.join(self.outdir, "core.txt")
         if not os.path.exists(path):
@@ -692,7 +838,8 @@ def main(argv):
         except ParseError as e:
             print(str(e), file=sys.stderr)
             return 1
-        print(v if isinstance(v, str) or isinstance(v, int) else "%.2f" % v)
+        digits = 3 if argv[2] == "pgbench-latency" else 2
+        print(v if isinstance(v, str) or isinstance(v, int) else "%.*f" % (digits, v))
         return 0
     if len(argv) == 3 and argv[1] == "render":
         rep = Report(argv[2])

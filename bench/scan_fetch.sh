@@ -98,7 +98,7 @@ run_time() {
 		shared_preload_libraries = 'leanstore'
 		shared_buffers = '1GB'
 		leanstore.hot_memory = '2GB'
-		synchronous_commit = off
+		synchronous_commit = on
 		autovacuum = off
 		jit = off
 		max_parallel_workers_per_gather = 0

@@ -56,6 +56,14 @@ class ParsePgbench(unittest.TestCase):
         with self.assertRaisesRegex(report.ParseError, "7 failed transactions"):
             report.parse_pgbench(text)
 
+    def test_latency(self):
+        self.assertAlmostEqual(report.parse_pgbench_latency(fixture("pgbench-tpcb.log")), 0.408)
+        self.assertAlmostEqual(report.parse_pgbench_latency(fixture("pgbench-select.log")), 0.145)
+
+    def test_latency_of_a_failed_run_is_a_failure(self):
+        with self.assertRaisesRegex(report.ParseError, "hot tier is full"):
+            report.parse_pgbench_latency(fixture("pgbench-hotfull.log"))
+
     def test_no_tps_line(self):
         with self.assertRaisesRegex(report.ParseError, "no tps line"):
             report.parse_pgbench("pgbench (15.20)\n")
@@ -111,6 +119,10 @@ class ParseCommandLine(unittest.TestCase):
         p = self.run_parse("sysbench", "sysbench-read_write.log")
         self.assertEqual((p.returncode, p.stdout), (0, "1010.45\n"))
 
+    def test_latency_keeps_its_digits(self):
+        p = self.run_parse("pgbench-latency", "pgbench-tpcb.log")
+        self.assertEqual((p.returncode, p.stdout), (0, "0.408\n"))
+
     def test_failure_exit_and_reason(self):
         p = self.run_parse("pgbench", "pgbench-hotfull.log")
         self.assertEqual((p.returncode, p.stdout), (1, ""))
@@ -160,6 +172,9 @@ class Render(unittest.TestCase):
         want = [
             "RESULT pgbench_select_ratio=1.100",        # 121 / 110 at 16 clients
             "RESULT pgbench_tpcb_ratio=1.050",          # median(99, 132) = 115.5 / 110
+            "RESULT pgbench_tpcb_ratio_c1=1.100",       # 121 / 110 at 1 client
+            "RESULT pgbench_tpcb_latency_ratio_c1=0.500",   # 1.1 ms / 2.2 ms
+            "RESULT pgbench_insert_latency_ratio_c1=0.480",  # 0.6 / median(1.0, 1.5) (a failed run)
             "RESULT sysbench_oltp_point_select_ratio=1.045",    # 1150 / 1100
             "RESULT sysbench_oltp_read_only_ratio=1.045",
             "RESULT sysbench_oltp_read_write_ratio=1.045",
@@ -171,6 +186,10 @@ class Render(unittest.TestCase):
             "RESULT bytes_per_row_ratio_tpcc_stock=0.750",   # 300 / 400
             "RESULT load_copy_time_ratio=0.625",        # 7.5 s / 12 s
             "RESULT load_pgbench_init_time_ratio=1.455",     # 32 s / 22 s
+            "RESULT recovery_time_ratio=0.600",         # scale 5: median(2, 4) / 5 s
+            "RESULT recovery_time_ratio_s1=0.500",      # 1.25 s / 2.5 s
+            "RESULT recovery_leanstore_replay_s=0.600",  # median(0.5, 0.7)
+            "RESULT recovery_bytes_per_txn_ratio=0.500",     # median(5000, 6000) / 11000
         ]
         got = [l for l in self.stdout.splitlines() if l.startswith("RESULT ")]
         self.assertEqual(got, want)
@@ -180,7 +199,29 @@ class Render(unittest.TestCase):
                       "ERROR:  leanstore hot tier is full", block)
 
     def test_durability_note(self):
-        self.assertIn("**both engines run with `synchronous_commit = off`**", self.md)
+        self.assertIn("both engines run with **`synchronous_commit = on`**", self.md)
+        self.assertNotIn("no log", self.md)
+
+    def test_commit_latency(self):
+        lat = self.md.split("### Commit latency at 1 client")[1].split("##")[0]
+        self.assertIn("| tpcb | 1 | 2.200 | 2.000 | 2.400 | 18% | 3/3 | 1.100 | 1.000 | 1.200 | 18% | 3/3 | 0.500 |",
+                      lat)
+        # the failed heap run is counted, not a value
+        self.assertIn("| insert | 1 | 1.250 | 1.000 | 1.500 | 40% | 2/3 | 0.600 | 0.500 | 0.700 | 33% | 3/3 | 0.480 |",
+                      lat)
+
+    def test_recovery(self):
+        rec = self.md.split("## Crash recovery")[1].split("## Failures")[0]
+        self.assertIn("| 1 | 2.50 | 2.00 | 3.00 | 40% | 3/3 | 1.25 | 1.00 | 1.50 | 40% | 3/3 | 0.500 |", rec)
+        self.assertIn("| 5 | 5.00 | 4.00 | 6.00 | 40% | 3/3 | 3.00 | 2.00 | 4.00 | 67% | 2/3 | 0.600 |", rec)
+        # scale, data MB, engine, restart, sync, redo, replay, records, log MB, WAL MB, txns,
+        # B/txn, checks
+        self.assertIn("| 5 | 80 | leanstore | 3.00 | 1.50 | 0.01 | 0.60 | 20,000 | 4.5 | 1.0 | 1,000 | 5,500 | 2/2 |", rec)
+        self.assertIn("| 5 | 80 | heap | 5.00 | 3.00 | 0.20 | - | - | - | 11.0 | 1,000 | 11,000 | 3/3 |", rec)
+        self.assertIn("| 1 | 23 | leanstore | 1.25 | 1.50 | 0.01 | 0.20 | 20,000 | 1.0 | 1.0 | 1,000 | 2,000 | 2/3 |", rec)
+        fails = self.md.split("## Failures")[1]
+        self.assertIn("| recovery | 5 | leanstore | 2 | restart_s | pgbench_accounts did not answer", fails)
+        self.assertIn("| recovery | 1 | leanstore | 2 | check | after the restart: sum(abalance) differs", fails)
 
     def test_machine(self):
         self.assertIn("| kernel | Linux 6.1 |", self.md)
@@ -221,7 +262,7 @@ class Render(unittest.TestCase):
         self.assertIn("RESULT insert_ratio_bm_vs_inmem=0.800", self.md)
 
     def test_plots(self):
-        for name in ("pgbench", "sysbench", "ycsb", "footprint"):
+        for name in ("pgbench", "sysbench", "ycsb", "footprint", "recovery"):
             self.assertIn("![%s](plots/%s.png)" % (name, name), self.md)
             path = os.path.join(self.out, "plots", name + ".png")
             w, h = png_size(path)
@@ -248,6 +289,20 @@ class RenderPartial(unittest.TestCase):
                              ["sysbench_%s_ratio" % w for w in report.SYSBENCH_WORKLOADS])
             self.assertTrue(os.path.exists(os.path.join(d, "plots", "sysbench.png")))
 
+
+    def test_recovery_alone(self):
+        # bench/run recovery (not part of all) on a fresh bench/out
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "results"))
+            shutil.copy(os.path.join(FIX, "out", "results", "recovery.tsv"), os.path.join(d, "results"))
+            r = report.Report(d)
+            md = r.render()
+            self.assertIn("## Crash recovery", md)
+            self.assertNotIn("## pgbench", md)
+            self.assertEqual([k for k, _ in r.results],
+                             ["recovery_time_ratio", "recovery_time_ratio_s1",
+                              "recovery_leanstore_replay_s", "recovery_bytes_per_txn_ratio"])
+            self.assertTrue(os.path.exists(os.path.join(d, "plots", "recovery.png")))
 
 if __name__ == "__main__":
     unittest.main()
