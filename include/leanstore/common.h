@@ -131,6 +131,12 @@ ls_rand_next(uint64_t *state)
 /* Monotonic clock in nanoseconds. */
 uint64_t	ls_now_ns(void);
 
+/*
+ * Write all len bytes of buf at off (pwrite until done, EINTR retried).
+ * LS_IO_ERROR with errno kept (EIO when the device wrote nothing).
+ */
+ls_status	ls_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
+
 /* ------------------------------------------------------------------------
  * Futex waits on shared memory (cross-process)
  * ------------------------------------------------------------------------ */

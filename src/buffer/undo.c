@@ -201,28 +201,6 @@ all_zero(const void *p, size_t len)
 	return true;
 }
 
-static ls_status
-pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	size_t		done = 0;
-
-	while (done < len)
-	{
-		ssize_t		r = pwrite(fd, (const char *) buf + done, len - done, off + (off_t) done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-		{
-			if (r == 0)
-				errno = EIO;
-			return LS_IO_ERROR;
-		}
-		done += (size_t) r;
-	}
-	return LS_OK;
-}
-
 /* LS_OK with *got bytes (less than len only at the end of the file). */
 static ls_status
 pread_all(int fd, void *buf, size_t len, off_t off, size_t *got)
@@ -353,7 +331,7 @@ save_blocks(ls_bm *bm, uint32_t dt_id, uint32_t n, const uint32_t *blk)
 	fd = bm_io_undo_fd(bm, dt_id, epoch, false, NULL);
 	if (fd < 0)
 		st = LS_IO_ERROR;
-	else if ((st = pwrite_all(fd, jbuf, len, (off_t) s->undo_size)) == LS_OK &&
+	else if ((st = ls_pwrite_full(fd, jbuf, len, (uint64_t) s->undo_size)) == LS_OK &&
 			 fdatasync(fd) != 0)
 		st = LS_IO_ERROR;
 	if (st == LS_OK)
@@ -488,7 +466,7 @@ ls_bm_protect_dt(ls_bm *bm, uint32_t dt_id, uint32_t below, uint64_t image)
 		h.image = image;
 		h.crc = header_crc(&h);
 		if (ftruncate(fd, 0) != 0 ||
-			pwrite_all(fd, &h, sizeof(h), 0) != LS_OK ||
+			ls_pwrite_full(fd, &h, sizeof(h), 0) != LS_OK ||
 			fdatasync(fd) != 0)
 			st = LS_IO_ERROR;
 	}
@@ -760,7 +738,7 @@ ls_bm_undo_apply(ls_bm *bm, const ls_bm_file *file, uint64_t image, uint32_t *re
 			st = LS_IO_ERROR;
 			break;
 		}
-		if ((st = pwrite_all(dfd, zero ? zero_page : page, LS_PAGE_SIZE, off)) != LS_OK)
+		if ((st = ls_pwrite_full(dfd, zero ? zero_page : page, LS_PAGE_SIZE, (uint64_t) off)) != LS_OK)
 		{
 			bm_set_error(ls_pid_make(LS_MAX_DT, e.block), errno);
 			break;

@@ -1,5 +1,6 @@
 /*
- * util.c - status names, the monotonic clock, futex waits and ls_mutex.
+ * util.c - status names, the monotonic clock, whole writes, futex waits
+ * and ls_mutex.
  *
  * Futexes are used without FUTEX_PRIVATE_FLAG: the words live in memory
  * shared by several processes (PostgreSQL backends, forked test workers), and
@@ -65,6 +66,28 @@ ls_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+ls_status
+ls_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		r = pwrite(fd, (const char *) buf + done, len - done, (off_t) (off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+		{
+			if (r == 0)
+				errno = EIO;
+			return LS_IO_ERROR;
+		}
+		done += (size_t) r;
+	}
+	return LS_OK;
 }
 
 void

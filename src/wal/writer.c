@@ -187,28 +187,6 @@ fsync_dir(const char *dir)
 	return LS_OK;
 }
 
-static ls_status
-write_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-	size_t		done = 0;
-
-	while (done < len)
-	{
-		ssize_t		r = pwrite(fd, (const char *) buf + done, len - done, (off_t) (off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-		{
-			if (r == 0)
-				errno = EIO;
-			return LS_IO_ERROR;
-		}
-		done += (size_t) r;
-	}
-	return LS_OK;
-}
-
 /* ------------------------------------------------------------------------
  * Generation and start
  * ------------------------------------------------------------------------ */
@@ -266,7 +244,7 @@ next_generation(const char *dir, uint32_t *gen)
 			st = LS_IO_ERROR;
 		else
 		{
-			st = write_full(fd, text, (size_t) n, 0);
+			st = ls_pwrite_full(fd, text, (size_t) n, 0);
 			if (st == LS_OK && fsync(fd) != 0)
 				st = LS_IO_ERROR;
 			int			e = errno;
@@ -386,7 +364,7 @@ zero_fill(int fd, uint64_t from, uint64_t to)
 	if (zero == NULL)
 		return LS_NO_MEMORY;
 	for (uint64_t off = from; st == LS_OK && off < to; off += ZERO_CHUNK)
-		st = write_full(fd, zero, LS_MIN(ZERO_CHUNK, to - off), off);
+		st = ls_pwrite_full(fd, zero, LS_MIN(ZERO_CHUNK, to - off), off);
 	if (st == LS_OK && fsync(fd) != 0)
 		st = LS_IO_ERROR;
 	int			e = errno;
@@ -693,7 +671,7 @@ ring_batch(wal_local *l, wal_io *ios, uint32_t n, bool sync)
 			{
 				wal_io	   *io = &ios[idx];
 
-				if (write_full(io->fd, io->buf + res, io->len - (uint32_t) res,
+				if (ls_pwrite_full(io->fd, io->buf + res, io->len - (uint32_t) res,
 							   io->off + (uint64_t) res) != LS_OK)
 				{
 					err = errno;
@@ -727,7 +705,7 @@ do_io(ls_wal *wal, wal_local *l, wal_io *ios, uint32_t n, bool sync)
 			if (fdatasync(ios[i].fd) != 0)
 				return LS_IO_ERROR;
 		}
-		else if (write_full(ios[i].fd, ios[i].buf, ios[i].len, ios[i].off) != LS_OK)
+		else if (ls_pwrite_full(ios[i].fd, ios[i].buf, ios[i].len, ios[i].off) != LS_OK)
 			return LS_IO_ERROR;
 	}
 	return LS_OK;
