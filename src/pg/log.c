@@ -550,6 +550,18 @@ ls_key_eq(ls_hot_key a, ls_hot_key b)
 	return a.spc == b.spc && a.db == b.db && a.rel == b.rel;
 }
 
+/* arr (NULL: none yet, made in cxt) with room for at least *cap * 2 elements. */
+static void *
+ls_array_grow(void *arr, int *cap, int min_cap, Size elem, MemoryContext cxt)
+{
+	int			newcap = Max(*cap * 2, min_cap);
+	void	   *grown = arr == NULL ? MemoryContextAlloc(cxt, elem * newcap) :
+		repalloc(arr, elem * newcap);
+
+	*cap = newcap;
+	return grown;
+}
+
 /* Remember that this transaction wrote rowid of tbl (insert, update, delete). */
 void
 ls_log_note(ls_hot_table *tbl, uint64 rowid)
@@ -575,15 +587,7 @@ ls_log_note(ls_hot_table *tbl, uint64 rowid)
 		}
 	}
 	if (ls_wr_n == ls_wr_cap)
-	{
-		int			cap = Max(ls_wr_cap * 2, 64);
-
-		if (ls_wr == NULL)
-			ls_wr = MemoryContextAlloc(TopMemoryContext, sizeof(LsLogRange) * cap);
-		else
-			ls_wr = repalloc(ls_wr, sizeof(LsLogRange) * cap);
-		ls_wr_cap = cap;
-	}
+		ls_wr = ls_array_grow(ls_wr, &ls_wr_cap, 64, sizeof(LsLogRange), TopMemoryContext);
 	ls_wr[ls_wr_n].key = key;
 	ls_wr[ls_wr_n].lo = rowid;
 	ls_wr[ls_wr_n].hi = rowid;
@@ -597,15 +601,8 @@ ls_log_note_created(ls_hot_table *tbl)
 	if (ls_log == NULL || !ls_log_permanent(tbl))
 		return;
 	if (ls_wr_ncreated == ls_wr_created_cap)
-	{
-		int			cap = Max(ls_wr_created_cap * 2, 16);
-
-		if (ls_wr_created == NULL)
-			ls_wr_created = MemoryContextAlloc(TopMemoryContext, sizeof(ls_hot_key) * cap);
-		else
-			ls_wr_created = repalloc(ls_wr_created, sizeof(ls_hot_key) * cap);
-		ls_wr_created_cap = cap;
-	}
+		ls_wr_created = ls_array_grow(ls_wr_created, &ls_wr_created_cap, 16,
+									  sizeof(ls_hot_key), TopMemoryContext);
 	ls_wr_created[ls_wr_ncreated++] = ls_hot_table_get_key(tbl);
 }
 
@@ -643,8 +640,7 @@ ls_range_cmp(const void *a, const void *b)
  * version this transaction wrote or deleted.
  */
 static void
-ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, bool relog,
-		   StringInfo buf)
+ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, StringInfo buf)
 {
 	ls_hot_row *row;
 	ls_hot_version *target = NULL;
@@ -690,10 +686,8 @@ ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, bool relog,
 		return;
 
 	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
-	if (relog)
-		frozen = true;			/* recovery kept only committed state */
 	if (ds == LS_XS_CURRENT || ds == LS_XS_COMMITTED)
-		ls_log_append(LS_LR_TOMB, frozen ? LS_LRF_FROZEN : 0, info.xmax, &t, NULL, 0);
+		ls_log_append(LS_LR_TOMB, 0, info.xmax, &t, NULL, 0);
 	else
 	{
 		t.len = (uint32) buf->len;
@@ -703,8 +697,7 @@ ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, bool relog,
 }
 
 static void
-ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, bool relog,
-			StringInfo buf)
+ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
 {
 	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
 
@@ -726,7 +719,7 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, bool relog,
 			if (n == 0)
 				break;
 			for (uint32 i = 0; i < n; i++)
-				ls_log_row(tbl, spc, rowids[i], all, relog, buf);
+				ls_log_row(tbl, spc, rowids[i], all, buf);
 		}
 		return;
 	}
@@ -734,7 +727,7 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, bool relog,
 	{
 		if ((rowid & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		ls_log_row(tbl, spc, rowid, all, relog, buf);
+		ls_log_row(tbl, spc, rowid, all, buf);
 	}
 }
 
@@ -758,7 +751,7 @@ ls_log_pre_commit(void)
 		ls_hot_table *tbl = ls_hot_table_find(hot, ls_wr_created[i]);
 
 		if (tbl != NULL && ls_hot_table_rowid_limit(tbl) > 0)
-			ls_log_rows(tbl, 0, ls_hot_table_rowid_limit(tbl) - 1, true, false, &buf);
+			ls_log_rows(tbl, 0, ls_hot_table_rowid_limit(tbl) - 1, true, &buf);
 	}
 	if (ls_wr_n > 1)
 		qsort(ls_wr, ls_wr_n, sizeof(LsLogRange), ls_range_cmp);
@@ -781,7 +774,7 @@ ls_log_pre_commit(void)
 		if (ls_log_is_created(r->key) ||
 			(tbl = ls_hot_table_find(hot, r->key)) == NULL)
 			continue;
-		ls_log_rows(tbl, lo, r->hi, false, false, &buf);
+		ls_log_rows(tbl, lo, r->hi, false, &buf);
 	}
 	pfree(buf.data);
 
@@ -985,11 +978,8 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 			if (ls_ckpt_row(tbl, spc, rowids[i], buf, &busy))
 				continue;
 			if (*ndefer == *cap)
-			{
-				*cap = Max(*cap * 2, 64);
-				*defer = *defer == NULL ? palloc(sizeof(LsCkptDefer) * *cap) :
-					repalloc(*defer, sizeof(LsCkptDefer) * *cap);
-			}
+				*defer = ls_array_grow(*defer, cap, 64, sizeof(LsCkptDefer),
+									   CurrentMemoryContext);
 			(*defer)[*ndefer].key = ls_hot_table_get_key(tbl);
 			(*defer)[*ndefer].rowid = rowids[i];
 			(*defer)[*ndefer].xid = busy;
@@ -1070,22 +1060,25 @@ ls_checkpoint(bool wait_for_writers)
 		{
 			uint32		cursor = 0;
 			ls_hot_table *tbl;
-			int			kcap = 64;
+			int			kcap = 0;
 
-			keys = palloc(sizeof(ls_hot_key) * kcap);
 			ls_epoch_enter();
 			while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 			{
+				ls_hot_key	key;
+
 				if (!ls_log_permanent(tbl) || ls_hot_table_get_tag(tbl, LS_TAG_READY) == 0)
 					continue;
+				/* read before the epoch is left: tbl is only safe inside it */
+				key = ls_hot_table_get_key(tbl);
 				if (nkeys == kcap)
 				{
-					ls_epoch_exit();	/* repalloc may throw */
-					kcap *= 2;
-					keys = repalloc(keys, sizeof(ls_hot_key) * kcap);
+					ls_epoch_exit();	/* allocation may throw */
+					keys = ls_array_grow(keys, &kcap, 64, sizeof(ls_hot_key),
+										 CurrentMemoryContext);
 					ls_epoch_enter();
 				}
-				keys[nkeys++] = ls_hot_table_get_key(tbl);
+				keys[nkeys++] = key;
 			}
 			ls_epoch_exit();
 			initStringInfo(&buf);
@@ -1681,35 +1674,34 @@ ls_replay_relog(LsReplay *rp)
 	HASH_SEQ_STATUS seq;
 	LsReplayTable *rt;
 	StringInfoData buf;
+	LsCkptDefer *defer = NULL;
+	int			ndefer = 0;
+	int			cap = 0;
 
 	initStringInfo(&buf);
 	ls_log_self_writer = true;
 	hash_seq_init(&seq, rp->tables);
 	while ((rt = hash_seq_search(&seq)) != NULL)
 	{
-		LsLogTarget t;
-		uint64		next;
-		uint32		used;
-
 		if (rt->tbl == NULL)
 			continue;
-		ls_hot_table_get_fill(rt->tbl, &next, &used);
-		ls_log_target(&t, rt->key, rt->spc, next);
 		/*
-		 * No CREATE (a crash during this re-log replays the older log and
-		 * then these records: a CREATE would wipe rows not logged again
-		 * yet).  The HWM record names the table; one without a tree has an
-		 * empty file now (ls_replay_finish), opened as an empty table.
+		 * As a checkpoint logs a table again (its step 3).  A table without
+		 * a tree has an empty file now (ls_replay_finish): opened as an
+		 * empty table.  No transaction runs yet, so no row is busy.
 		 */
-		ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
-		if (next > 0)
-			ls_log_rows(rt->tbl, 0, next - 1, true, true, &buf);
+		ls_ckpt_table(rt->tbl, &buf, &defer, &ndefer, &cap);
+		if (ndefer > 0)
+			elog(ERROR, "row " UINT64_FORMAT " of leanstore relfilenode %u/%u is being written during recovery",
+				 defer[0].rowid, rt->key.db, rt->key.rel);
 		/* some of the re-log written (rounds ran), the start not moved */
 		ls_debug_crash("recovery-relog");
 	}
 	ls_log_flush_mine();
 	ls_log_self_writer = false;
 	pfree(buf.data);
+	if (defer != NULL)
+		pfree(defer);
 }
 
 /*
