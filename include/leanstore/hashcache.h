@@ -92,6 +92,15 @@ uint32_t	ls_hc_remove(ls_hc *hc, uint64_t hash, uint64_t rowid);
  */
 uint64_t	ls_hc_remove_table(ls_hc *hc, uint32_t tag, uint64_t rowid);
 
+/*
+ * The same sweep for a set of rowids of a table: every entry of tag whose
+ * rowid is one of rowids[0..n), which ascend strictly (VACUUM's DEAD
+ * rowids: rows gone for good whose keys are no longer at hand).  Returns
+ * how many were removed; n == 0 reads nothing.
+ */
+uint64_t	ls_hc_remove_rowids(ls_hc *hc, uint32_t tag, const uint64_t *rowids,
+								size_t n);
+
 /* Statistics */
 typedef enum ls_hc_counter
 {

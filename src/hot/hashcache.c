@@ -225,18 +225,17 @@ ls_hc_fill(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid)
 	}
 }
 
-/* Remove claimed-able entry e if (key, val) still match what test wants. */
+/*
+ * Remove entry e whose key was seen as k and val as seen: claim it, and
+ * empty it unless its val changed meanwhile (another writer replaced it
+ * between our look and our claim; with any_val removed all the same).
+ */
 static inline bool
-hc_remove_entry(hc_entry *e, uint64_t k, uint32_t tag, bool by_tag,
-				uint64_t rowid)
+hc_remove_entry(hc_entry *e, uint64_t k, uint64_t seen, bool any_val)
 {
-	uint64_t	val;
-
 	if (!hc_claim(e, k))
 		return false;
-	val = atomic_load_explicit(&e->val, memory_order_relaxed);
-	if ((by_tag && (uint32_t) (val >> LS_HC_ROWID_BITS) != tag) ||
-		(rowid != LS_HC_ANY_ROWID && (val & HC_ROWID_MASK) != (rowid & HC_ROWID_MASK)))
+	if (!any_val && atomic_load_explicit(&e->val, memory_order_relaxed) != seen)
 	{
 		/* changed under us: put it back */
 		atomic_store_explicit(&e->key, k, memory_order_release);
@@ -256,23 +255,49 @@ ls_hc_remove(ls_hc *hc, uint64_t hash, uint64_t rowid)
 	for (int i = 0; i < LS_HC_WAYS; i++)
 	{
 		hc_entry   *e = &b->e[i];
+		uint64_t	val;
 
 		if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
 			continue;
-		if (rowid != LS_HC_ANY_ROWID &&
-			(atomic_load_explicit(&e->val, memory_order_relaxed) & HC_ROWID_MASK) !=
-			(rowid & HC_ROWID_MASK))
+		val = atomic_load_explicit(&e->val, memory_order_relaxed);
+		if (rowid != LS_HC_ANY_ROWID && (val & HC_ROWID_MASK) != (rowid & HC_ROWID_MASK))
 			continue;
-		if (hc_remove_entry(e, key, 0, false, rowid))
+		if (hc_remove_entry(e, key, val, rowid == LS_HC_ANY_ROWID))
 			n++;
 	}
 	return n;
 }
 
-uint64_t
-ls_hc_remove_table(ls_hc *hc, uint32_t tag, uint64_t rowid)
+/* Is rowid in the ascending array set[0..n)? */
+static bool
+hc_rowid_in(const uint64_t *set, size_t n, uint64_t rowid)
 {
-	uint64_t	n = 0;
+	size_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+		uint64_t	r = set[mid] & HC_ROWID_MASK;
+
+		if (r == rowid)
+			return true;
+		if (r < rowid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * The sweep behind ls_hc_remove_table and ls_hc_remove_rowids: every entry
+ * of tag whose rowid is in set[0..n) (every entry of tag when set is NULL).
+ */
+static uint64_t
+hc_sweep(ls_hc *hc, uint32_t tag, const uint64_t *set, size_t n)
+{
+	uint64_t	removed = 0;
 	uint64_t	want = (uint64_t) (tag & ((1u << LS_HC_TAG_BITS) - 1));
 
 	for (uint64_t bi = 0; bi < hc->nbuckets; bi++)
@@ -290,13 +315,29 @@ ls_hc_remove_table(ls_hc *hc, uint32_t tag, uint64_t rowid)
 			val = atomic_load_explicit(&e->val, memory_order_relaxed);
 			if ((val >> LS_HC_ROWID_BITS) != want)
 				continue;
-			if (rowid != LS_HC_ANY_ROWID && (val & HC_ROWID_MASK) != (rowid & HC_ROWID_MASK))
+			if (set != NULL && !hc_rowid_in(set, n, val & HC_ROWID_MASK))
 				continue;
-			if (hc_remove_entry(e, k, (uint32_t) want, true, rowid))
-				n++;
+			if (hc_remove_entry(e, k, val, false))
+				removed++;
 		}
 	}
-	return n;
+	return removed;
+}
+
+uint64_t
+ls_hc_remove_table(ls_hc *hc, uint32_t tag, uint64_t rowid)
+{
+	return rowid == LS_HC_ANY_ROWID ? hc_sweep(hc, tag, NULL, 0) :
+		hc_sweep(hc, tag, &rowid, 1);
+}
+
+uint64_t
+ls_hc_remove_rowids(ls_hc *hc, uint32_t tag, const uint64_t *rowids, size_t n)
+{
+	LS_ASSERT(rowids != NULL || n == 0);
+	for (size_t i = 1; i < n; i++)
+		LS_ASSERT((rowids[i - 1] & HC_ROWID_MASK) < (rowids[i] & HC_ROWID_MASK));
+	return n == 0 ? 0 : hc_sweep(hc, tag, rowids, n);
 }
 
 void

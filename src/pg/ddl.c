@@ -41,6 +41,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
+#include "ls_hashscan.h"
 #include "ls_pg.h"
 
 /* ------------------------------------------------------------------------
@@ -504,6 +505,8 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
 		ivinfo.strategy = bstrategy;
 		istats[i] = index_bulk_delete(&ivinfo, istats[i], ls_dead_tid_reaped, ds);
 	}
+	/* the hash cache is an index too */
+	ls_hashcache_forget_rowids(rel, ds->rowids, ds->n);
 	/* forget the rowids in bounded epochs (a cancel leaves them DEAD) */
 	pgstat_progress_update_param(PROGRESS_VACUUM_PHASE, PROGRESS_VACUUM_PHASE_VACUUM_HEAP);
 	for (int64 i = 0; i < ds->n;)

@@ -10,8 +10,11 @@
  * answer.  Otherwise (no entry, entry stale, row invisible) the node runs
  * the ordinary B-tree scan and fills the cache with the row that scan
  * returned.  The cache is never trusted, so nothing has to invalidate it
- * for correctness; entries are removed when a table's storage goes away
- * (TRUNCATE, DROP, rewrites) and when a lookup finds them stale.
+ * for correctness; entries are removed when a row version leaves by DELETE
+ * or a moving (key-changing) update, when VACUUM forgets rows gone for good,
+ * when a table's storage goes away (TRUNCATE, DROP, rewrites) and when a
+ * lookup finds them stale.  Pack keeps them: a packed row keeps its rowid,
+ * and a hit reads it from the cold tier without the descent.
  *
  * Planning: set_rel_pathlist_hook wraps every index path of a leanstore
  * table whose index is a plain unique, immediate, non-partial B-tree index
@@ -55,6 +58,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/pgstat_internal.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 
@@ -231,28 +235,30 @@ ls_hashcache_forget_storage(ls_hot_key key)
 }
 
 /*
- * One row of rel leaves the hot tier without its key at hand (pack): drop
- * its entries.  This sweeps the whole cache; callers that know the row's
- * key values should prefer letting the lookups find the entry stale.
+ * VACUUM forgets rows gone for good (its DEAD rowids, ascending: deleted,
+ * moved away, inserted by an aborted transaction, whoever made them DEAD):
+ * drop their entries, as it drops their index entries.  Their keys are no
+ * longer at hand, so this is one sweep of the cache per batch of rowids,
+ * for tables that ever had an entry.
  */
 void
-ls_hashcache_forget_rowid(Relation rel, uint64 rowid)
+ls_hashcache_forget_rowids(Relation rel, const uint64 *rowids, int64 n)
 {
 	ls_hot_key	key;
-	uint64		n;
+	uint64		removed;
 
-	if (ls_hcache == NULL || !ls_hash_table_hashed(rel))
+	if (ls_hcache == NULL || n <= 0 || !ls_hash_table_hashed(rel))
 		return;
 	key = ls_key_for_node(&rel->rd_node);
-	n = ls_hc_remove_table(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
-						   rowid);
-	if (n > 0)
-		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, n);
+	removed = ls_hc_remove_rowids(ls_hcache, ls_hc_tag(ls_hc_hash(0, &key, sizeof(key))),
+								  rowids, (size_t) n);
+	if (removed > 0)
+		ls_hc_count(ls_hcache, ls_hash_slot(), LS_HC_C_REMOVED, removed);
 }
 
 /*
  * A row version leaves (DELETE, an update that moves the row to a new
- * rowid, pack): remove the entries its keys have in the cache, for each
+ * rowid): remove the entries its keys have in the cache, for each
  * unique index the lookup can use.  The hash is the one a lookup of the
  * same key bytes computes; keys stored out of line (TOAST) are skipped
  * (their entries go stale, which costs one lookup).
@@ -886,6 +892,32 @@ ls_hash_count(ls_hc_counter c)
 	ls_hc_count(ls_hcache, ls_hash_slot(), c, 1);
 }
 
+/*
+ * A hit counts in the index's statistics what the index scan it replaces
+ * would have counted (pg_stat_user_indexes: idx_scan by _bt_first,
+ * idx_tup_read by index_getnext_tid, idx_tup_fetch by index_fetch_heap;
+ * pg_stat_user_tables sums them), without opening the index: straight into
+ * the index's pending statistics entry, as pgstat_count_index_scan would
+ * through its relcache entry.
+ */
+static void
+ls_hash_count_index_hit(LsHashScanState *s)
+{
+	PgStat_EntryRef *ref;
+	PgStat_TableStatus *pending;
+
+	if (!pgstat_track_counts)
+		return;
+	ref = pgstat_prep_pending_entry(PGSTAT_KIND_RELATION, MyDatabaseId,
+									s->indexoid, NULL);
+	pending = (PgStat_TableStatus *) ref->pending;
+	pending->t_id = s->indexoid;
+	pending->t_shared = false;
+	pending->t_counts.t_numscans++;
+	pending->t_counts.t_tuples_returned++;
+	pending->t_counts.t_tuples_fetched++;
+}
+
 /* Try the cache; true with the row in the scan slot when the entry held. */
 static bool
 ls_hash_probe(LsHashScanState *s)
@@ -910,6 +942,7 @@ ls_hash_probe(LsHashScanState *s)
 		{
 			s->hits++;
 			ls_hash_count(LS_HC_C_HITS);
+			ls_hash_count_index_hit(s);
 			return true;
 		}
 		ExecClearTuple(slot);

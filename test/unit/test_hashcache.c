@@ -239,6 +239,44 @@ test_remove_table(void **state)
 	tu_free_region(r, size);
 }
 
+/* A set of rowids of one table (VACUUM's DEAD rowids) */
+static void
+test_remove_rowids(void **state)
+{
+	(void) state;
+	void	   *r;
+	size_t		size;
+	ls_hc	   *hc = make_cache(1024, &r, &size);
+	/* 0, 3, 6 are table 10's; 5 and 299 table 12's; 1000 nobody's */
+	const uint64_t set[] = {0, 3, 5, 6, 299, 1000};
+	uint64_t	rowid;
+	ls_hc_stats st;
+
+	for (uint64_t k = 0; k < 300; k++)
+		assert_int_equal(ls_hc_fill(hc, key_hash(k), (uint32_t) (k % 3) + 10, k), LS_HC_FILLED);
+	assert_int_equal(ls_hc_remove_rowids(hc, 10, set, 0), 0);
+	assert_int_equal(ls_hc_remove_rowids(hc, 10, set, 6), 3);
+	assert_int_equal(ls_hc_remove_rowids(hc, 10, set, 6), 0);
+	for (uint64_t k = 0; k < 300; k++)
+	{
+		bool		hit = ls_hc_lookup(hc, key_hash(k), &rowid);
+
+		if (k == 0 || k == 3 || k == 6)
+			assert_false(hit);
+		else
+		{
+			assert_true(hit);
+			assert_int_equal(rowid, k);
+		}
+	}
+	/* the whole set of table 12: 5 and 299 */
+	assert_int_equal(ls_hc_remove_rowids(hc, 12, set, 6), 2);
+	assert_false(ls_hc_lookup(hc, key_hash(299), &rowid));
+	ls_hc_get_stats(hc, true, &st);
+	assert_int_equal(st.entries, 295);
+	tu_free_region(r, size);
+}
+
 /* Random operations against a model: a hit is always the model's rowid. */
 static void
 test_model(void **state)
@@ -535,6 +573,7 @@ main(void)
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_remove_table),
+		cmocka_unit_test(test_remove_rowids),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_mp_owners),
 		cmocka_unit_test(test_mp_sweep),
