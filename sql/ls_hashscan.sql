@@ -7,7 +7,7 @@ CREATE TABLE hs (id int PRIMARY KEY, code text UNIQUE, a int, b text, v text,
 CREATE UNIQUE INDEX hs_part ON hs (v) WHERE a > 0;
 CREATE UNIQUE INDEX hs_expr ON hs ((id * 2));
 CREATE TABLE hs_def (id int UNIQUE DEFERRABLE INITIALLY DEFERRED) USING leanstore;
-CREATE TABLE hs_heap (id int PRIMARY KEY) USING heap;
+CREATE TABLE hs_heap (id int PRIMARY KEY, v text) USING heap;
 INSERT INTO hs SELECT g, 'c' || g, g % 100, 'b' || (g / 100), 'v' || g
   FROM generate_series(1, 2000) g;
 INSERT INTO hs_def SELECT generate_series(1, 100);
@@ -153,6 +153,42 @@ SET max_parallel_workers_per_gather = 0;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 
+-- a hit counts in pg_stat_user_indexes what the index scan it replaces
+-- counts (idx_scan, idx_tup_read, idx_tup_fetch): the same numbers as heap's
+SELECT v FROM hs WHERE id = 20;  -- fills
+SELECT pg_stat_force_next_flush();
+CREATE TEMP TABLE hs_before AS
+  SELECT indexrelname AS i, idx_scan AS s, idx_tup_read AS r, idx_tup_fetch AS f
+  FROM pg_stat_user_indexes WHERE indexrelname IN ('hs_pkey', 'hs_heap_pkey');
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 20;
+SELECT v FROM hs WHERE id = 20;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+RESET enable_seqscan;
+SELECT pg_stat_force_next_flush();
+SELECT i, idx_scan - s AS idx_scan, idx_tup_read - r AS idx_tup_read,
+       idx_tup_fetch - f AS idx_tup_fetch
+  FROM pg_stat_user_indexes JOIN hs_before ON indexrelname = i ORDER BY i;
+DROP TABLE hs_before;
+
+-- VACUUM drops the entries of rows gone for good (here: inserts rolled
+-- back after a lookup filled their entries), as it drops their index
+-- entries: the next lookups miss plainly instead of finding stale entries
+BEGIN;
+INSERT INTO hs VALUES (3002, 'c3002', 3002, 'x', 'v3002'),
+                      (3003, 'c3003', 3003, 'x', 'v3003');
+SELECT v FROM hs WHERE id = 3002;
+SELECT v FROM hs WHERE code = 'c3002';
+SELECT v FROM hs WHERE id = 3003;
+ROLLBACK;
+CREATE TEMP TABLE hs_before AS SELECT hash_cache_removed AS r FROM leanstore_stats();
+VACUUM hs;
+SELECT hash_cache_removed - r AS removed_by_vacuum FROM leanstore_stats(), hs_before;
+DROP TABLE hs_before;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 3002;
+EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE code = 'c3002';
 -- TRUNCATE and DROP remove the table's entries from the cache
 SELECT count(*) FROM hs o JOIN hs i ON i.id = o.id WHERE o.id BETWEEN 1 AND 20
   AND i.v IS NOT NULL;
