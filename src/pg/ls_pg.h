@@ -295,6 +295,9 @@ extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
+typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,
+								   const char *bad);
+extern uint64 ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg);
 extern void ls_cold_hold_pack(bool hold);
 extern void ls_standins_release(void);
 
