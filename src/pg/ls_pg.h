@@ -567,6 +567,7 @@ extern void ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid,
 extern void ls_abort_inserts(int level);
 extern void ls_commit_sub_inserts(int level);
 extern void ls_forget_inserts(void);
+extern uint64 ls_xact_hot_versions(void);
 
 /*
  * progress.c: pg_stat_progress_* (param := rowid's block when it grew) and
