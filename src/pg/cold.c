@@ -1256,11 +1256,13 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 /*
  * VACUUM, for a cold row whose inserter clog decides: an aborted insert
  * leaves (image removed, rowid DEAD for index cleanup); a committed one
- * older than oldest_xmin is frozen.  Outside epochs.  Returns what the row
- * is now: LS_V_DEAD (removed), LS_V_LIVE, or LS_V_INSERT_IN_PROGRESS.
+ * older than oldest_xmin and freeze_limit is frozen.  Outside epochs.
+ * Returns what the row is now: LS_V_DEAD (removed), LS_V_LIVE, or
+ * LS_V_INSERT_IN_PROGRESS.
  */
 LsVacuumState
-ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
+ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
+			   TransactionId freeze_limit)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	LWLock	   *lock;
@@ -1294,7 +1296,8 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
 				st = ls_adopt_dead(tbl, rowid);
 			res = LS_V_DEAD;
 		}
-		else if (TransactionIdPrecedes(xmin, oldest_xmin))
+		else if (TransactionIdPrecedes(xmin, oldest_xmin) &&
+				 TransactionIdPrecedes(xmin, freeze_limit))
 		{
 			st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
 							   xmin, v->cmin, true);

@@ -431,7 +431,8 @@ extern bool ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest);
 
 /* cold.c: VACUUM of a cold row whose inserter clog decides (bulk loads) */
 extern LsVacuumState ls_cold_settle(ls_hot_table *tbl, uint64 rowid,
-									TransactionId oldest_xmin);
+									 TransactionId oldest_xmin,
+									 TransactionId freeze_limit);
 
 /* SSI rw-conflicts out: collect inside an epoch, report outside. */
 #define LS_SSI_MAX_XIDS 8
@@ -545,6 +546,9 @@ typedef struct LsScanDescData
 	HeapTuple	btups[LS_BATCH_ROWS];
 	/* bitmap: candidates rowids[ncand_next .. nrows) not yet looked at */
 	int			ncand_next;
+	/* analyze: the current block's sample rows, copied in one pass */
+	MemoryContext acxt;			/* reset per block */
+	HeapTuple  *atups;			/* LS_ROWS_PER_BLOCK of them, in acxt */
 	ls_hot_map_hint hint;		/* bitmap: RID-map leaf of the last lookup */
 } LsScanDescData;
 
