@@ -158,7 +158,7 @@ extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_at
 /* Storage life cycle (transactional) */
 extern void ls_storage_create(const RelFileNode *node, char persistence,
 							  ls_hot_table **out);
-extern void ls_storage_schedule_drop(const RelFileNode *node);
+extern void ls_storage_schedule_drop(Relation rel);
 extern void ls_mark_written(void);
 
 extern Oid	ls_am_oid(void);
@@ -319,6 +319,8 @@ extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
 /* The storage goes (drop, truncate): forget its tree without writing it. */
 extern void ls_cold_drop_for(ls_hot_table *tbl);
+extern void ls_cold_forget_journal(Oid spc, Oid db, Oid rel, bool durably);
+extern void ls_cold_sweep_journals(Oid db);
 /* Make room in the hot tier by packing cold rows (allocation failed). */
 extern bool ls_cold_relieve(void);
 /* Sampled access tracking for pack (reads and writes of single rows). */
