@@ -518,10 +518,11 @@ ls_storage_schedule_drop(Relation rel)
 
 /*
  * The storage p names is gone (a committed drop, an aborted creation): its
- * hot table and tree go, then its undo journal, also when the table was
- * never opened since the start or is lost.  PostgreSQL has made the drop's
- * commit record durable (a commit that drops files, or DROP DATABASE,
- * always syncs), so the table cannot come back and need the journal.
+ * hot table and tree go (no write-back appends to the journal after that),
+ * then its undo journal, also when the table was never opened since the
+ * start or is lost.  A drop's commit record is durable by now (a commit
+ * that drops files, and DROP DATABASE, always flush it), so the table
+ * cannot come back after a crash and need the journal.
  */
 static void
 ls_storage_free(const LsPendingStorage *p)
