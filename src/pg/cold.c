@@ -690,6 +690,35 @@ ls_cold_hold_pack(bool hold)
 		LWLockRelease(ls_cold->adopt_lock);
 }
 
+/*
+ * Does the file at path begin with a leanstore meta page (a cold tree's
+ * file)?  Read with plain I/O, outside the buffer pool: CREATE DATABASE's
+ * check of a template whose tables this server run never opened.  Only the
+ * page layout and the meta magic are looked at: a false "yes" refuses a
+ * copy, it never loses data.
+ */
+bool
+ls_cold_file_is_tree(const char *path)
+{
+	ls_page    *pg = palloc(LS_PAGE_SIZE);
+	LsColdMeta	meta;
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	bool		tree = false;
+
+	if (fd >= 0)
+	{
+		if (pg_pread(fd, pg, LS_PAGE_SIZE, 0) == LS_PAGE_SIZE)
+		{
+			memcpy(&meta, pg->data, sizeof(meta));
+			tree = pg->hdr.pg_pagesize_version == (LS_PAGE_SIZE | LS_PG_LAYOUT_VERSION) &&
+				pg->hdr.dt_type == LS_DT_META && meta.magic == LS_META_MAGIC;
+		}
+		CloseTransientFile(fd);
+	}
+	pfree(pg);
+	return tree;
+}
+
 /* Blocks of tbl's file its tree uses (meta page included), in memory or not. */
 uint64
 ls_cold_table_pages(ls_hot_table *tbl)

@@ -275,6 +275,7 @@ extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payl
 							   uint32 len, TransactionId xmin);
 extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_has_tree(ls_hot_table *tbl);
+extern bool ls_cold_file_is_tree(const char *path);
 extern bool ls_cold_clean_point(bool held);
 extern void ls_cold_hold_trees(bool hold);
 extern void ls_cold_get_stats(LsColdStats *out);
