@@ -239,6 +239,12 @@ ls_log_wait_ready(void)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("leanstore tables cannot be used during recovery or on a standby"),
 				 errdetail("Their rows are in leanstore's own log, not in PostgreSQL's WAL.")));
+	/* nor in single-user mode, which starts no background worker */
+	if (!IsUnderPostmaster)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("leanstore tables cannot be used in single-user mode"),
+				 errdetail("Leanstore's log writer, which recovers and logs their rows, is a background worker, and single-user mode starts none.")));
 	ConditionVariablePrepareToSleep(&ls_log->cv);
 	while ((state = pg_atomic_read_u32(&ls_log->state)) == LS_LOG_RECOVERING)
 		(void) ConditionVariableTimedSleep(&ls_log->cv, 1000, PG_WAIT_EXTENSION);
