@@ -885,7 +885,7 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 				cs->chain = repalloc(cs->chain, sizeof(ls_hot_version *) * cs->cap);
 				MemoryContextSwitchTo(cs->tmpcxt);
 			}
-			size = ls_heaptuple_size(v);
+			size = ls_heaptuple_size(v, cs->OldTable);
 			cs->tups[n] = ls_version_to_heaptuple(v, cs->OldTable, rowid, palloc(size), size);
 			cs->infos[n] = info;
 			n++;
@@ -1065,7 +1065,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 					ls_version_info(v, &info);
 					if (ls_xmin_status(v, &info) != LS_XS_ABORTED)
 					{
-						Size		size = ls_heaptuple_size(v);
+						Size		size = ls_heaptuple_size(v, OldTable);
 
 						tup = ls_version_to_heaptuple(v, OldTable, row->rowid,
 													  palloc(size), size);

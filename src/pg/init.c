@@ -76,10 +76,16 @@ typedef struct LsPendingStorage
 
 static LsPendingStorage *ls_pending = NULL;
 
-static const char *const ls_preload_msg =
-"leanstore must be loaded via shared_preload_libraries";
-static const char *const ls_preload_hint =
-"Add leanstore to shared_preload_libraries in postgresql.conf and restart the server.";
+/* The library was loaded, or its shared state looked for, without preload. */
+static void pg_attribute_noreturn()
+ls_report_not_preloaded(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("leanstore must be loaded via shared_preload_libraries"),
+			 errhint("Add leanstore to shared_preload_libraries in postgresql.conf and restart the server.")));
+	pg_unreachable();
+}
 
 /* ------------------------------------------------------------------------
  * Shared memory
@@ -173,10 +179,7 @@ ls_hot *
 ls_shared_hot(void)
 {
 	if (ls_shared == NULL || ls_shared->hot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s", ls_preload_msg),
-				 errhint("%s", ls_preload_hint)));
+		ls_report_not_preloaded();
 	return ls_shared->hot;
 }
 
@@ -691,10 +694,7 @@ void
 _PG_init(void)
 {
 	if (!process_shared_preload_libraries_in_progress)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s", ls_preload_msg),
-				 errhint("%s", ls_preload_hint)));
+		ls_report_not_preloaded();
 
 	DefineCustomIntVariable("leanstore.hot_memory",
 							"Size of the in-memory hot row tier.",
