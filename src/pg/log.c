@@ -1969,8 +1969,9 @@ ls_log_writer_main(Datum arg)
 	ls_make_directory(ls_log_directory);
 	if (ls_wal_set_dir(ls_log->wal, ls_log_directory) != LS_OK)
 		ereport(FATAL,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("leanstore.log_directory \"%s\" is too long", ls_log_directory)));
+				(errcode_for_file_access(),
+				 errmsg("could not use directory \"%s\" for leanstore's log: %m",
+						ls_log_directory)));
 
 	if (!ls_wal_started(ls_log->wal))
 	{
