@@ -85,7 +85,7 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_table_stats'
 LANGUAGE C STRICT VOLATILE;
 
--- Checks the hot-tier invariants of a table; true, or an error listing problems.
+-- Checks the invariants of a table (hot rows, RID-map, cold tree); true, or an error listing problems.
 CREATE FUNCTION leanstore_verify(rel regclass)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'leanstore_verify'

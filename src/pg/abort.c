@@ -58,6 +58,13 @@ typedef struct LsInsRange
 
 static LsInsRange *ls_ins = NULL;
 static int	ls_ins_n = 0;
+
+/*
+ * Versions this top-level transaction added to the hot tier (inserts,
+ * in-place updates, moved rows): the "hot tier is full" error says when
+ * the transaction's own changes are what fills it.
+ */
+static uint64 ls_xact_versions = 0;
 static int	ls_ins_cap = 0;
 
 static inline bool
@@ -105,6 +112,7 @@ ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid, TransactionId xid)
 	int			level = GetCurrentTransactionNestLevel();
 	LsInsRange *last = ls_ins_n > 0 ? &ls_ins[ls_ins_n - 1] : NULL;
 
+	ls_xact_versions++;
 	if (last != NULL && last->xid == xid && last->level == level &&
 		ls_key_equal(last->key, key) &&
 		rowid + LS_INS_GAP >= last->lo && rowid <= last->hi + LS_INS_GAP)
@@ -269,6 +277,8 @@ ls_abort_inserts(int level)
 	int			keep = 0;
 	uint64		removed = 0;
 
+	if (level <= 1)
+		ls_xact_versions = 0;
 	if (ls_ins_n == 0)
 		return;
 	/* the aborting xids (at most one per range: no allocation needed) */
@@ -302,10 +312,18 @@ ls_commit_sub_inserts(int level)
 			ls_ins[i].level = level - 1;
 }
 
+/* Versions this top-level transaction added to the hot tier so far. */
+uint64
+ls_xact_hot_versions(void)
+{
+	return ls_xact_versions;
+}
+
 /* Top-level commit (or prepare): nothing to undo any more. */
 void
 ls_forget_inserts(void)
 {
+	ls_xact_versions = 0;
 	ls_ins_n = 0;
 	if (ls_ins_cap > 4 * LS_INS_INITIAL)
 	{

@@ -1139,6 +1139,69 @@ ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end)
 	return NULL;
 }
 
+/*
+ * leanstore_verify's look at tbl's cold tree.  First the tree's own
+ * invariants (ls_btree_verify: keys ordered within and across pages, fences,
+ * levels, counts), then every cold row, batch by batch inside an epoch:
+ * its rowid lies below the table's rowid limit, it is not a DEAD rowid
+ * (a row leaving as DEAD loses its image first), and a hot row of the same
+ * rowid is one that came from the image (migrated or cached), never one
+ * inserted hot.  cb gets every stand-in (bad NULL: the caller checks the
+ * version) and every problem (rowid 0 for the tree as a whole).  Returns
+ * the number of cold rows.  The caller keeps writers and pack away
+ * (leanstore_verify: ShareLock, ls_cold_hold_pack).
+ */
+uint64
+ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	uint64		limit = ls_hot_table_rowid_limit(tbl);
+	uint64		cursor = 0;
+	uint64		rows = 0;
+	char		msg[256];
+	ls_btree_info info;
+
+	if (ct == NULL)
+		return 0;
+	if (ls_btree_verify(&ct->tree, &info, msg, sizeof(msg)) != LS_OK)
+	{
+		msg[sizeof(msg) - 1] = '\0';
+		cb(arg, 0, NULL, msg);
+		return 0;				/* a broken tree is not walked */
+	}
+	for (;;)
+	{
+		ls_hot_row *batch[64];
+		uint64		hi = LS_HOT_MAX_ROWID;
+		uint32		n;
+
+		CHECK_FOR_INTERRUPTS();
+		ls_epoch_enter();
+		n = ls_cold_range(ct, cursor, &hi, batch, lengthof(batch));
+		for (uint32 i = 0; i < n; i++)
+		{
+			uint64		rowid = batch[i]->rowid;
+			ls_hot_row *hot = ls_hot_row_get(tbl, rowid);
+
+			rows++;
+			if (rowid >= limit)
+				cb(arg, rowid, NULL, "cold row at or beyond the table's rowid limit");
+			else if (ls_hot_rowid_is_dead(tbl, rowid))
+				cb(arg, rowid, NULL, "cold row at a DEAD rowid");
+			else if (hot != NULL && hot->origin != LS_ORIGIN_MIGRATED &&
+					 hot->origin != LS_ORIGIN_CACHED)
+				cb(arg, rowid, NULL, "cold row shadowed by a row inserted hot");
+			cb(arg, rowid, batch[i], NULL);
+		}
+		if (n > 0)
+			cursor = batch[n - 1]->rowid + 1;
+		ls_epoch_exit();
+		if (n == 0)
+			break;
+	}
+	return rows;
+}
+
 /* ------------------------------------------------------------------------
  * Bulk loads: rows straight into the tree
  * ------------------------------------------------------------------------ */
@@ -1210,11 +1273,13 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 /*
  * VACUUM, for a cold row whose inserter clog decides: an aborted insert
  * leaves (image removed, rowid DEAD for index cleanup); a committed one
- * older than oldest_xmin is frozen.  Outside epochs.  Returns what the row
- * is now: LS_V_DEAD (removed), LS_V_LIVE, or LS_V_INSERT_IN_PROGRESS.
+ * older than oldest_xmin and freeze_limit is frozen.  Outside epochs.
+ * Returns what the row is now: LS_V_DEAD (removed), LS_V_LIVE, or
+ * LS_V_INSERT_IN_PROGRESS.
  */
 LsVacuumState
-ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
+ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
+			   TransactionId freeze_limit)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	LWLock	   *lock;
@@ -1248,7 +1313,8 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin)
 				st = ls_adopt_dead(tbl, rowid);
 			res = LS_V_DEAD;
 		}
-		else if (TransactionIdPrecedes(xmin, oldest_xmin))
+		else if (TransactionIdPrecedes(xmin, oldest_xmin) &&
+				 TransactionIdPrecedes(xmin, freeze_limit))
 		{
 			st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
 							   xmin, v->cmin, true);

@@ -523,6 +523,45 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
 	ds->n = 0;
 }
 
+
+/* Rows of both tiers VACUUM's first pass takes per epoch. */
+#define LS_VACUUM_BATCH 64
+
+/*
+ * VACUUM, for a bulk-loaded cold row (xmin not frozen): clog decides.  As
+ * heap does, a committed row is frozen only once its xmin precedes
+ * FreezeLimit (freezing rewrites and logs the image: doing it for every
+ * freshly loaded row made VACUUM after a load ten times slower than
+ * heap's); until then relfrozenxid stays at or before its xmin.  Aborted
+ * rows leave, in-progress ones stay (ls_cold_settle).  Outside epochs.
+ */
+static void
+ls_vacuum_cold_row(ls_hot_table *tbl, uint64 rowid, TransactionId xmin,
+				   TransactionId oldest_xmin, TransactionId freeze_limit,
+				   LsGcStats *st)
+{
+	if (TransactionIdPrecedes(xmin, oldest_xmin) &&
+		!TransactionIdPrecedes(xmin, freeze_limit) &&
+		TransactionIdDidCommit(xmin))
+	{
+		st->live_rows += 1;
+		if (TransactionIdPrecedes(xmin, st->oldest_xid))
+			st->oldest_xid = xmin;
+		return;
+	}
+	switch (ls_cold_settle(tbl, rowid, oldest_xmin, freeze_limit))
+	{
+		case LS_V_DEAD:
+			st->removed_rows += 1;
+			break;
+		case LS_V_LIVE:
+			st->live_rows += 1;
+			break;
+		default:
+			break;
+	}
+}
+
 void
 ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			  BufferAccessStrategy bstrategy)
@@ -584,45 +623,43 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		pgstat_progress_update_multi_param(3, params, vals);
 	}
 
-	/* pass 1: GC every row, freezing whatever precedes OldestXmin */
+	/*
+	 * pass 1: GC every row of both tiers, a batch at a time (one epoch and
+	 * one cold-tree descent per batch, not per row)
+	 */
 	for (;;)
 	{
-		ls_hot_row *row;
-		uint64		rowid = 0;
-		int			tries = 0;
+		ls_hot_row *batch[LS_VACUUM_BATCH];
+		uint64		cold_rowid[LS_VACUUM_BATCH];
+		TransactionId cold_xmin[LS_VACUUM_BATCH];
+		int			ncold = 0;
+		uint32		n;
+		uint64		last = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		/* both tiers, each row once */
-		row = ls_rows_next(tbl, &cursor, limit);
-		if (row != NULL)
-			rowid = row->rowid;
-		if (row != NULL && ls_row_is_standin(row))
+		n = ls_rows_batch(tbl, &cursor, limit, batch, LS_VACUUM_BATCH);
+		for (uint32 i = 0; i < n; i++)
 		{
-			if (ls_hv_flags(atomic_load(&ls_hot_row_newest(row)->xmin_word)) &
-				LS_HV_XMIN_FROZEN)
-				st.live_rows += 1;
-			else
+			ls_hot_row *row = batch[i];
+			int			tries = 0;
+
+			last = row->rowid;
+			if (ls_row_is_standin(row))
 			{
-				/* a bulk-loaded row: clog decides, outside the epoch */
-				ls_epoch_exit();
-				switch (ls_cold_settle(tbl, rowid, OldestXmin))
+				uint64		w = atomic_load(&ls_hot_row_newest(row)->xmin_word);
+
+				if (ls_hv_flags(w) & LS_HV_XMIN_FROZEN)
+					st.live_rows += 1;
+				else
 				{
-					case LS_V_DEAD:
-						st.removed_rows += 1;
-						break;
-					case LS_V_LIVE:
-						st.live_rows += 1;
-						break;
-					default:
-						break;
+					/* a bulk-loaded row: clog decides, after the epoch */
+					cold_rowid[ncold] = row->rowid;
+					cold_xmin[ncold++] = ls_hv_xid(w);
 				}
 				continue;
 			}
-		}
-		else
-		{
-			while (row != NULL && !ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
+			while (!ls_gc_row(rel, tbl, row, vistest, OldestXmin, &st))
 			{
 				if (atomic_load(&row->evicted) != 0)
 				{
@@ -638,9 +675,12 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			}
 		}
 		ls_epoch_exit();
-		if (row == NULL)
+		for (int i = 0; i < ncold; i++)
+			ls_vacuum_cold_row(tbl, cold_rowid[i], cold_xmin[i], OldestXmin,
+							   FreezeLimit, &st);
+		if (n == 0)
 			break;
-		ls_progress_rowid(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, rowid, &scanned);
+		ls_progress_rowid(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, last, &scanned);
 	}
 	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED,
 								 ls_blocks_for_limit(limit));

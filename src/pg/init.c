@@ -335,6 +335,21 @@ ls_report_status(ls_status st, Relation rel, const char *what)
 		case LS_NO_SPACE:
 		case LS_NO_MEMORY:
 			ls_hot_get_stats(ls_shared_hot(), &hs);
+
+			/*
+			 * Pack moves rows to the cold tier only once no transaction can
+			 * need their older versions: what a running transaction changed
+			 * stays hot until it ends.  When that is most of the tier, more
+			 * memory or smaller transactions are the way out.
+			 */
+			if (ls_xact_hot_versions() * 2 > hs.versions)
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("leanstore hot tier is full"),
+						 errdetail("This transaction added " UINT64_FORMAT " of the " UINT64_FORMAT " row versions in the hot tier; rows a transaction changed stay there until it ends.",
+								   ls_xact_hot_versions(), (uint64) hs.versions),
+						 errhint("Make the change in smaller transactions, or increase leanstore.hot_memory (currently %d MB) and restart.",
+								 ls_hot_memory_mb)));
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("leanstore hot tier is full"),

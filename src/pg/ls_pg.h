@@ -297,6 +297,9 @@ extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
+typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,
+								   const char *bad);
+extern uint64 ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg);
 extern void ls_cold_hold_pack(bool hold);
 extern void ls_standins_release(void);
 
@@ -430,7 +433,8 @@ extern bool ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest);
 
 /* cold.c: VACUUM of a cold row whose inserter clog decides (bulk loads) */
 extern LsVacuumState ls_cold_settle(ls_hot_table *tbl, uint64 rowid,
-									TransactionId oldest_xmin);
+									 TransactionId oldest_xmin,
+									 TransactionId freeze_limit);
 
 /* SSI rw-conflicts out: collect inside an epoch, report outside. */
 #define LS_SSI_MAX_XIDS 8
@@ -544,6 +548,9 @@ typedef struct LsScanDescData
 	HeapTuple	btups[LS_BATCH_ROWS];
 	/* bitmap: candidates rowids[ncand_next .. nrows) not yet looked at */
 	int			ncand_next;
+	/* analyze: the current block's sample rows, copied in one pass */
+	MemoryContext acxt;			/* reset per block */
+	HeapTuple  *atups;			/* LS_ROWS_PER_BLOCK of them, in acxt */
 	ls_hot_map_hint hint;		/* bitmap: RID-map leaf of the last lookup */
 } LsScanDescData;
 
@@ -566,6 +573,7 @@ extern void ls_abort_note_insert(ls_hot_table *tbl, uint64 rowid,
 extern void ls_abort_inserts(int level);
 extern void ls_commit_sub_inserts(int level);
 extern void ls_forget_inserts(void);
+extern uint64 ls_xact_hot_versions(void);
 
 /*
  * progress.c: pg_stat_progress_* (param := rowid's block when it grew) and

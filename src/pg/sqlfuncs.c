@@ -1,7 +1,7 @@
 /*
  * sqlfuncs.c - SQL-callable functions: tier and table statistics, and
- * leanstore_verify(regclass), which checks the hot-tier invariants of one
- * table.
+ * leanstore_verify(regclass), which checks the invariants of one table:
+ * its hot rows and RID-map, and its cold tree (structure and images).
  */
 #include "postgres.h"
 
@@ -244,6 +244,25 @@ ls_check_version(ls_hot_version *v, int natts, uint64 limit)
 	return NULL;
 }
 
+typedef struct LsVerifyCold
+{
+	LsVerify   *vf;
+	int			natts;
+	uint64		limit;
+} LsVerifyCold;
+
+/* ls_cold_verify's callback: a problem, or a cold row's stand-in to check */
+static void
+ls_verify_cold_row(void *arg, uint64 rowid, ls_hot_row *standin, const char *bad)
+{
+	LsVerifyCold *vc = arg;
+
+	if (bad == NULL)
+		bad = ls_check_version(ls_hot_row_newest(standin), vc->natts, vc->limit);
+	if (bad != NULL)
+		ls_problem(vc->vf, rowid, bad);
+}
+
 Datum
 leanstore_verify(PG_FUNCTION_ARGS)
 {
@@ -350,6 +369,13 @@ leanstore_verify(PG_FUNCTION_ARGS)
 			buf[sizeof(buf) - 1] = '\0';
 			ls_problem(&vf, 0, buf);
 		}
+	}
+
+	/* the cold tree: its structure and every image (both tiers hold rows) */
+	{
+		LsVerifyCold vc = {&vf, natts, limit};
+
+		(void) ls_cold_verify(tbl, ls_verify_cold_row, &vc);
 	}
 
 	ls_hot_table_get_stats(tbl, &ts);

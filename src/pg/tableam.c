@@ -208,6 +208,8 @@ ls_scan_end(TableScanDesc sscan)
 		pfree(sscan->rs_key);
 	if (scan->bbuf)
 		pfree(scan->bbuf);
+	if (scan->acxt)
+		MemoryContextDelete(scan->acxt);
 	pfree(scan);
 }
 
@@ -1327,9 +1329,121 @@ ls_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 	LsScanDesc	scan = (LsScanDesc) sscan;
 
 	scan->cur_block = blockno;
+	scan->nrows = -1;			/* not read yet */
 	scan->nextrow = 0;
 	ls_count_block_reads(sscan->rs_rd, 1);
 	return true;
+}
+
+/*
+ * ANALYZE's look at one row: counts it live or dead (and every version its
+ * current one replaced as dead); returns the version to sample, or NULL.
+ * Caller inside an epoch.
+ */
+static ls_hot_version *
+ls_analyze_row(ls_hot_row *row, double *liverows, double *deadrows)
+{
+	ls_hot_version *v = ls_row_newest_valid(row);
+	TransactionId dead_after;
+	LsVacuumState vs;
+	LsVersionInfo info;
+	bool		sample = false;
+	int			hops = 0;
+
+	if (v == NULL)
+	{
+		*deadrows += 1;
+		return NULL;
+	}
+	vs = ls_version_vacuum_state(v, NULL, &dead_after);
+	ls_version_info(v, &info);
+	switch (vs)
+	{
+		case LS_V_LIVE:
+			sample = true;
+			break;
+		case LS_V_DEAD:
+		case LS_V_RECENTLY_DEAD:
+			*deadrows += 1;
+			break;
+		case LS_V_INSERT_IN_PROGRESS:
+			sample = TransactionIdIsCurrentTransactionId(info.xmin);
+			break;
+		case LS_V_DELETE_IN_PROGRESS:
+			if (TransactionIdIsCurrentTransactionId(info.xmax))
+				*deadrows += 1;
+			else
+				sample = true;
+			break;
+	}
+	/* versions older than the current one are dead or dying */
+	for (ls_hot_version *o = ls_chain_next(row, v, &hops); o != NULL;
+		 o = ls_chain_next(row, o, &hops))
+		*deadrows += 1;
+	if (!sample)
+		return NULL;
+	*liverows += 1;
+	return v;
+}
+
+/*
+ * Read the whole current block for ANALYZE: count its live and dead rows
+ * and copy the sample rows out, a batch of rows of both tiers per epoch
+ * (one cold-tree descent per batch, not a lookup per rowid).
+ */
+static void
+ls_analyze_read_block(LsScanDesc scan, double *liverows, double *deadrows)
+{
+	Relation	rel = scan->base.rs_rd;
+	uint64		base = (uint64) scan->cur_block * LS_ROWS_PER_BLOCK;
+	uint64		limit = scan->tbl ? ls_hot_table_rowid_limit(scan->tbl) : 0;
+	uint64		end = Min(base + LS_ROWS_PER_BLOCK, limit);
+	uint64		cursor = base;
+	MemoryContext old;
+
+	scan->nrows = 0;
+	if (scan->acxt == NULL)
+	{
+		scan->acxt = AllocSetContextCreate(scan->mcxt, "leanstore analyze block",
+										   ALLOCSET_DEFAULT_SIZES);
+		scan->atups = MemoryContextAlloc(scan->mcxt,
+										 sizeof(HeapTuple) * LS_ROWS_PER_BLOCK);
+	}
+	MemoryContextReset(scan->acxt);
+	old = MemoryContextSwitchTo(scan->acxt);
+	while (cursor < end)
+	{
+		ls_hot_row *rows[64];
+		uint32		n;
+		bool		bad = false;
+
+		ls_epoch_enter();
+		n = ls_rows_batch(scan->tbl, &cursor, end, rows, lengthof(rows));
+		for (uint32 i = 0; i < n && !bad; i++)
+		{
+			ls_hot_version *v = ls_analyze_row(rows[i], liverows, deadrows);
+			Size		need;
+
+			if (v == NULL)
+				continue;
+			need = ls_version_tuple_size(v);
+			if (need == 0)
+				bad = true;
+			else
+			{
+				Assert(scan->nrows < LS_ROWS_PER_BLOCK);
+				scan->atups[scan->nrows++] =
+					ls_version_copy_out(v, RelationGetRelid(rel), rows[i]->rowid,
+										palloc(need));
+			}
+		}
+		ls_epoch_exit();
+		if (bad)
+			ls_report_bad_version(rel);
+		if (n == 0)
+			break;
+	}
+	MemoryContextSwitchTo(old);
 }
 
 static bool
@@ -1338,68 +1452,14 @@ ls_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 						   TupleTableSlot *slot)
 {
 	LsScanDesc	scan = (LsScanDesc) sscan;
-	Relation	rel = sscan->rs_rd;
-	uint64		base = (uint64) scan->cur_block * LS_ROWS_PER_BLOCK;
-	uint64		limit = scan->tbl ? ls_hot_table_rowid_limit(scan->tbl) : 0;
 
-	while (scan->nextrow < LS_ROWS_PER_BLOCK && base + scan->nextrow < limit)
+	if (scan->nrows < 0)
+		ls_analyze_read_block(scan, liverows, deadrows);
+	if (scan->nextrow < scan->nrows)
 	{
-		uint64		rowid = base + scan->nextrow++;
-		ls_hot_row *row;
-		int			hops;
-		ls_hot_version *v;
-		bool		sample = false;
-
-		ls_epoch_enter();
-		row = ls_row_get(scan->tbl, rowid);
-		if (row == NULL)
-		{
-			ls_epoch_exit();
-			continue;
-		}
-		v = ls_row_newest_valid(row);
-		if (v == NULL)
-			*deadrows += 1;
-		else
-		{
-			TransactionId dead_after;
-			LsVacuumState vs = ls_version_vacuum_state(v, NULL, &dead_after);
-			LsVersionInfo info;
-
-			ls_version_info(v, &info);
-			switch (vs)
-			{
-				case LS_V_LIVE:
-					sample = true;
-					break;
-				case LS_V_DEAD:
-				case LS_V_RECENTLY_DEAD:
-					*deadrows += 1;
-					break;
-				case LS_V_INSERT_IN_PROGRESS:
-					sample = TransactionIdIsCurrentTransactionId(info.xmin);
-					break;
-				case LS_V_DELETE_IN_PROGRESS:
-					if (TransactionIdIsCurrentTransactionId(info.xmax))
-						*deadrows += 1;
-					else
-						sample = true;
-					break;
-			}
-			/* versions older than the current one are dead or dying */
-			hops = 0;
-			for (ls_hot_version *o = ls_chain_next(row, v, &hops); o != NULL;
-				 o = ls_chain_next(row, o, &hops))
-				*deadrows += 1;
-			if (sample)
-			{
-				ls_store_version(v, rel, rowid, slot);
-				*liverows += 1;
-			}
-		}
-		ls_epoch_exit();
-		if (sample)
-			return true;
+		/* the copy lives until the next block: the slot borrows it */
+		ls_store_borrowed(scan->atups[scan->nextrow++], slot);
+		return true;
 	}
 	ExecClearTuple(slot);
 	return false;

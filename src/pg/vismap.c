@@ -118,17 +118,20 @@ ls_vm_block_all_visible(ls_hot_table *tbl, BlockNumber blk,
 	uint64		start = ls_vm_block_start(blk);
 	uint64		cursor = start;
 	uint64		dead;
-	ls_hot_row *row;
+	ls_hot_row *rows[64];
+	uint32		n;
 
 	Assert(ls_in_epoch());
 	if (ls_hot_scan_next_dead(tbl, &cursor, start + LS_ROWS_PER_BLOCK, &dead))
 		return false;
 	cursor = start;
 	/* both tiers: a bulk-loaded cold row may still be in progress */
-	while ((row = ls_rows_next(tbl, &cursor, start + LS_ROWS_PER_BLOCK)) != NULL)
+	while ((n = ls_rows_batch(tbl, &cursor, start + LS_ROWS_PER_BLOCK, rows,
+							  lengthof(rows))) > 0)
 	{
-		if (!ls_vm_row_all_visible(row, oldest_xmin))
-			return false;
+		for (uint32 i = 0; i < n; i++)
+			if (!ls_vm_row_all_visible(rows[i], oldest_xmin))
+				return false;
 	}
 	return true;
 }

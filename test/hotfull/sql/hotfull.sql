@@ -12,21 +12,22 @@ DROP TABLE hf_big;
 -- insert fail with an error naming leanstore.hot_memory; the table stays
 -- intact and usable, and TRUNCATE and DROP give the memory back.
 SET leanstore.bulk_load_rows = 0;
-CREATE TABLE hf_result (round int, batches int, rows_kept bigint, sqlstate text, message text, hint text);
+CREATE TABLE hf_result (round int, batches int, rows_kept bigint, sqlstate text, message text, hint text, detail text);
 -- inserts batches of 1000 rows (each in its own subtransaction) into tab until
 -- an insert fails; records the rows that made it and the error
 CREATE FUNCTION hf_fill(tab regclass, round int) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   b int := 0;
-  st text; msg text; hnt text;
+  st text; msg text; hnt text; det text;
 BEGIN
   LOOP
     BEGIN
       EXECUTE format('INSERT INTO %s SELECT $1 * 1000 + g, repeat(''x'', 200) FROM generate_series(1, 1000) g', tab)
         USING b;
     EXCEPTION WHEN OTHERS THEN
-      GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hnt = PG_EXCEPTION_HINT;
-      INSERT INTO hf_result VALUES (round, b, b * 1000::bigint, st, msg, hnt);
+      GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, hnt = PG_EXCEPTION_HINT,
+                              det = PG_EXCEPTION_DETAIL;
+      INSERT INTO hf_result VALUES (round, b, b * 1000::bigint, st, msg, hnt, det);
       RETURN b * 1000::bigint;
     END;
     b := b + 1;
@@ -40,8 +41,11 @@ SELECT hf_fill('hf_t', 1) > 10000 AS filled;
 SELECT sqlstate, message LIKE 'leanstore hot tier is full%' AS full_message,
        hint LIKE '%leanstore.hot_memory%' AS hint_names_guc
 FROM hf_result WHERE round = 1;
--- the error as the user sees it
+-- the error as the user sees it: this one transaction's rows fill the
+-- tier (pack cannot move rows a running transaction wrote), and it says so
 SELECT message, hint FROM hf_result WHERE round = 1;
+SELECT detail ~ '^This transaction added \d+ of the \d+ row versions in the hot tier; rows a transaction changed stay there until it ends\.$' AS detail_names_own_versions
+FROM hf_result WHERE round = 1;
 -- the rows inserted before the error are all there, the failed batch is not
 SELECT count(*) = (SELECT rows_kept FROM hf_result WHERE round = 1) AS intact,
        min(id) = 1 AS first_row, max(id) = (SELECT rows_kept FROM hf_result WHERE round = 1) AS last_row
