@@ -8,6 +8,8 @@
 #   ls_cluster_start DIR CONF  initdb + start a throwaway cluster in DIR (socket in DIR)
 #   ls_cluster_stop DIR        stop it
 #   ls_cleanup                 kill every server started from a scratch dir (trap)
+#   ls_expect WHAT WANT GOT    one check of a scripted test ($LS_TEST), fail=1 if not met
+#   ls_wait_up DIR             wait until DIR's server is back after its crash restart
 #
 # Every server this file starts lives under a scratch directory created by
 # ls_scratch_dir; ls_cleanup stops exactly those (by the pid in postmaster.pid).
@@ -207,4 +209,27 @@ ls_cluster_start() {
 
 ls_cluster_stop() {
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# ls_expect WHAT WANT GOT: one check of the scripted test $LS_TEST: prints
+# "ok", or both values and sets fail=1 (the script's verdict).
+ls_expect() {
+	if [ "$3" != "$2" ]; then
+		printf '%s: %s: want [%s] got [%s]\n' "$LS_TEST" "$1" "$2" "$3"
+		fail=1
+	else
+		echo "$LS_TEST: $1: ok"
+	fi
+}
+
+# ls_wait_up DIR: waits until the server of the cluster in DIR accepts
+# connections again (after PostgreSQL's own crash restart); exits if not.
+ls_wait_up() {
+	for _ in $(seq 1 300); do
+		(cd "$1" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -d postgres -c "SELECT 1") >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "$LS_TEST: server did not come back"
+	tail -n 30 "$1/server.log"
+	exit 1
 }

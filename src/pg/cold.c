@@ -174,6 +174,8 @@ static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
 static bool ls_cold_unlogged_reset(Relation rel);
 static ls_status ls_cold_touch(LsColdTable *ct);
 static void ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name);
+static bool ls_file_is_empty(const ls_bm_file *file);
+static bool ls_storage_file_gone(Oid spc, Oid db, Oid rel);
 static uint64 ls_cold_new_image_id(void);
 static bool ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image);
 static bool ls_table_persists(ls_hot_table *tbl);
@@ -566,17 +568,97 @@ ls_cold_drop_for(ls_hot_table *tbl)
 	if (ct != NULL)
 	{
 		ls_bm_file file;
-		char		path[MAXPGPATH];
 
 		ls_hot_table_set_tag(tbl, LS_TAG_COLD, 0);
 		ls_btree_drop(&ct->tree);
 		pg_atomic_write_u32(&ct->used, 0);
 		/* its undo journal goes with the storage */
 		ls_file_of(tbl, &file);
-		if (ls_file_path(NULL, &file, LS_BM_UNDO_SEGNO, path, sizeof(path)))
-			(void) unlink(path);
+		ls_cold_forget_journal(file.key[0], file.key[1], file.key[2], false);
 	}
 	LWLockRelease(ls_cold->adopt_lock);
+}
+
+/*
+ * Remove the undo journal of storage (spc, db, rel), spc being its real
+ * tablespace: the storage is gone for good (dropped, its creation aborted,
+ * emptied in place), or new (then a journal of its number is a dropped
+ * storage's, and must not be applied to the new file after a crash: that
+ * removal is made durable).  Must not throw unless durably.
+ */
+void
+ls_cold_forget_journal(Oid spc, Oid db, Oid rel, bool durably)
+{
+	ls_bm_file	file;
+	char		path[MAXPGPATH];
+
+	ls_file_for(&file, spc, db, rel);
+	if (!ls_file_path(NULL, &file, LS_BM_UNDO_SEGNO, path, sizeof(path)))
+		return;
+	if (unlink(path) != 0)
+	{
+		if (errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not remove file \"%s\": %m", path)));
+		return;
+	}
+	if (durably)
+		fsync_fname(LS_UNDO_DIR, true);
+}
+
+/*
+ * Remove undo journals nobody needs any more: with db valid, those of
+ * every storage of database db (DROP DATABASE committed); with db invalid
+ * (a start, before any table is opened), those whose relation file is gone
+ * although its tablespace's directory is there: the storage was dropped
+ * and PostgreSQL unlinked its file, but the journal's removal did not
+ * happen (a crash between the drop's commit and its commit callback; its
+ * file is removed by PostgreSQL's redo of the commit).  A live table's
+ * file exists from its creation to its drop, so its journal stays.
+ */
+void
+ls_cold_sweep_journals(Oid db)
+{
+	DIR		   *dir;
+	struct dirent *de;
+
+	dir = AllocateDir(LS_UNDO_DIR);
+	if (dir == NULL)
+		return;					/* no journal was ever written */
+	while ((de = ReadDirExtended(dir, LS_UNDO_DIR, LOG)) != NULL)
+	{
+		unsigned int spc,
+					jdb,
+					rel;
+		char		tail;
+
+		if (sscanf(de->d_name, "%u_%u_%u%c", &spc, &jdb, &rel, &tail) != 3)
+			continue;
+		if (OidIsValid(db) ? jdb != db : !ls_storage_file_gone(spc, jdb, rel))
+			continue;
+		ls_cold_forget_journal(spc, jdb, rel, false);
+	}
+	FreeDir(dir);
+}
+
+/* The main fork of (spc, db, rel) is gone, and its tablespace is there. */
+static bool
+ls_storage_file_gone(Oid spc, Oid db, Oid rel)
+{
+	char	   *path = GetRelationPath(db, spc, rel, InvalidBackendId, MAIN_FORKNUM);
+	char	   *spcdir = GetDatabasePath(db, spc);
+	char	   *slash = strrchr(spcdir, '/');
+	struct stat sb;
+	bool		gone;
+
+	gone = stat(path, &sb) != 0 && errno == ENOENT;
+	if (slash != NULL)
+		*slash = '\0';
+	gone = gone && slash != NULL && stat(spcdir, &sb) == 0;
+	pfree(path);
+	pfree(spcdir);
+	return gone;
 }
 
 static bool
@@ -629,6 +711,35 @@ ls_cold_hold_pack(bool hold)
 		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
 	else
 		LWLockRelease(ls_cold->adopt_lock);
+}
+
+/*
+ * Does the file at path begin with a leanstore meta page (a cold tree's
+ * file)?  Read with plain I/O, outside the buffer pool: CREATE DATABASE's
+ * check of a template whose tables this server run never opened.  Only the
+ * page layout and the meta magic are looked at: a false "yes" refuses a
+ * copy, it never loses data.
+ */
+bool
+ls_cold_file_is_tree(const char *path)
+{
+	ls_page    *pg = palloc(LS_PAGE_SIZE);
+	LsColdMeta	meta;
+	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	bool		tree = false;
+
+	if (fd >= 0)
+	{
+		if (pg_pread(fd, pg, LS_PAGE_SIZE, 0) == LS_PAGE_SIZE)
+		{
+			memcpy(&meta, pg->data, sizeof(meta));
+			tree = pg->hdr.pg_pagesize_version == (LS_PAGE_SIZE | LS_PG_LAYOUT_VERSION) &&
+				pg->hdr.dt_type == LS_DT_META && meta.magic == LS_META_MAGIC;
+		}
+		CloseTransientFile(fd);
+	}
+	pfree(pg);
+	return tree;
 }
 
 /* Blocks of tbl's file its tree uses (meta page included), in memory or not. */
@@ -2113,6 +2224,13 @@ ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name)
 	ls_status	st;
 
 	if (ls_bm_undo_image(ls_cold->bm, file, &image) != LS_OK)
+		return;
+	/*
+	 * A file without a byte holds no image (that has its meta page at
+	 * least, synced): an unlogged table PostgreSQL reset after the crash,
+	 * or a storage whose tree was never written.  The journal is not its.
+	 */
+	if (ls_file_is_empty(file))
 		return;
 	st = ls_bm_read_file_block(ls_cold->bm, file, 0, pg);
 	memcpy(&meta, pg->data, sizeof(meta));

@@ -80,7 +80,7 @@ ls_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	 */
 	if (newrnode != &rel->rd_node && rel->rd_rel->relfilenode != InvalidOid &&
 		!RelFileNodeEquals(*newrnode, rel->rd_node))
-		ls_storage_schedule_drop(&rel->rd_node);
+		ls_storage_schedule_drop(rel);
 }
 
 /* Remove every row (TRUNCATE of a table created in this transaction). */
@@ -223,7 +223,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	 * reused); kill_prior_tuple and bottom-up deletion remove them.
 	 */
 	RelationDropStorage(rel);
-	ls_storage_schedule_drop(&rel->rd_node);
+	ls_storage_schedule_drop(rel);
 	ls_mark_written();
 }
 

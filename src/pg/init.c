@@ -70,6 +70,8 @@ static object_access_hook_type prev_object_access_hook = NULL;
 typedef struct LsPendingStorage
 {
 	ls_hot_key	key;
+	Oid			journal_spc;	/* real tablespace, naming its undo journal;
+								 * invalid: none (temporary, a database) */
 	bool		at_commit;
 	int			nest_level;
 	struct LsPendingStorage *next;
@@ -447,13 +449,23 @@ ls_storage_free_database(Oid db)
 	}
 }
 
+/* The tablespace naming node's undo journal; invalid: it has none (temporary). */
+static Oid
+ls_journal_spc(const RelFileNode *node, char persistence)
+{
+	return persistence == RELPERSISTENCE_TEMP ? InvalidOid : node->spcNode;
+}
+
+static void ls_storage_free_hot(ls_hot_key key);
+
 static void
-ls_pending_add(ls_hot_key key, bool at_commit)
+ls_pending_add(ls_hot_key key, Oid journal_spc, bool at_commit)
 {
 	LsPendingStorage *p;
 
 	p = MemoryContextAlloc(TopMemoryContext, sizeof(LsPendingStorage));
 	p->key = key;
+	p->journal_spc = journal_spc;
 	p->at_commit = at_commit;
 	p->nest_level = GetCurrentTransactionNestLevel();
 	p->next = ls_pending;
@@ -464,8 +476,16 @@ void
 ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 {
 	ls_hot_key	key = ls_key_for_node(node);
+	Oid			journal_spc = ls_journal_spc(node, persistence);
 	ls_status	st;
 
+	/*
+	 * PostgreSQL just created the file: an undo journal of this number is
+	 * a dropped storage's (its removal did not happen, or was not durable),
+	 * and a crash must never apply it to this file.
+	 */
+	if (OidIsValid(journal_spc))
+		ls_cold_forget_journal(journal_spc, node->dbNode, node->relNode, true);
 	st = ls_hot_table_create(ls_ctx(), key, out);
 	if (st == LS_EXISTS)
 		ereport(ERROR,
@@ -485,7 +505,7 @@ ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 	ls_hot_table_set_tag(*out, LS_TAG_PERSISTENCE, (uint32) persistence);
 	/* nobody else can see this relfilenode before we commit */
 	ls_hot_table_set_tag(*out, LS_TAG_READY, 1);
-	ls_pending_add(key, false);
+	ls_pending_add(key, journal_spc, false);
 	/* replay starts the storage afresh here; commit logs all its rows */
 	ls_log_create(node, persistence);
 	ls_log_note_created(*out);
@@ -493,14 +513,35 @@ ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 }
 
 void
-ls_storage_schedule_drop(const RelFileNode *node)
+ls_storage_schedule_drop(Relation rel)
 {
 	(void) ls_ctx();			/* attach now: commit callbacks must not fail */
-	ls_pending_add(ls_key_for_node(node), true);
+	ls_pending_add(ls_key_for_node(&rel->rd_node),
+				   ls_journal_spc(&rel->rd_node, rel->rd_rel->relpersistence), true);
+}
+
+/*
+ * The storage p names is gone (a committed drop, an aborted creation): its
+ * hot table and tree go (no write-back appends to the journal after that),
+ * then its undo journal, also when the table was never opened since the
+ * start or is lost.  A drop's commit record is durable by now (a commit
+ * that drops files, and DROP DATABASE, always flush it), so the table
+ * cannot come back after a crash and need the journal.
+ */
+static void
+ls_storage_free(const LsPendingStorage *p)
+{
+	ls_hot_key	key = p->key;
+
+	ls_storage_free_hot(key);
+	if (key.rel == InvalidOid)
+		ls_cold_sweep_journals(key.db);
+	else if (OidIsValid(p->journal_spc))
+		ls_cold_forget_journal(p->journal_spc, key.db, key.rel, false);
 }
 
 static void
-ls_storage_free(ls_hot_key key)
+ls_storage_free_hot(ls_hot_key key)
 {
 	ls_hot_table *tbl;
 
@@ -541,7 +582,10 @@ ls_pending_at_xact_end(bool commit)
 
 		if (p->at_commit == commit)
 		{
-			ls_storage_free(p->key);
+			/* after the commit record, before the storage is freed */
+			if (commit)
+				ls_debug_crash("drop-commit");
+			ls_storage_free(p);
 			freed = true;
 		}
 		pfree(p);
@@ -575,7 +619,7 @@ ls_pending_at_subxact_end(bool commit)
 		}
 		/* subtransaction abort: created storage goes, drops are cancelled */
 		if (!p->at_commit)
-			ls_storage_free(p->key);
+			ls_storage_free(p);
 		*link = p->next;
 		pfree(p);
 	}
@@ -677,7 +721,7 @@ ls_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 
 		/* rel = InvalidOid: "every table of database objectId" */
 		(void) ls_ctx();
-		ls_pending_add(key, true);
+		ls_pending_add(key, InvalidOid, true);
 		return;
 	}
 
@@ -690,7 +734,7 @@ ls_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			if (RELKIND_HAS_STORAGE(rel->rd_rel->relkind) &&
 				rel->rd_tableam != NULL &&
 				rel->rd_tableam->relation_vacuum == ls_vacuum_rel)
-				ls_storage_schedule_drop(&rel->rd_node);
+				ls_storage_schedule_drop(rel);
 			RelationClose(rel);
 		}
 	}

@@ -1238,7 +1238,7 @@ ls_log_register(void)
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog.",
+							   "Points: commit-before-log, commit-after-log, drop-commit, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog.",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,
@@ -1796,6 +1796,12 @@ ls_log_recover(void)
 	struct stat sb;
 
 	INSTR_TIME_SET_CURRENT(t0);
+	/*
+	 * Undo journals of storages whose files are gone: a crash came between
+	 * a drop's commit and the removal of its journals (PostgreSQL's redo
+	 * unlinked the files; so no replayed record opens them either).
+	 */
+	ls_cold_sweep_journals(InvalidOid);
 	ls_cold_start_state(&clean, &start);
 	ls_segment_path(path, sizeof(path), start);
 	if (ls_cold_from_backup())

@@ -158,7 +158,7 @@ extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_at
 /* Storage life cycle (transactional) */
 extern void ls_storage_create(const RelFileNode *node, char persistence,
 							  ls_hot_table **out);
-extern void ls_storage_schedule_drop(const RelFileNode *node);
+extern void ls_storage_schedule_drop(Relation rel);
 extern void ls_mark_written(void);
 
 extern Oid	ls_am_oid(void);
@@ -275,6 +275,7 @@ extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payl
 							   uint32 len, TransactionId xmin);
 extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_has_tree(ls_hot_table *tbl);
+extern bool ls_cold_file_is_tree(const char *path);
 extern bool ls_cold_clean_point(bool held);
 extern void ls_cold_hold_trees(bool hold);
 extern void ls_cold_get_stats(LsColdStats *out);
@@ -321,6 +322,8 @@ extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
 /* The storage goes (drop, truncate): forget its tree without writing it. */
 extern void ls_cold_drop_for(ls_hot_table *tbl);
+extern void ls_cold_forget_journal(Oid spc, Oid db, Oid rel, bool durably);
+extern void ls_cold_sweep_journals(Oid db);
 /* Make room in the hot tier by packing cold rows (allocation failed). */
 extern bool ls_cold_relieve(void);
 /* Sampled access tracking for pack (reads and writes of single rows). */

@@ -10,7 +10,10 @@
  * database's tables, CREATE DATABASE from a template that has leanstore
  * tables open in this server run fails before it does anything (a
  * ProcessUtility hook).  Tables not opened since a clean start are only in
- * their files and are not detected (README: limitations).
+ * their files; those files cannot be copied either (a tree's meta page names
+ * the storage it was written for, so the copy would be refused as lost): the
+ * template's relation files are looked at too, and one that begins with a
+ * leanstore meta page refuses the copy the same way.
  *
  * ALTER DATABASE ... SET TABLESPACE needs no check: tables in the database's
  * default tablespace are keyed with tablespace 0 (ls_key_for_node), so their
@@ -18,9 +21,11 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_tablespace_d.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "nodes/parsenodes.h"
+#include "storage/fd.h"
 #include "tcop/utility.h"
 
 #include "ls_pg.h"
@@ -49,6 +54,59 @@ ls_database_has_tables(Oid db)
 	return found;
 }
 
+/* Does directory dir hold a relation file that is a leanstore tree's? */
+static bool
+ls_dir_has_tree_files(const char *dir)
+{
+	DIR		   *d = AllocateDir(dir);
+	struct dirent *de;
+	bool		found = false;
+
+	if (d == NULL)
+		return false;			/* no files of this database here */
+	while (!found && (de = ReadDirExtended(d, dir, LOG)) != NULL)
+	{
+		char		path[MAXPGPATH];
+
+		/* a main fork's first segment: the name is the relfilenode */
+		if (strspn(de->d_name, "0123456789") != strlen(de->d_name) || de->d_name[0] == '\0')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		found = ls_cold_file_is_tree(path);
+	}
+	FreeDir(d);
+	return found;
+}
+
+/*
+ * Does database db have leanstore tables on disk, in its default tablespace
+ * or any other?
+ */
+static bool
+ls_database_has_tree_files(Oid db)
+{
+	char	   *path = GetDatabasePath(db, DEFAULTTABLESPACE_OID);
+	bool		found = ls_dir_has_tree_files(path);
+	DIR		   *spcs;
+	struct dirent *de;
+
+	pfree(path);
+	if (found || (spcs = AllocateDir("pg_tblspc")) == NULL)
+		return found;
+	while (!found && (de = ReadDirExtended(spcs, "pg_tblspc", LOG)) != NULL)
+	{
+		Oid			spc = (Oid) strtoul(de->d_name, NULL, 10);
+
+		if (!OidIsValid(spc))
+			continue;
+		path = GetDatabasePath(db, spc);
+		found = ls_dir_has_tree_files(path);
+		pfree(path);
+	}
+	FreeDir(spcs);
+	return found;
+}
+
 static void
 ls_check_createdb(CreatedbStmt *stmt)
 {
@@ -66,12 +124,12 @@ ls_check_createdb(CreatedbStmt *stmt)
 	db = get_database_oid(template, true);
 	if (!OidIsValid(db))
 		return;					/* CREATE DATABASE reports it */
-	if (ls_database_has_tables(db))
+	if (ls_database_has_tables(db) || ls_database_has_tree_files(db))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot copy database \"%s\" because it contains leanstore tables",
 						template),
-				 errdetail("CREATE DATABASE copies files, and the rows of leanstore tables are kept in leanstore's shared memory instead."),
+				 errdetail("CREATE DATABASE copies files, and a leanstore table's rows are partly in leanstore's shared memory and its file names the table it belongs to."),
 				 errhint("Use a template database without leanstore tables, or copy the tables with pg_dump or CREATE TABLE ... AS.")));
 }
 

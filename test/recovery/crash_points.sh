@@ -41,26 +41,8 @@ EOF
 chown -R "$LS_PG_USER": "$dir"
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 q() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@" 2>&1); }
+LS_TEST=crash_points
 fail=0
-expect() {
-	local what=$1 want=$2 got=$3
-	if [ "$got" != "$want" ]; then
-		printf 'crash_points: %s: want [%s] got [%s]\n' "$what" "$want" "$got"
-		fail=1
-	else
-		echo "crash_points: $what: ok"
-	fi
-}
-# waits until the server accepts connections again (after its own restart)
-wait_up() {
-	for _ in $(seq 1 300); do
-		q -c "SELECT 1" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	echo "crash_points: server did not come back"
-	tail -n 30 "$dir/server.log"
-	exit 1
-}
 pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 "$@" >/dev/null 2>&1); }
 crash() { pgctl -m immediate stop; }
 restart() { pgctl start || { echo "crash_points: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
@@ -74,11 +56,11 @@ for point in commit-before-log commit-after-log; do
 	q -c "SET leanstore.debug_crash_point = '$point'" \
 		-c "BEGIN; INSERT INTO l VALUES (1000, 'doomed'); UPDATE l SET v = 'doomed' WHERE n = 1;
 		    DELETE FROM l WHERE n = 2; INSERT INTO h VALUES (1000); COMMIT;" >/dev/null
-	wait_up
-	expect "$point: the transaction is gone in both tables" "0|0|v1|1" \
+	ls_wait_up "$dir"
+	ls_expect "$point: the transaction is gone in both tables" "0|0|v1|1" \
 		"$(q -c "SELECT (SELECT count(*) FROM l WHERE n = 1000), (SELECT count(*) FROM h WHERE n = 1000),
 		                (SELECT v FROM l WHERE n = 1), (SELECT count(*) FROM l WHERE n = 2)")"
-	expect "$point: earlier commits are there" "100" "$(q -c "SELECT count(*) FROM l")"
+	ls_expect "$point: earlier commits are there" "100" "$(q -c "SELECT count(*) FROM l")"
 done
 grep -q 'crashing at "commit-after-log"' "$dir/server.log" ||
 	{ echo "crash_points: the commit-after-log point was not reached"; fail=1; }
@@ -115,20 +97,20 @@ done
 crash
 wait "$opened" 2>/dev/null
 restart
-expect "committed TRUNCATE" "3" "$(q -c "SELECT string_agg(a::text, ',') FROM d_trunc")"
-expect "committed DROP" "0" "$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'd_drop'")"
-expect "committed VACUUM FULL" "25|625" "$(q -c "SELECT count(*), sum(a) FROM d_vf")"
-expect "committed ALTER TYPE" "20|210|bigint" "$(q -c "SELECT count(*), sum(b), pg_typeof(sum(b) - sum(b)::int)::text FROM d_type" | sed 's/numeric/bigint/')"
-expect "committed SET TABLESPACE" "30|465" "$(q -c "SELECT count(*), sum(a) FROM d_ts")"
-expect "committed CREATE" "42" "$(q -c "SELECT a FROM d_new")"
-expect "TRUNCATE in the creating transaction" "2" "$(q -c "SELECT string_agg(a::text, ',') FROM d_trunc2")"
-expect "unlogged table empty after a crash" "0" "$(q -c "SELECT count(*) FROM d_unlogged")"
-expect "unlogged table usable" "1" "$(q -c "INSERT INTO d_unlogged VALUES (1); SELECT count(*) FROM d_unlogged")"
-expect "open CREATE rolled back" "0" "$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'o_new'")"
-expect "open DROP rolled back" "7" "$(q -c "SELECT a FROM o_drop")"
-expect "open TRUNCATE rolled back" "8" "$(q -c "SELECT string_agg(a::text, ',') FROM o_trunc")"
+ls_expect "committed TRUNCATE" "3" "$(q -c "SELECT string_agg(a::text, ',') FROM d_trunc")"
+ls_expect "committed DROP" "0" "$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'd_drop'")"
+ls_expect "committed VACUUM FULL" "25|625" "$(q -c "SELECT count(*), sum(a) FROM d_vf")"
+ls_expect "committed ALTER TYPE" "20|210|bigint" "$(q -c "SELECT count(*), sum(b), pg_typeof(sum(b) - sum(b)::int)::text FROM d_type" | sed 's/numeric/bigint/')"
+ls_expect "committed SET TABLESPACE" "30|465" "$(q -c "SELECT count(*), sum(a) FROM d_ts")"
+ls_expect "committed CREATE" "42" "$(q -c "SELECT a FROM d_new")"
+ls_expect "TRUNCATE in the creating transaction" "2" "$(q -c "SELECT string_agg(a::text, ',') FROM d_trunc2")"
+ls_expect "unlogged table empty after a crash" "0" "$(q -c "SELECT count(*) FROM d_unlogged")"
+ls_expect "unlogged table usable" "1" "$(q -c "INSERT INTO d_unlogged VALUES (1); SELECT count(*) FROM d_unlogged")"
+ls_expect "open CREATE rolled back" "0" "$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'o_new'")"
+ls_expect "open DROP rolled back" "7" "$(q -c "SELECT a FROM o_drop")"
+ls_expect "open TRUNCATE rolled back" "8" "$(q -c "SELECT string_agg(a::text, ',') FROM o_trunc")"
 for t in l d_trunc d_vf d_type d_ts d_new o_drop o_trunc; do
-	expect "leanstore_verify($t)" "t" "$(q -c "SELECT leanstore_verify('$t')")"
+	ls_expect "leanstore_verify($t)" "t" "$(q -c "SELECT leanstore_verify('$t')")"
 done
 
 # 3. the log writer dies during recovery (the setting comes from the
@@ -147,7 +129,7 @@ for point in recovery-replay recovery-relog; do
 	sed -i '/debug_crash_point/d;/restart_after_crash/d' "$dir/data/postgresql.auto.conf"
 	rm -f "$dir/data/postmaster.pid"
 	restart
-	expect "$point: recovered again" "101|$point" \
+	ls_expect "$point: recovered again" "101|$point" \
 		"$(q -c "SELECT count(*), max(v) FILTER (WHERE n > 1000) FROM l")"
 	q -c "DELETE FROM l WHERE n > 1000" >/dev/null
 done
@@ -159,10 +141,10 @@ q -c "CREATE TABLE c_bulk (a int) USING leanstore; INSERT INTO c_bulk VALUES (-1
 q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO c_bulk SELECT generate_series(1, 5000)" >/dev/null
 q -c "SET leanstore.bulk_load_rows = 10" -c "SET leanstore.debug_crash_point = 'bulk-load'" \
 	-c "INSERT INTO c_bulk SELECT generate_series(10001, 10100)" >/dev/null
-wait_up
-expect "bulk-load: committed load kept, the crashed one gone" "5001|12502499" \
+ls_wait_up "$dir"
+ls_expect "bulk-load: committed load kept, the crashed one gone" "5001|12502499" \
 	"$(q -c "SELECT count(*), sum(a) FROM c_bulk")"
-expect "bulk-load: other tables intact" "100" "$(q -c "SELECT count(*) FROM l")"
+ls_expect "bulk-load: other tables intact" "100" "$(q -c "SELECT count(*) FROM l")"
 q -c "CREATE TABLE c_pack (a int) USING leanstore; INSERT INTO c_pack SELECT generate_series(1, 1000)" >/dev/null
 # pack takes the tables in its own order; every one must come back intact
 tables=$(q -c "SELECT string_agg(c.relname, ' ') FROM pg_class c JOIN pg_am a ON a.oid = c.relam
@@ -182,7 +164,7 @@ sed -i '/debug_crash_point/d;/restart_after_crash/d;/pack_eager/d' "$dir/data/po
 rm -f "$dir/data/postmaster.pid"
 restart
 for t in $tables; do
-	expect "pack: $t intact" "${before[$t]}" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM $t x")"
+	ls_expect "pack: $t intact" "${before[$t]}" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM $t x")"
 done
 
 # 5. the log's write or sync fails: PANIC, PostgreSQL restarts, no commit
@@ -192,11 +174,11 @@ for fault in write sync; do
 	q -c "ALTER SYSTEM SET leanstore.debug_log_fault = '$fault'" -c "SELECT pg_reload_conf()" >/dev/null
 	sleep 0.5
 	q -c "INSERT INTO l VALUES (4000 + length('$fault'), 'during the fault')" >/dev/null 2>&1
-	wait_up
+	ls_wait_up "$dir"
 	q -c "ALTER SYSTEM RESET leanstore.debug_log_fault" -c "SELECT pg_reload_conf()" >/dev/null
-	expect "log $fault fault: PANIC" yes \
+	ls_expect "log $fault fault: PANIC" yes \
 		"$(grep -q "PANIC:.*could not write leanstore's log" "$dir/server.log" && echo yes || echo no)"
-	expect "log $fault fault: committed rows kept, the failed one absent" "1|0" \
+	ls_expect "log $fault fault: committed rows kept, the failed one absent" "1|0" \
 		"$(q -c "SELECT count(*) FILTER (WHERE n = 3000 + length('$fault')), count(*) FILTER (WHERE n = 4000 + length('$fault')) FROM l")"
 done
 
@@ -208,28 +190,28 @@ q -c "CREATE TABLE k (id int PRIMARY KEY, v text) USING leanstore;
 q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO k SELECT g, 'b' || g FROM generate_series(2001, 6000) g" >/dev/null
 start_before=$(awk '{ print $5 }' "$dir/data/pg_leanstore/state")
 got=$(q -c "BEGIN" -c "INSERT INTO k VALUES (-1, 'x')" -c "SELECT leanstore_checkpoint()")
-expect "leanstore_checkpoint() in a writing transaction" "error" \
+ls_expect "leanstore_checkpoint() in a writing transaction" "error" \
 	"$(case "$got" in *"cannot run in a transaction that has written"*) echo error ;; *) echo "$got" ;; esac)"
-expect "checkpoint" "t" "$(q -c "SELECT leanstore_checkpoint()")"
+ls_expect "checkpoint" "t" "$(q -c "SELECT leanstore_checkpoint()")"
 start_after=$(awk '{ print $5 }' "$dir/data/pg_leanstore/state")
-expect "the replay start moved" "yes" "$([ "$start_after" -gt "$start_before" ] && echo yes || echo "$start_before -> $start_after")"
+ls_expect "the replay start moved" "yes" "$([ "$start_after" -gt "$start_before" ] && echo yes || echo "$start_before -> $start_after")"
 q -c "UPDATE k SET v = 'after' WHERE id % 100 = 0" -c "DELETE FROM k WHERE id % 100 = 1" >/dev/null
 before_k=$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")
 crash
 restart
-expect "after a checkpoint: everything there" "$before_k" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")"
-expect "after a checkpoint: only later records replayed" "yes" \
+ls_expect "after a checkpoint: everything there" "$before_k" "$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")"
+ls_expect "after a checkpoint: only later records replayed" "yes" \
 	"$(q -c "SELECT CASE WHEN recovery_records < 5000 THEN 'yes' ELSE recovery_records::text END FROM leanstore_stats()")"
 for point in checkpoint-clean checkpoint-relog; do
 	q -c "SET leanstore.bulk_load_rows = 10" -c "INSERT INTO k SELECT g, '$point' FROM generate_series(1000000 + length('$point') * 1000, 1000000 + length('$point') * 1000 + 500) g" \
 		-c "UPDATE k SET v = '$point' WHERE id % 100 = 5" >/dev/null
 	before_k=$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")
 	q -c "SET leanstore.debug_crash_point = '$point'" -c "SELECT leanstore_checkpoint()" >/dev/null 2>&1
-	wait_up
+	ls_wait_up "$dir"
 	grep -q "crashing at \"$point\"" "$dir/server.log" || { echo "crash_points: $point was not reached"; fail=1; }
-	expect "crash in a checkpoint ($point): everything there" "$before_k" \
+	ls_expect "crash in a checkpoint ($point): everything there" "$before_k" \
 		"$(q -c "SELECT count(*), sum(hashtext(x::text)) FROM k x")"
-	expect "leanstore_verify(k) after $point" "t" "$(q -c "SELECT leanstore_verify('k')")"
+	ls_expect "leanstore_verify(k) after $point" "t" "$(q -c "SELECT leanstore_verify('k')")"
 done
 
 if [ "$fail" != 0 ]; then
