@@ -44,7 +44,11 @@ $(OBJS): $(ALL_HEADERS)
 
 # `make LS_ASSERTS=1` builds the server library with LS_ASSERT checks on in
 # the core and Assert on in the glue (test/run does; bench/run builds
-# without).  The stamp makes a change of flavour rebuild every object.
+# without).  The stamp makes a change of flavour rebuild every object (and
+# the .bc files and the library), so the two flavours never mix: it is a
+# prerequisite of each object, and a build in the other flavour removes it.
+# It must not be an intermediate file (make skips a missing one): see
+# .SECONDARY below, which names the unit objects only.
 ifneq ($(LS_ASSERTS),)
 override CPPFLAGS += -DLS_ASSERTS
 LS_FLAVOUR = asserts
@@ -86,9 +90,14 @@ $(eval $(call unit_variant,asan,$(ASAN_FLAGS)))
 UNIT_NAMES = $(basename $(notdir $(UNIT_SRCS)))
 UNIT_RELEASE_BINS = $(addprefix build/release/bin/,$(UNIT_NAMES))
 UNIT_ASAN_BINS = $(addprefix build/asan/bin/,$(UNIT_NAMES))
+# objects of the unit and bench builds: made by pattern rules, kept (not
+# deleted as intermediate files) so that a rebuild only recompiles changes
+unit_objs = $(patsubst src/%.c,build/$(1)/core/%.o,$(CORE_SRCS)) \
+	$(patsubst test/unit/%.c,build/$(1)/unit/%.o,$(UNIT_SRCS) $(UNIT_HELPERS))
 
 .PHONY: unit asan unit-build asan-build check-layering bench-core
-.SECONDARY:
+.SECONDARY: $(call unit_objs,release) $(call unit_objs,asan) \
+	$(patsubst src/%.c,build/bench/core/%.o,$(CORE_SRCS))
 
 unit-build: $(UNIT_RELEASE_BINS)
 asan-build: $(UNIT_ASAN_BINS)

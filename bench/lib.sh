@@ -12,6 +12,14 @@
 #                                 one line of bench/out/results/WORKLOAD.tsv
 #   bench_meta WORKLOAD KEY VALUE one setting of the workload, for the report
 #
+# and of the heap-vs-leanstore scripts (bench/lookup.sh, bench/scan_fetch.sh):
+#   bench_stats FORMAT            "median min max" of the numbers on stdin
+#   bench_pair_conf [LINE...]     their cluster's settings, then LINEs
+#   bench_callgrind_single DIR DATA [-c SETTING...]
+#                                 DIR/input.sql through `postgres --single`
+#                                 under callgrind, a dump per statement
+#   bench_cg_total FILE           the instructions a callgrind dump counted
+#
 # Every cluster lives in a scratch directory of test/lib.sh, so ls_cleanup
 # stops it whatever happens; bench_cleanup also removes our cgroups.
 
@@ -210,4 +218,48 @@ bench_parse() {
 # The first ERROR line of a client or server log, for a failure's note.
 bench_first_error() {
 	{ grep -m1 -iE 'ERROR|FATAL|failed|panic|server closed' "$1" || head -n1 "$1"; } 2>/dev/null | cut -c1-300
+}
+
+# bench_stats FORMAT: "median min max" of the numbers on stdin, each with
+# the printf FORMAT ("NA NA NA" when there are none)
+bench_stats() {
+	sort -g | awk -v f="$1" '{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "NA NA NA"; exit }
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf f " " f " " f "\n", m, v[1], v[NR]
+		}'
+}
+
+# bench_pair_conf [LINE...]: the settings of the throwaway cluster on which
+# bench/lookup.sh and bench/scan_fetch.sh compare heap and leanstore
+# (leanstore preloaded, 1GB shared_buffers, a 2GB hot tier, synchronous
+# commits, no autovacuum), then each LINE
+bench_pair_conf() {
+	printf '%s\n' "shared_preload_libraries = 'leanstore'" "shared_buffers = '1GB'" \
+		"leanstore.hot_memory = '2GB'" "synchronous_commit = on" "autovacuum = off" "$@"
+}
+
+# bench_callgrind_single DIR DATA [-c SETTING...]: DIR/input.sql through
+# `postgres --single -D DATA` (leanstore preloaded, no JIT, no autovacuum,
+# then the SETTINGs) under valgrind --tool=callgrind with a dump after every
+# statement (DIR/cg.out.N); fails on a valgrind or an SQL error.
+bench_callgrind_single() {
+	local dir=$1 data=$2
+	shift 2
+	(cd "$dir" && ls_as_pg valgrind --tool=callgrind --dump-after=PortalRun \
+		--callgrind-out-file="$dir/cg.out" \
+		"$LS_PG_BIN/postgres" --single -D "$data" -c shared_preload_libraries=leanstore \
+		-c jit=off -c autovacuum=off "$@" \
+		postgres <"$dir/input.sql" >"$dir/single.log" 2>"$dir/valgrind.log") ||
+		{ tail -n 30 "$dir/valgrind.log" "$dir/single.log"; return 1; }
+	if grep -q ERROR "$dir/single.log"; then
+		grep ERROR "$dir/single.log" >&2
+		return 1
+	fi
+}
+
+# bench_cg_total FILE: the instructions the callgrind dump FILE counted
+bench_cg_total() {
+	sed -n 's/^totals: \([0-9]*\).*/\1/p; s/^summary: \([0-9]*\).*/\1/p' "$1" | head -1
 }

@@ -43,6 +43,8 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
 # shellcheck source=test/lib.sh
 . "$REPO/test/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 JOB=${1:-all}
 case "$JOB" in
@@ -64,32 +66,16 @@ STATUS=0
 ls_bench_setup lookup "${LK_NO_BUILD:-0}"
 
 # "median min max" of the numbers on stdin
-stats() {
-	sort -g | awk '{ v[NR] = $1 }
-		END {
-			if (NR == 0) { print "NA NA NA"; exit }
-			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.3f %.3f %.3f\n", m, v[1], v[NR]
-		}'
-}
+stats() { bench_stats '%.3f'; }
 
 PSQL="$LS_PG_BIN/psql -X -q -v ON_ERROR_STOP=1"
 
 start_cluster() {
 	local dir=$1
-	cat >"$dir/bench.conf" <<-EOF
-		shared_preload_libraries = 'leanstore'
-		shared_buffers = '1GB'
-		leanstore.hot_memory = '2GB'
-		leanstore.hash_cache_memory = '64MB'
-		# every row hot: loads do not go straight to the cold tier
-		leanstore.bulk_load_rows = 0
-		synchronous_commit = on
-		max_connections = 20
-		autovacuum = off
-		max_wal_size = '4GB'
-		checkpoint_timeout = '30min'
-	EOF
+	# every row hot (bulk_load_rows = 0): loads do not go straight to the cold tier
+	bench_pair_conf "leanstore.hash_cache_memory = '64MB'" "leanstore.bulk_load_rows = 0" \
+		"max_connections = 20" "max_wal_size = '4GB'" "checkpoint_timeout = '30min'" \
+		>"$dir/bench.conf"
 	ls_cluster_start "$dir" "$dir/bench.conf"
 }
 
@@ -272,23 +258,14 @@ run_callgrind() {
 	printf '%s\n' "${stmts[@]}" >"$dir/input.sql"
 	chown -R "$LS_PG_USER": "$dir"
 	ls_log "callgrind: postgres --single, $CG_ROWS rows, $CG_LOOKUPS lookups per engine (a few minutes)"
-	(cd "$dir" && ls_as_pg valgrind --tool=callgrind --dump-after=PortalRun \
-		--callgrind-out-file="$dir/cg.out" \
-		"$LS_PG_BIN/postgres" --single -D "$dir/cgdata" -c shared_preload_libraries=leanstore \
-		-c leanstore.hot_memory=512MB -c leanstore.bulk_load_rows=0 \
-		-c shared_buffers=256MB -c jit=off -c autovacuum=off \
-		postgres <"$dir/input.sql" >"$dir/single.log" 2>"$dir/valgrind.log") ||
-		{ tail -n 30 "$dir/valgrind.log" "$dir/single.log"; return 1; }
-	if grep -q ERROR "$dir/single.log"; then
-		grep ERROR "$dir/single.log" >&2
-		return 1
-	fi
+	bench_callgrind_single "$dir" "$dir/cgdata" -c leanstore.hot_memory=512MB \
+		-c leanstore.bulk_load_rows=0 -c shared_buffers=256MB || return 1
 	echo "callgrind instructions per lookup (PL/pgSQL loop, whole statement: executor, SPI, PL/pgSQL)"
 	for i in "${!stmts[@]}"; do
 		[ "${labels[$i]}" = - ] && continue
 		file=$dir/cg.out.$((i + 1))
 		[ -f "$file" ] || { echo "missing callgrind dump $file" >&2; return 1; }
-		tot=$(sed -n 's/^totals: \([0-9]*\).*/\1/p; s/^summary: \([0-9]*\).*/\1/p' "$file" | head -1)
+		tot=$(bench_cg_total "$file")
 		printf '  %-18s %10.0f\n' "${labels[$i]}" "$(awk -v t="$tot" -v d="$CG_LOOKUPS" 'BEGIN { print t / d }')"
 		cp "$file" "$OUT/lookup-cg-${labels[$i]}.out"
 	done

@@ -34,6 +34,8 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
 # shellcheck source=test/lib.sh
 . "$REPO/test/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 JOB=${1:-all}
 case "$JOB" in
@@ -53,14 +55,7 @@ WORKLOADS="count filter point range bitmap"
 ls_bench_setup scan_fetch "${SF_NO_BUILD:-0}"
 
 # "median min max" of the numbers on stdin
-stats() {
-	sort -g | awk '{ v[NR] = $1 }
-		END {
-			if (NR == 0) { print "NA NA NA"; exit }
-			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%.4g %.4g %.4g\n", m, v[1], v[NR]
-		}'
-}
+stats() { bench_stats '%.4g'; }
 
 # the pgbench script of a workload for table $2
 script_for() {
@@ -94,15 +89,7 @@ run_time() {
 	pgbench=$LS_PG_BIN/pgbench
 	dir=$SF_DIR
 	conf=$dir/bench.conf
-	cat >"$conf" <<-EOF
-		shared_preload_libraries = 'leanstore'
-		shared_buffers = '1GB'
-		leanstore.hot_memory = '2GB'
-		synchronous_commit = on
-		autovacuum = off
-		jit = off
-		max_parallel_workers_per_gather = 0
-	EOF
+	bench_pair_conf "jit = off" "max_parallel_workers_per_gather = 0" >"$conf"
 	ls_cluster_start "$dir" "$conf" || return 1
 	ls_log "loading $ROWS rows into t_heap and t_leanstore"
 	ls_as_pg $psql -d postgres <<-EOF || return 1
@@ -211,16 +198,8 @@ run_callgrind() {
 	printf '%s\n' "${stmts[@]}" >"$dir/input.sql"
 	chown -R "$LS_PG_USER": "$dir"
 	ls_log "callgrind: postgres --single, $CG_ROWS rows, $CG_LOOKUPS lookups (takes a few minutes)"
-	(cd "$dir" && ls_as_pg valgrind --tool=callgrind --dump-after=PortalRun \
-		--callgrind-out-file="$dir/cg.out" \
-		"$LS_PG_BIN/postgres" --single -D "$dir/data" -c shared_preload_libraries=leanstore \
-		-c leanstore.hot_memory=256MB -c shared_buffers=128MB -c jit=off -c autovacuum=off \
-		postgres <"$dir/input.sql" >"$dir/single.log" 2>"$dir/valgrind.log") ||
-		{ tail -n 30 "$dir/valgrind.log" "$dir/single.log"; return 1; }
-	if grep -q ERROR "$dir/single.log"; then
-		grep ERROR "$dir/single.log" >&2
-		return 1
-	fi
+	bench_callgrind_single "$dir" "$dir/data" -c leanstore.hot_memory=256MB \
+		-c shared_buffers=128MB || return 1
 	n=$(ls "$dir"/cg.out.* 2>/dev/null | wc -l)
 	if [ "$n" -ne "${#stmts[@]}" ]; then
 		echo "expected ${#stmts[@]} callgrind dumps (one per statement), got $n" >&2
@@ -233,7 +212,7 @@ run_callgrind() {
 	for i in "${!stmts[@]}"; do
 		[ "${labels[$i]}" = - ] && continue
 		file=$dir/cg.out.$((i + 1))
-		tot=$(sed -n 's/^totals: \([0-9]*\).*/\1/p; s/^summary: \([0-9]*\).*/\1/p' "$file" | head -1)
+		tot=$(bench_cg_total "$file")
 		per[${labels[$i]%%:*}]=$(awk -v t="$tot" -v d="${labels[$i]##*:}" 'BEGIN { printf "%.0f", t / d }')
 		cp "$file" "$OUT/scan_fetch-cg-${labels[$i]%%:*}.out"
 	done

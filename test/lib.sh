@@ -71,10 +71,7 @@ LS_BASE_PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgre
 ls_build_install() {
 	local flavour=()
 	[ -n "${LS_BUILD_ASSERTS:-}" ] && flavour=(LS_ASSERTS=1)
-	# The Makefile's flavour stamp does not make make rebuild objects built
-	# in the other flavour (seen: test/run installed release objects after a
-	# plain make); a full build of the library takes seconds, so always.
-	rm -f src/*/*.o src/*/*.bc leanstore.so
+	# objects of the other flavour are rebuilt by the Makefile (its stamp)
 	ls_log "build: make -j$LS_JOBS ${flavour[*]}"
 	make -j"$LS_JOBS" "${flavour[@]}" || return 1
 	if [ -n "${LS_PRIVATE_ROOT:-}" ]; then
@@ -84,6 +81,24 @@ ls_build_install() {
 	else
 		ls_log "install: make install"
 		make install "${flavour[@]}" || return 1
+	fi
+}
+
+# ls_check_flavours: after ls_build_install, make in the same flavour has
+# no object to compile and make in the other flavour recompiles every one
+# (dry runs: objects built with and without LS_ASSERTS never mix).
+ls_check_flavours() {
+	local same=() other=(LS_ASSERTS=1) all n_same n_other
+	if [ -n "${LS_BUILD_ASSERTS:-}" ]; then
+		same=(LS_ASSERTS=1)
+		other=()
+	fi
+	all=$(find src -name '*.c' | wc -l)
+	n_same=$(make -n "${same[@]}" 2>/dev/null | grep -cE -- '-c -o src/[a-z]+/[a-z_0-9]+\.o( |$)')
+	n_other=$(make -n "${other[@]}" 2>/dev/null | grep -cE -- '-c -o src/[a-z]+/[a-z_0-9]+\.o( |$)')
+	if [ "$n_same" -ne 0 ] || [ "$n_other" -ne "$all" ]; then
+		echo "flavours: make would compile $n_same objects again and $n_other of $all in the other flavour"
+		return 1
 	fi
 }
 

@@ -291,6 +291,20 @@ ls_guard_release(ls_guard *g)
 		ls_latch_unlock_exclusive(g->latch);
 	g->mode = LS_GUARD_NONE;
 }
+/*
+ * Debug helper for contracts that need the node held exclusively (asserted
+ * at the top of such functions): the guard is in exclusive mode, its latch
+ * is the guarded frame's, and the latch word shows an exclusive holder.  The
+ * latch records no owner, so "held by us" rests on the guard's mode: a guard
+ * says exclusive only after its holder took the latch that way.
+ */
+static inline bool
+ls_guard_is_exclusive(const ls_guard *g)
+{
+	return g->mode == LS_GUARD_EXCLUSIVE &&
+		(g->frame == NULL || g->latch == &g->frame->latch) &&
+		(atomic_load_explicit(&g->latch->word, memory_order_relaxed) & LS_LATCH_EXCLUSIVE) != 0;
+}
 /* Mark the guarded page dirty (guard must be exclusive). */
 void		ls_guard_mark_dirty(ls_guard *g);
 

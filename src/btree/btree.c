@@ -431,6 +431,7 @@ destroy_subtree(ls_btree *t, ls_guard *parent, ls_swip *swip, uint16_t level)
 	ls_status	st;
 	uint64_t	raw = ls_swip_load(swip);
 
+	LS_ASSERT(ls_guard_is_exclusive(parent));
 	if (level == 0 && !ls_swip_is_swizzled(raw))
 	{
 		ls_bm_free_pid(bm, ls_swip_pid(raw));
@@ -492,7 +493,7 @@ ls_btree_destroy(ls_btree *t)
  * fresh pages; the new root gets (sep -> left) and node as its upper child.
  */
 static ls_status
-split_root(ls_btree *t, ls_guard *node, ls_guard *root, ls_guard *left,
+split_root(ls_btree *t, ls_guard *meta, ls_guard *node, ls_guard *root, ls_guard *left,
 		   const ls_node_split_plan *plan)
 {
 	ls_bm	   *bm = t->bm;
@@ -500,6 +501,9 @@ split_root(ls_btree *t, ls_guard *node, ls_guard *root, ls_guard *left,
 	uint8_t    *rn = node_of(bm, root);
 	uint8_t		tmp[LS_NODE_SIZE] __attribute__((aligned(8)));
 
+	LS_ASSERT(meta->frame == NULL && ls_guard_is_exclusive(meta));
+	LS_ASSERT(ls_guard_is_exclusive(node) && ls_guard_is_exclusive(root) &&
+			  ls_guard_is_exclusive(left));
 	ls_node_split(n, node_of(bm, left), plan, tmp);
 	ls_node_init(rn, (uint16_t) (ls_node_header(n)->level + 1), NULL, 0, NULL, 0);
 	ls_node_header(rn)->upper = swip_of(bm, node);
@@ -573,7 +577,7 @@ split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool 
 		st = LS_OK;				/* too few entries to split: caller retries */
 	else if (is_root)
 	{
-		st = split_root(t, &c, &root, &left, &plan);
+		st = split_root(t, &p, &c, &root, &left, &plan);
 		split = st == LS_OK;
 	}
 	else if (!ls_node_can_insert(node_of(bm, &p), plan.sep_len, 8))

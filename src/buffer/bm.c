@@ -353,6 +353,7 @@ frame_free_latched(ls_bm *bm, ls_frame *f)
 void
 ls_bm_free_page(ls_bm *bm, ls_guard *g)
 {
+	LS_ASSERT(g->frame != NULL && ls_guard_is_exclusive(g));
 	ls_frame   *f = g->frame;
 	ls_pid		pid = f->pid;
 
@@ -509,6 +510,7 @@ ls_guard_upgrade_shared(ls_guard *g)
 void
 ls_guard_mark_dirty(ls_guard *g)
 {
+	LS_ASSERT(ls_guard_is_exclusive(g));
 	if (g->frame != NULL &&
 		atomic_load_explicit(&g->frame->dirty, memory_order_relaxed) == 0)
 		atomic_store_explicit(&g->frame->dirty, 1, memory_order_relaxed);

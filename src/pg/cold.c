@@ -32,6 +32,7 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "common/file_perm.h"
 #include "common/relpath.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -378,14 +379,8 @@ ls_cold_shmem_startup(int max_tables)
 	 * log_start (log.c); the epoch moves only when that log is gone
 	 * (ls_cold_log_lost), so that no image written before is trusted.
 	 */
-	if (MakePGDirectory(LS_STATE_DIR) < 0 && errno != EEXIST)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", LS_STATE_DIR)));
-	if (MakePGDirectory(LS_UNDO_DIR) < 0 && errno != EEXIST)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", LS_UNDO_DIR)));
+	ls_make_directory(LS_STATE_DIR);
+	ls_make_directory(LS_UNDO_DIR);
 	ls_state_read(&epoch, &clean, &log_start);
 	if (epoch == 0)
 		epoch = 1;
@@ -454,13 +449,31 @@ ls_cold_of(ls_hot_table *tbl)
 	return &ls_cold->tables[tag - 1];
 }
 
+void
+ls_make_directory(const char *path)
+{
+	char	   *copy = pstrdup(path);	/* pg_mkdir_p cuts it temporarily */
+
+	if (pg_mkdir_p(copy, pg_dir_create_mode) != 0 && errno != EEXIST)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", path)));
+	pfree(copy);
+}
+
+/*
+ * A cold tree operation failed: one message (the status says why, like %m);
+ * the operation and the last block the pool failed on are internal detail.
+ */
 static void
 ls_cold_report(ls_status st, const char *what)
 {
 	ereport(ERROR,
 			(errcode(st == LS_IO_ERROR ? ERRCODE_IO_ERROR : ERRCODE_DATA_CORRUPTED),
-			 errmsg("could not %s a leanstore table's cold tree: %s (block %u)",
-					what, ls_status_str(st), ls_pid_block(ls_bm_last_error_pid()))));
+			 errmsg("could not access the cold tree of a leanstore table: %s",
+					ls_status_str(st)),
+			 errdetail_internal("Operation: %s; last failed block: %u.",
+								what, ls_pid_block(ls_bm_last_error_pid()))));
 }
 
 /* A free descriptor (caller holds adopt_lock); NULL when all are taken. */
@@ -497,13 +510,15 @@ ls_file_of(ls_hot_table *tbl, ls_bm_file *file)
 
 /*
  * The cold tree of tbl, created in its file when it has none yet (caller
- * holds adopt_lock).  NULL when no descriptor is free or the tree cannot be
- * created (a WARNING says why): pack then leaves the table's rows hot.
+ * holds adopt_lock).  When no descriptor is free or the tree cannot be
+ * created, says why at elevel and returns NULL (below ERROR): pack then
+ * leaves the table's rows hot.
  */
 static LsColdTable *
-ls_cold_ensure(ls_hot_table *tbl)
+ls_cold_ensure(ls_hot_table *tbl, int elevel)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_key	key = ls_hot_table_get_key(tbl);
 	uint32		index;
 	ls_bm_file	file;
 	ls_status	st;
@@ -511,7 +526,14 @@ ls_cold_ensure(ls_hot_table *tbl)
 	if (ct != NULL)
 		return ct;
 	if ((ct = ls_cold_slot(tbl, &index)) == NULL)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("no cold tree descriptor is free for leanstore relfilenode %u/%u",
+						key.db, key.rel),
+				 errhint("Increase leanstore.max_tables (every leanstore table needs one descriptor) and restart.")));
 		return NULL;
+	}
 	ls_file_of(tbl, &file);
 	st = ls_btree_create_in_file(ls_cold->bm, &ct->tree, &file, LS_TREE_FIRST_BLOCK);
 	if (st == LS_OK)
@@ -523,9 +545,10 @@ ls_cold_ensure(ls_hot_table *tbl)
 	}
 	if (st != LS_OK)
 	{
-		ereport(WARNING,
-				(errmsg("could not create the cold tree of leanstore relfilenode %u/%u: %s",
-						ct->key.db, ct->key.rel, ls_status_str(st))));
+		ereport(elevel,
+				(errcode(st == LS_IO_ERROR ? ERRCODE_IO_ERROR : ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not create the cold tree of leanstore relfilenode %u/%u: %s",
+						key.db, key.rel, ls_status_str(st))));
 		return NULL;
 	}
 	pg_atomic_write_u32(&ct->used, 1);
@@ -1337,14 +1360,8 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 	if (ct == NULL)
 	{
 		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
-		ct = ls_cold_ensure(tbl);
+		ct = ls_cold_ensure(tbl, ERROR);
 		LWLockRelease(ls_cold->adopt_lock);
-		if (ct == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("could not create the cold tree of leanstore table \"%s\"",
-							RelationGetRelationName(rel)),
-					 errhint("Increase leanstore.max_tables (every leanstore table needs one descriptor) and restart.")));
 	}
 	/* its xid reaches PostgreSQL's WAL first: never handed out again */
 	ls_log_bulk_xid(tbl, ls_hv_xid(xmin_word));
@@ -1532,14 +1549,8 @@ ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 
 	ls_status	st;
 
 	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
-	ct = ls_cold_ensure(tbl);
+	ct = ls_cold_ensure(tbl, FATAL);
 	LWLockRelease(ls_cold->adopt_lock);
-	if (ct == NULL)
-		ereport(FATAL,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("could not replay leanstore's log: no cold tree for relfilenode %u/%u",
-						ls_hot_table_get_key(tbl).db, ls_hot_table_get_key(tbl).rel),
-				 errhint("Increase leanstore.max_tables and start the server again.")));
 	st = ls_cold_store(&ct->tree, rowid, payload, len, xmin, FirstCommandId, true);
 	if (st != LS_OK)
 		ls_cold_report(st, "replay a row into");
@@ -1704,7 +1715,7 @@ out:
 static uint64
 ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool second_chance)
 {
-	LsColdTable *ct = ls_cold_ensure(tbl);
+	LsColdTable *ct = ls_cold_ensure(tbl, WARNING);
 	uint64		end = ls_hot_table_rowid_limit(tbl);
 	uint64		packed = 0;
 
@@ -1920,7 +1931,7 @@ ls_cold_hold_trees(bool hold)
 static bool
 ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
 {
-	LsColdTable *ct = ls_cold_ensure(tbl);
+	LsColdTable *ct = ls_cold_ensure(tbl, WARNING);
 	ls_hot_key	key = ls_hot_table_get_key(tbl);
 	uint64		limit = ls_hot_table_rowid_limit(tbl);
 	uint64		cursor = 0;
@@ -2018,7 +2029,8 @@ ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
 	MemoryContextDelete(mcxt);
 	if (st != LS_OK)
 		ereport(WARNING,
-				(errmsg("could not write leanstore relfilenode %u/%u at shutdown: %s",
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not write leanstore relfilenode %u/%u at shutdown: %s",
 						key.db, key.rel, ls_status_str(st))));
 	return st == LS_OK;
 }
@@ -2067,7 +2079,8 @@ ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 	if (st != LS_OK)
 	{
 		ereport(WARNING,
-				(errmsg("could not write the clean image of leanstore relfilenode %u/%u: %s",
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not write the clean image of leanstore relfilenode %u/%u: %s",
 						key.db, key.rel, ls_status_str(st))));
 		return false;
 	}
@@ -2129,7 +2142,8 @@ ls_cold_pack_all(uint64 log_end)
 	st = ls_bm_flush_all(ls_cold->bm);
 	if (st != LS_OK)
 		ereport(WARNING,
-				(errmsg("could not write leanstore's buffer pool at shutdown: %s",
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not write leanstore's buffer pool at shutdown: %s",
 						ls_status_str(st))));
 	ls_epoch_enter();
 	cursor = 0;
@@ -2232,8 +2246,8 @@ ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name)
 						name, ls_status_str(st))));
 	else if (restored > 0)
 		ereport(LOG,
-				(errmsg("leanstore table \"%s\": %u blocks restored from its undo journal",
-						name, restored)));
+				(errmsg("restored %u blocks of leanstore table \"%s\" from its undo journal",
+						restored, name)));
 }
 
 /* The file (its first segment) has no byte, or does not exist. */
@@ -2585,7 +2599,8 @@ ls_worker_main(Datum arg)
 	if (!ls_wait_alone())
 	{
 		ereport(WARNING,
-				(errmsg("leanstore tables were not written at shutdown: other processes still use them"),
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("leanstore tables were not written at shutdown: other processes still use them"),
 				 errdetail("The next start will report them as lost.")));
 		proc_exit(0);
 	}

@@ -928,7 +928,7 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 				cs->chain = repalloc(cs->chain, sizeof(ls_hot_version *) * cs->cap);
 				MemoryContextSwitchTo(cs->tmpcxt);
 			}
-			size = ls_heaptuple_size(v);
+			size = ls_heaptuple_size(v, cs->OldTable);
 			cs->tups[n] = ls_version_to_heaptuple(v, cs->OldTable, rowid, palloc(size), size);
 			cs->infos[n] = info;
 			n++;
@@ -1108,7 +1108,7 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 					ls_version_info(v, &info);
 					if (ls_xmin_status(v, &info) != LS_XS_ABORTED)
 					{
-						Size		size = ls_heaptuple_size(v);
+						Size		size = ls_heaptuple_size(v, OldTable);
 
 						tup = ls_version_to_heaptuple(v, OldTable, row->rowid,
 													  palloc(size), size);
@@ -1197,6 +1197,21 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
  * Index builds
  * ------------------------------------------------------------------------ */
 
+/*
+ * pg_stat_progress_create_index's blocks_total for a scan: the virtual
+ * blocks of its rowid range (its TID range, or the whole table).
+ */
+static BlockNumber
+scan_blocks_total(LsScanDesc scan)
+{
+	uint64		end = scan->tr_max == LS_ROWID_INVALID ?
+		scan->end : Min(scan->end, scan->tr_max + 1);
+
+	if (end <= scan->tr_min)
+		return 0;
+	return ls_blocks_for_limit(end) - ls_blocks_for_limit(scan->tr_min);
+}
+
 double
 ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 						  IndexInfo *indexInfo, bool allow_sync,
@@ -1249,11 +1264,7 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 
 	if (progress)
 	{
-		uint64		end = scan->tr_max == LS_ROWID_INVALID ?
-			scan->end : Min(scan->end, scan->tr_max + 1);
-
-		if (end > scan->tr_min)
-			blocks_total = ls_blocks_for_limit(end) - ls_blocks_for_limit(scan->tr_min);
+		blocks_total = scan_blocks_total(scan);
 		pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_TOTAL, blocks_total);
 	}
 	for (;;)
@@ -1348,9 +1359,11 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 }
 
 /*
- * CREATE INDEX CONCURRENTLY, phase 3: insert the rows visible to snapshot
- * that the index does not have yet.  Both streams are in TID order (TID
- * order is rowid order).
+ * CREATE INDEX CONCURRENTLY (and REINDEX CONCURRENTLY), phase 3: insert the
+ * rows visible to snapshot that the index does not have yet.  Both streams
+ * are in TID order (TID order is rowid order).  Progress as heap reports
+ * it: blocks_total at the start, blocks_done the block of the row at hand
+ * (heap leaves it at the last block it read, so do we).
  */
 void
 ls_index_validate_scan(Relation table_rel, Relation index_rel,
@@ -1367,18 +1380,23 @@ ls_index_validate_scan(Relation table_rel, Relation index_rel,
 	bool		sort_done = false;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
+	BlockNumber blocks_done = 0;
 
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
 	ItemPointerSetInvalid(&indexcursor);
 
 	scan = table_beginscan_strat(table_rel, snapshot, 0, NULL, true, false);
+	/* validate_index reset blocks_done when it entered this phase */
+	pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_TOTAL,
+								 scan_blocks_total((LsScanDesc) scan));
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		ItemPointerData tid = slot->tts_tid;
 
 		CHECK_FOR_INTERRUPTS();
 		state->htups += 1;
+		ls_progress_rowid(PROGRESS_SCAN_BLOCKS_DONE, ls_tid_to_rowid(&tid), &blocks_done);
 
 		while (!sort_done && (!have_cursor || ItemPointerCompare(&indexcursor, &tid) < 0))
 		{
@@ -1408,6 +1426,7 @@ ls_index_validate_scan(Relation table_rel, Relation index_rel,
 					 false, indexInfo);
 		state->tups_inserted += 1;
 	}
+	ls_test_pause("index-validated");
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	FreeExecutorState(estate);

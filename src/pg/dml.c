@@ -913,7 +913,7 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
 			ls_store_version(shown, rel, rowid, slot);
 		if (oldtup != NULL)
 		{
-			Size		size = ls_heaptuple_size(chk.target);
+			Size		size = ls_heaptuple_size(chk.target, rel);
 
 			*oldtup = ls_version_to_heaptuple(chk.target, rel, rowid,
 											  palloc(size), size);
@@ -1216,6 +1216,22 @@ ls_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 }
 
 /*
+ * The rowid of a TID the executor handed to a write or lock: one of ours,
+ * so an invalid one cannot happen.
+ */
+static uint64
+ls_tid_rowid_of(Relation rel, ItemPointer tid)
+{
+	uint64		rowid = ls_tid_to_rowid(tid);
+
+	if (rowid == LS_ROWID_INVALID)
+		elog(ERROR, "invalid TID (%u,%u) for leanstore table \"%s\"",
+			 ItemPointerGetBlockNumberNoCheck(tid), ItemPointerGetOffsetNumberNoCheck(tid),
+			 RelationGetRelationName(rel));
+	return rowid;
+}
+
+/*
  * Confirm a speculative insert (clear the token), or kill it: the version
  * becomes invisible to everyone at once and the rowid turns DEAD (index
  * entries may already point at it), as heap_abort_speculative does.
@@ -1225,13 +1241,9 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 							  uint32 specToken, bool succeeded)
 {
 	ls_hot_table *tbl = ls_table_for(rel);
-	uint64		rowid = ls_tid_to_rowid(&slot->tts_tid);
+	uint64		rowid = ls_tid_rowid_of(rel, &slot->tts_tid);
 	HeapTuple	stored = NULL;
 	ls_hot_row *row;
-
-	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "invalid TID in speculative insertion into leanstore table \"%s\"",
-			 RelationGetRelationName(rel));
 
 	ls_epoch_enter();
 	row = ls_hot_row_get(tbl, rowid);
@@ -1260,7 +1272,7 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 			 * Still readable inside our epoch; copied out (outside the
 			 * latch) because its TOAST values must go too.
 			 */
-			size = ls_heaptuple_size(v);
+			size = ls_heaptuple_size(v, rel);
 			stored = ls_version_to_heaptuple(v, rel, rowid, palloc(size), size);
 		}
 		else
@@ -1302,15 +1314,12 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				TM_FailureData *tmfd, bool changingPart)
 {
 	ls_hot_table *tbl = ls_table_for(rel);
-	uint64		rowid = ls_tid_to_rowid(tid);
+	uint64		rowid = ls_tid_rowid_of(rel, tid);
 	TransactionId xid = GetCurrentTransactionId();
 	LOCKMODE	tuplock = NoLock;	/* heavyweight tuple lock held */
 	HeapTuple	oldtup = NULL;
 	TM_Result	res;
 
-	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "invalid TID in DELETE from leanstore table \"%s\"",
-			 RelationGetRelationName(rel));
 	tmfd->traversed = false;
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 
@@ -1434,7 +1443,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				bool *update_indexes)
 {
 	ls_hot_table *tbl = ls_table_for(rel);
-	uint64		rowid = ls_tid_to_rowid(otid);
+	uint64		rowid = ls_tid_rowid_of(rel, otid);
 	TransactionId xid = GetCurrentTransactionId();
 	LOCKMODE	tuplock = NoLock;	/* heavyweight tuple lock held */
 	HeapTuple	oldtup = NULL;
@@ -1452,9 +1461,6 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	uint64		newrowid;
 	TM_Result	res;
 
-	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "invalid TID in UPDATE of leanstore table \"%s\"",
-			 RelationGetRelationName(rel));
 	tmfd->traversed = false;
 	*update_indexes = false;
 	*lockmode = LockTupleNoKeyExclusive;
@@ -1483,7 +1489,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 			if (pv != NULL)
 			{
-				Size		size = ls_heaptuple_size(pv);
+				Size		size = ls_heaptuple_size(pv, rel);
 
 				peek = ls_version_to_heaptuple(pv, rel, rowid, palloc(size), size);
 			}
@@ -1631,7 +1637,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			  LockWaitPolicy wait_policy, uint8 flags, TM_FailureData *tmfd)
 {
 	ls_hot_table *tbl = ls_table_for(rel);
-	uint64		rowid = ls_tid_to_rowid(tid);
+	uint64		rowid = ls_tid_rowid_of(rel, tid);
 	TransactionId xid = GetCurrentTransactionId();
 	bool		follow = (flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION) != 0;
 	Snapshot	rule = NULL;
@@ -1644,9 +1650,6 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	uint64		follow_rowid = LS_ROWID_INVALID;
 	int			restarts = 0;
 
-	if (rowid == LS_ROWID_INVALID)
-		elog(ERROR, "invalid TID in row lock of leanstore table \"%s\"",
-			 RelationGetRelationName(rel));
 	switch (wait_policy)
 	{
 		case LockWaitSkip:

@@ -784,18 +784,14 @@ ls_hash_value(LsHashValue *v, ExprContext *ec, bool *isnull)
 		case LS_HV_EXTERN:
 			{
 				ParamListInfo params = ec->ecxt_param_list_info;
-				ParamExternData *prm;
+				ParamExternData *prm = NULL;
 				ParamExternData prmdata;
 
-				if (params == NULL || v->paramid <= 0 || v->paramid > params->numParams)
-					ereport(ERROR,
-							(errcode(ERRCODE_UNDEFINED_OBJECT),
-							 errmsg("the lookup found no value for parameter $%d", v->paramid)));
-				if (params->paramFetch != NULL)
-					prm = params->paramFetch(params, v->paramid, false, &prmdata);
-				else
-					prm = &params->params[v->paramid - 1];
-				if (!OidIsValid(prm->ptype))
+				if (params != NULL && v->paramid > 0 && v->paramid <= params->numParams)
+					prm = params->paramFetch != NULL ?
+						params->paramFetch(params, v->paramid, false, &prmdata) :
+						&params->params[v->paramid - 1];
+				if (prm == NULL || !OidIsValid(prm->ptype))
 					ereport(ERROR,
 							(errcode(ERRCODE_UNDEFINED_OBJECT),
 							 errmsg("the lookup found no value for parameter $%d", v->paramid)));

@@ -141,18 +141,17 @@ ls_chain_report(void)
 		relid = RelidByRelfilenode(key.spc, key.rel);
 	if (OidIsValid(relid))
 		relname = get_rel_name(relid);
-	if (relname != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("version chain of row " UINT64_FORMAT " in leanstore table \"%s\" is longer than %d versions",
-						rowid, relname, ls_chain_bound),
-				 errdetail("The chain is corrupted (a cycle) or no garbage collection has shortened it."),
-				 errhint("Check the table with leanstore_verify.")));
+	/* the table is named where this database knows it, else its storage */
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("version chain of row " UINT64_FORMAT " in leanstore storage %u/%u/%u is longer than %d versions",
-					rowid, key.spc, key.db, key.rel, ls_chain_bound),
-			 errdetail("The chain is corrupted (a cycle) or no garbage collection has shortened it.")));
+			 errmsg("version chain of row " UINT64_FORMAT " is longer than %d versions",
+					rowid, ls_chain_bound),
+			 errdetail("The chain is corrupted (a cycle) or no garbage collection has shortened it."),
+			 relname != NULL ? errhint("Check the table with leanstore_verify.") : 0,
+			 relname != NULL ?
+			 (errcontext("leanstore table \"%s\"", relname)) :
+			 (errcontext("leanstore storage %u/%u/%u", key.spc, key.db, key.rel))));
+	pg_unreachable();
 }
 
 void

@@ -32,6 +32,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/memutils.h"
 
 #include "ls_hashscan.h"
@@ -78,10 +79,16 @@ typedef struct LsPendingStorage
 
 static LsPendingStorage *ls_pending = NULL;
 
-static const char *const ls_preload_msg =
-"leanstore must be loaded via shared_preload_libraries";
-static const char *const ls_preload_hint =
-"Add leanstore to shared_preload_libraries in postgresql.conf and restart the server.";
+/* The library was loaded, or its shared state looked for, without preload. */
+static void pg_attribute_noreturn()
+ls_report_not_preloaded(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("leanstore must be loaded via shared_preload_libraries"),
+			 errhint("Add leanstore to shared_preload_libraries in postgresql.conf and restart the server.")));
+	pg_unreachable();
+}
 
 /* ------------------------------------------------------------------------
  * Shared memory
@@ -175,10 +182,7 @@ ls_hot *
 ls_shared_hot(void)
 {
 	if (ls_shared == NULL || ls_shared->hot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s", ls_preload_msg),
-				 errhint("%s", ls_preload_hint)));
+		ls_report_not_preloaded();
 	return ls_shared->hot;
 }
 
@@ -746,14 +750,76 @@ ls_am_oid(void)
  * Module load
  * ------------------------------------------------------------------------ */
 
+/*
+ * Start-time values of our settings (postgresql.conf, ALTER SYSTEM, the
+ * command line) that their bounds refuse.  When a library defines a
+ * variable, PostgreSQL only warns about the value it was given and keeps
+ * the default, so the server would start with, say, the default
+ * leanstore.hot_memory instead of the size asked for.  ls_settings_capture
+ * keeps the values as given (before the variables are defined), and
+ * ls_settings_enforce sets them again once they are: a refused value is an
+ * error, which stops the postmaster with PostgreSQL's own message for it.
+ * Names nobody defined were already reported by MarkGUCPrefixReserved.
+ */
+typedef struct LsGivenSetting
+{
+	char	   *name;
+	char	   *value;
+	GucSource	source;
+} LsGivenSetting;
+
+static LsGivenSetting *ls_given = NULL;
+static int	ls_n_given = 0;
+
+static void
+ls_settings_capture(void)
+{
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	ls_given = palloc(sizeof(LsGivenSetting) * n);
+	for (int i = 0; i < n; i++)
+	{
+		struct config_generic *g = vars[i];
+		const char *value;
+
+		if (!(g->flags & GUC_CUSTOM_PLACEHOLDER) || g->source == PGC_S_DEFAULT ||
+			strncmp(g->name, "leanstore.", strlen("leanstore.")) != 0)
+			continue;
+		value = GetConfigOption(g->name, true, false);
+		if (value == NULL)
+			continue;
+		ls_given[ls_n_given].name = pstrdup(g->name);
+		ls_given[ls_n_given].value = pstrdup(value);
+		ls_given[ls_n_given].source = g->source;
+		ls_n_given++;
+	}
+}
+
+static void
+ls_settings_enforce(void)
+{
+	for (int i = 0; i < ls_n_given; i++)
+	{
+		if (GetConfigOption(ls_given[i].name, true, false) != NULL)
+			(void) set_config_option(ls_given[i].name, ls_given[i].value,
+									 PGC_POSTMASTER, ls_given[i].source,
+									 GUC_ACTION_SET, true, ERROR, false);
+		pfree(ls_given[i].name);
+		pfree(ls_given[i].value);
+	}
+	pfree(ls_given);
+	ls_given = NULL;
+	ls_n_given = 0;
+}
+
 void
 _PG_init(void)
 {
 	if (!process_shared_preload_libraries_in_progress)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s", ls_preload_msg),
-				 errhint("%s", ls_preload_hint)));
+		ls_report_not_preloaded();
+
+	ls_settings_capture();
 
 	DefineCustomIntVariable("leanstore.hot_memory",
 							"Size of the in-memory hot row tier.",
@@ -806,6 +872,7 @@ _PG_init(void)
 	ls_hashscan_init();
 	ls_log_register();
 	MarkGUCPrefixReserved("leanstore");
+	ls_settings_enforce();
 	ls_worker_register();
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -36,7 +36,6 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "catalog/pg_class.h"
-#include "common/file_perm.h"
 #include "common/relpath.h"
 #include "lib/pairingheap.h"
 #include "lib/stringinfo.h"
@@ -90,10 +89,20 @@ ls_debug_crash(const char *point)
 		strcmp(ls_debug_crash_point, point) == 0)
 	{
 		ereport(LOG,
-				(errmsg("leanstore: crashing at \"%s\" (leanstore.debug_crash_point)", point)));
+				(errmsg("crashing at \"%s\" (leanstore.debug_crash_point)", point)));
 		(void) kill(MyProcPid, SIGKILL);
 		pg_usleep(10 * 1000 * 1000L);	/* not reached */
 	}
+}
+
+/* The log writer hit an I/O error: nothing written since is durable. */
+static void pg_attribute_noreturn()
+ls_log_writer_failed(void)
+{
+	ereport(PANIC,
+			(errcode(ERRCODE_IO_ERROR),
+			 errmsg("leanstore's log writer failed; the server must restart")));
+	pg_unreachable();
 }
 
 #define LS_LOG_SEGMENT		(16 * 1024 * 1024)
@@ -355,9 +364,7 @@ ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t
 	st = ls_wal_append(ls_log->wal, (uint32) MyBackendId, &hdr, parts, lens,
 					   len > 0 ? 2 : 1, &end, &gsn);
 	if (st == LS_IO_ERROR)
-		ereport(PANIC,
-				(errcode(ERRCODE_IO_ERROR),
-				 errmsg("leanstore's log writer failed; the server must restart")));
+		ls_log_writer_failed();
 	if (st != LS_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -396,9 +403,7 @@ ls_log_flush_mine(void)
 		if (st == LS_OK)
 			break;
 		if (st == LS_IO_ERROR)
-			ereport(PANIC,
-					(errcode(ERRCODE_IO_ERROR),
-					 errmsg("leanstore's log writer failed; the server must restart")));
+			ls_log_writer_failed();
 		if (!PostmasterIsAlive())
 			proc_exit(1);
 		CHECK_FOR_INTERRUPTS();
@@ -1048,9 +1053,7 @@ ls_checkpoint(bool wait_for_writers)
 		while (ls_wal_durable_gsn(ls_log->wal) < gsn)
 		{
 			if (ls_wal_failed(ls_log->wal))
-				ereport(PANIC,
-						(errcode(ERRCODE_IO_ERROR),
-						 errmsg("leanstore's log writer failed; the server must restart")));
+				ls_log_writer_failed();
 			ls_wal_kick(ls_log->wal);
 			pg_usleep(500L);
 		}
@@ -1927,7 +1930,8 @@ ls_log_prepare(void)
 				 errdetail("Commits of leanstore tables wait until the disk has room.")));
 	else if (st != LS_OK)
 		ereport(PANIC,
-				(errmsg("could not prepare leanstore's log: %s", ls_status_str(st))));
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg_internal("could not prepare leanstore's log: %s", ls_status_str(st))));
 }
 
 static void
@@ -1974,13 +1978,12 @@ ls_log_writer_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
-	if (pg_mkdir_p(ls_log_directory, pg_dir_create_mode) != 0 && errno != EEXIST)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", ls_log_directory)));
+	ls_make_directory(ls_log_directory);
 	if (ls_wal_set_dir(ls_log->wal, ls_log_directory) != LS_OK)
 		ereport(FATAL,
-				(errmsg("leanstore.log_directory \"%s\" is too long", ls_log_directory)));
+				(errcode_for_file_access(),
+				 errmsg("could not use directory \"%s\" for leanstore's log: %m",
+						ls_log_directory)));
 
 	if (!ls_wal_started(ls_log->wal))
 	{

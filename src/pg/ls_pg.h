@@ -280,6 +280,8 @@ extern bool ls_cold_clean_point(bool held);
 extern void ls_cold_hold_trees(bool hold);
 extern void ls_cold_get_stats(LsColdStats *out);
 extern void ls_worker_register(void);
+/* Create directory path (and missing parents); FATAL when that fails. */
+extern void ls_make_directory(const char *path);
 
 /*
  * Reads over both tiers (caller inside an epoch).  A row of the cold tree
@@ -452,7 +454,7 @@ extern ls_hot_version *ls_row_newest_valid(ls_hot_row *row);
  * ------------------------------------------------------------------------ */
 extern HeapTuple ls_version_to_heaptuple(ls_hot_version *v, Relation rel,
 										 uint64 rowid, char *buf, Size bufsize);
-extern Size ls_heaptuple_size(ls_hot_version *v);
+extern Size ls_heaptuple_size(ls_hot_version *v, Relation rel);
 extern void ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 							 TupleTableSlot *slot);
 extern HeapTuple ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid,

@@ -46,6 +46,17 @@ leanstore_checkpoint(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(ls_checkpoint(true));
 }
 
+/* The row type a function returning one row was declared with. */
+static TupleDesc
+ls_result_tupdesc(FunctionCallInfo fcinfo)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	return tupdesc;
+}
+
 Datum
 leanstore_stats(PG_FUNCTION_ARGS)
 {
@@ -57,8 +68,7 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	Datum		values[48];
 	bool		nulls[48] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = ls_result_tupdesc(fcinfo);
 	ls_hot_get_stats(ls_shared_hot(), &hs);
 	ls_cold_get_stats(&cs);
 	values[0] = Int64GetDatum((int64) hs.region_bytes);
@@ -126,28 +136,26 @@ ls_open_leanstore(Oid relid, LOCKMODE mode)
 {
 	Relation	rel = try_relation_open(relid, mode);
 	char		relkind;
+	bool		has_am;
 
 	if (rel == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
 	relkind = rel->rd_rel->relkind;
-	if (!RELKIND_HAS_TABLE_AM(relkind))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a leanstore table",
-						RelationGetRelationName(rel)),
-				 errdetail_relkind_not_supported(relkind),
-				 relkind == RELKIND_PARTITIONED_TABLE ?
-				 errhint("Call the function for each partition.") : 0));
-	if (rel->rd_tableam == NULL ||
+	has_am = RELKIND_HAS_TABLE_AM(relkind);
+	if (!has_am || rel->rd_tableam == NULL ||
 		rel->rd_tableam->relation_vacuum != ls_vacuum_rel)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a leanstore table",
 						RelationGetRelationName(rel)),
+				 has_am ?
 				 errdetail("It uses the access method \"%s\".",
-						   get_am_name(rel->rd_rel->relam))));
+						   get_am_name(rel->rd_rel->relam)) :
+				 errdetail_relkind_not_supported(relkind),
+				 relkind == RELKIND_PARTITIONED_TABLE ?
+				 errhint("Call the function for each partition.") : 0));
 	if (RELATION_IS_OTHER_TEMP(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -166,8 +174,7 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	Datum		values[6];
 	bool		nulls[6] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = ls_result_tupdesc(fcinfo);
 	rel = ls_open_leanstore(relid, AccessShareLock);
 	tbl = ls_table_for(rel);
 	ls_hot_table_get_stats(tbl, &ts);

@@ -94,28 +94,38 @@ ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
 	return tup;
 }
 
-/* Report the impossible payload length of a version (outside any epoch). */
+/*
+ * The impossible payload length of a version: lengths are checked before a
+ * version is installed and never change after, so this cannot happen short
+ * of memory corruption.
+ */
+static void pg_attribute_noreturn()
+ls_bad_version_error(Relation rel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg_internal("row version in leanstore table \"%s\" has an invalid payload length",
+							 RelationGetRelationName(rel))));
+	pg_unreachable();
+}
+
+/* Report it from outside any epoch (readers that skip such versions). */
 void
 ls_report_bad_version(Relation rel)
 {
 	Assert(!ls_in_epoch());
 	Assert(!ls_holds_row_latch());
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("leanstore version in table \"%s\" has an invalid payload length",
-					RelationGetRelationName(rel))));
+	ls_bad_version_error(rel);
 }
 
 Size
-ls_heaptuple_size(ls_hot_version *v)
+ls_heaptuple_size(ls_hot_version *v, Relation rel)
 {
 	uint32		len = v->len;
 
 	/* payload bytes never change after install, but bound them anyway */
 	if (len > LS_HOT_MAX_PAYLOAD || len < SizeofMinimalTupleHeader)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("leanstore version has an invalid payload length %u", len)));
+		ls_bad_version_error(rel);
 	return HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + len;
 }
 
@@ -137,7 +147,7 @@ void
 ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 				 TupleTableSlot *slot)
 {
-	Size		size = ls_heaptuple_size(v);
+	Size		size = ls_heaptuple_size(v, rel);
 	char	   *buf = MemoryContextAlloc(slot->tts_mcxt, size);
 	HeapTuple	tup = ls_version_to_heaptuple(v, rel, rowid, buf, size);
 

@@ -22,8 +22,7 @@
 
 #include "leanstore/btree.h"
 #include "tu.h"
-
-#define SEG_BLOCKS	16			/* small segments: a tree spans many files */
+#include "tu_files.h"
 
 /* A stand-in for PostgreSQL's page checksum: mixes every byte and the block. */
 static uint16_t
@@ -44,68 +43,12 @@ fake_pg_checksum(void *arg, const ls_page *page, uint32_t block)
 	return (uint16_t) (h ^ (h >> 16)) | 1;
 }
 
-static bool
-seg_path(void *arg, const ls_bm_file *file, uint32_t segno, char *buf, size_t len)
-{
-	const char *dir = arg;
-	int			n;
-
-	if (file->key[1] == 999)
-		return false;			/* "dropped" */
-	n = segno == 0 ? snprintf(buf, len, "%s/rel%u", dir, file->key[0])
-		: snprintf(buf, len, "%s/rel%u.%u", dir, file->key[0], segno);
-	return n > 0 && (size_t) n < len;
-}
-
-typedef struct env
-{
-	char	   *dir;
-	size_t		region_size;
-	void	   *region;
-	ls_bm	   *bm;
-	ls_btree   *tree;
-} env;
-
 static void
-env_open(env *e, const char *dir, uint64_t frames)
+env_open(tu_fenv *e, const char *dir, uint64_t frames)
 {
-	ls_bm_config cfg = {0};
+	ls_bm_config cfg = {.page_checksum = fake_pg_checksum, .free_target_pct = 10};
 
-	memset(e, 0, sizeof(*e));
-	e->dir = strdup(dir);
-	cfg.n_frames = frames;
-	cfg.file_path = seg_path;
-	cfg.file_path_arg = e->dir;
-	cfg.blocks_per_segment = SEG_BLOCKS;
-	cfg.page_checksum = fake_pg_checksum;
-	cfg.free_target_pct = 10;
-	e->region_size = ls_bm_region_size(frames);
-	e->region = tu_shared_region(e->region_size);
-	assert_int_equal(ls_bm_init(e->region, e->region_size, &cfg, &e->bm), LS_OK);
-	ls_btree_register_type();
-	e->tree = tu_shared_region(sizeof(ls_btree));
-}
-
-static void
-env_close(env *e)
-{
-	ls_bm_process_detach(e->bm);
-	tu_free_region(e->region, e->region_size);
-	tu_free_region(e->tree, sizeof(ls_btree));
-	free(e->dir);
-}
-
-/* segment 0 is the caller's to create (PostgreSQL's smgr does it) */
-static void
-create_file(const char *dir, uint32_t rel)
-{
-	char		path[512];
-	int			fd;
-
-	snprintf(path, sizeof(path), "%s/rel%u", dir, rel);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_int_equal(tu_fenv_open(e, dir, frames, cfg), LS_OK);
 }
 
 static void
@@ -154,7 +97,7 @@ test_tree_survives_its_pool(void **state)
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {42, 1, 0, 0}};
 	const uint64_t n = 20000;
-	env			e;
+	tu_fenv		e;
 	uint32_t	root,
 				height,
 				blocks;
@@ -162,7 +105,7 @@ test_tree_survives_its_pool(void **state)
 	char		path[512];
 	struct stat st;
 
-	create_file(dir, 42);
+	assert_true(tu_file_create(dir, 42));
 	/* block 0 is the caller's (a meta page): the tree starts at block 1 */
 	env_open(&e, dir, 64);
 	assert_int_equal(ls_btree_create_in_file(e.bm, e.tree, &file, 1), LS_OK);
@@ -172,15 +115,15 @@ test_tree_survives_its_pool(void **state)
 	assert_int_equal(ls_btree_root(e.tree, &root, &height), LS_OK);
 	assert_true(height >= 2);
 	blocks = ls_bm_dt_blocks(e.bm, e.tree->dt_id);
-	assert_true(blocks > 4 * SEG_BLOCKS);
-	env_close(&e);
+	assert_true(blocks > 4 * TU_SEG_BLOCKS);
+	tu_fenv_close(&e);
 
 	/* the file is segmented and every segment but the last is full */
 	snprintf(path, sizeof(path), "%s/rel42.1", dir);
 	assert_int_equal(stat(path, &st), 0);
 	snprintf(path, sizeof(path), "%s/rel42", dir);
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_size, (off_t) SEG_BLOCKS * LS_PAGE_SIZE);
+	assert_int_equal(st.st_size, (off_t) TU_SEG_BLOCKS * LS_PAGE_SIZE);
 
 	/* a new pool, 8 frames: the tree is read back through misses */
 	env_open(&e, dir, 8);
@@ -203,7 +146,7 @@ test_tree_survives_its_pool(void **state)
 	ls_btree_drop(e.tree);
 	ls_bm_get_stats(e.bm, &s);
 	assert_int_equal(s.free_frames, s.n_frames);
-	env_close(&e);
+	tu_fenv_close(&e);
 	tu_rm_rf(dir);
 	free(dir);
 }
@@ -214,14 +157,14 @@ test_page_header_and_checksums(void **state)
 	(void) state;
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {7, 1, 0, 0}};
-	env			e;
+	tu_fenv		e;
 	ls_page    *pg = aligned_alloc(4096, LS_PAGE_SIZE);
 	ls_page    *raw = aligned_alloc(4096, LS_PAGE_SIZE);
 	uint32_t	dt;
 	char		path[512];
 	int			fd;
 
-	create_file(dir, 7);
+	assert_true(tu_file_create(dir, 7));
 	env_open(&e, dir, 8);
 	assert_int_equal(ls_bm_register_file(e.bm, 3, NULL, &file, 2, &dt), LS_OK);
 
@@ -280,7 +223,7 @@ test_page_header_and_checksums(void **state)
 	assert_int_equal(ls_bm_read_block(e.bm, dt, 1, pg), LS_CHECKSUM);
 	close(fd);
 	ls_bm_unregister_dt(e.bm, dt);
-	env_close(&e);
+	tu_fenv_close(&e);
 	free(pg);
 	free(raw);
 	tu_rm_rf(dir);
@@ -294,13 +237,13 @@ test_drop_writes_nothing(void **state)
 	(void) state;
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {9, 1, 0, 0}};
-	env			e;
+	tu_fenv		e;
 	ls_bm_stats s0,
 				s1;
 	char		path[512];
 	struct stat st;
 
-	create_file(dir, 9);
+	assert_true(tu_file_create(dir, 9));
 	env_open(&e, dir, 256);
 	assert_int_equal(ls_btree_create_in_file(e.bm, e.tree, &file, 1), LS_OK);
 	put_rows(e.tree, 0, 3000);
@@ -314,7 +257,7 @@ test_drop_writes_nothing(void **state)
 	snprintf(path, sizeof(path), "%s/rel9", dir);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, s0.writes * LS_PAGE_SIZE);
-	env_close(&e);
+	tu_fenv_close(&e);
 	tu_rm_rf(dir);
 	free(dir);
 }
@@ -325,8 +268,8 @@ test_gone_file(void **state)
 {
 	(void) state;
 	char	   *dir = tu_tempdir();
-	ls_bm_file	file = {.key = {11, 999, 0, 0}};
-	env			e;
+	ls_bm_file	file = {.key = {11, TU_FILE_DROPPED, 0, 0}};
+	tu_fenv		e;
 	ls_page    *pg = aligned_alloc(4096, LS_PAGE_SIZE);
 	uint32_t	dt;
 
@@ -337,7 +280,7 @@ test_gone_file(void **state)
 	assert_int_equal(ls_bm_write_block(e.bm, dt, 0, pg, false), LS_NOT_FOUND);
 	assert_int_equal(ls_bm_read_block(e.bm, dt, 0, pg), LS_NOT_FOUND);
 	ls_bm_unregister_dt(e.bm, dt);
-	env_close(&e);
+	tu_fenv_close(&e);
 	free(pg);
 	tu_rm_rf(dir);
 	free(dir);

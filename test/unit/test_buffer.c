@@ -178,6 +178,88 @@ test_guards(void **state)
 	assert_int_equal(atomic_load(&l.word) & 0xffffffffu, 0);
 }
 
+typedef struct misuse
+{
+	ls_bm	   *bm;
+	ls_guard   *g;
+} misuse;
+
+static int
+misuse_mark_dirty(int worker, void *arg)
+{
+	(void) worker;
+	ls_guard_mark_dirty(((misuse *) arg)->g);
+	return 0;
+}
+
+static int
+misuse_free_page(int worker, void *arg)
+{
+	misuse	   *m = arg;
+
+	(void) worker;
+	ls_bm_free_page(m->bm, m->g);
+	return 0;
+}
+
+/* ls_guard_is_exclusive answers for meta and frame guards in every mode. */
+static void
+test_guard_is_exclusive(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_latch	l;
+	ls_guard	g,
+				meta;
+
+	ls_latch_init(&l);
+	assert_int_equal(ls_guard_meta(&l, LS_GUARD_OPTIMISTIC, &g), LS_OK);
+	assert_false(ls_guard_is_exclusive(&g));
+	assert_int_equal(ls_guard_upgrade_shared(&g), LS_OK);
+	assert_false(ls_guard_is_exclusive(&g));
+	assert_int_equal(ls_guard_upgrade_exclusive(&g), LS_OK);
+	assert_true(ls_guard_is_exclusive(&g));
+	ls_guard_release(&g);
+	assert_false(ls_guard_is_exclusive(&g));
+	/* a guard that claims exclusive over a latch nobody holds */
+	g.mode = LS_GUARD_EXCLUSIVE;
+	assert_false(ls_guard_is_exclusive(&g));
+
+	fx_open(&fx, 16, 2, 0);
+	assert_int_equal(ls_guard_meta(&fx.pa->latch, LS_GUARD_OPTIMISTIC, &meta), LS_OK);
+	assert_int_equal(ls_bm_fix(fx.bm, &meta, &fx.pa->swips[0], LS_GUARD_SHARED, &g), LS_OK);
+	assert_false(ls_guard_is_exclusive(&g));
+	ls_guard_release(&g);
+	assert_int_equal(ls_bm_fix(fx.bm, &meta, &fx.pa->swips[0], LS_GUARD_EXCLUSIVE, &g), LS_OK);
+	assert_true(ls_guard_is_exclusive(&g));
+	/* the latch of another frame does not count */
+	{
+		ls_guard	other = g;
+
+		other.frame = ls_bm_frame(fx.bm, ls_bm_frame_index(fx.bm, g.frame) ^ 1);
+		assert_false(ls_guard_is_exclusive(&other));
+	}
+	ls_guard_mark_dirty(&g);
+	ls_guard_release(&g);
+	assert_int_equal(ls_bm_alloc_page(fx.bm, fx.pa->dt_id, TU_PARR_TYPE, &g), LS_OK);
+	assert_true(ls_guard_is_exclusive(&g));
+
+	/* misuse trips the checks at the top of the functions that need it */
+	{
+		ls_guard	opt;
+		misuse		m = {fx.bm, &opt};
+
+		assert_int_equal(ls_bm_fix(fx.bm, &meta, &fx.pa->swips[1], LS_GUARD_OPTIMISTIC, &opt), LS_OK);
+		assert_int_equal(tu_expect_assert(misuse_mark_dirty, &m, "ls_guard_is_exclusive"), 0);
+		assert_int_equal(ls_bm_fix(fx.bm, &meta, &fx.pa->swips[1], LS_GUARD_SHARED, &opt), LS_OK);
+		assert_int_equal(tu_expect_assert(misuse_free_page, &m, "ls_guard_is_exclusive"), 0);
+		ls_guard_release(&opt);
+	}
+	ls_bm_free_page(fx.bm, &g);
+	assert_int_equal(g.mode, LS_GUARD_NONE);
+	fx_close(&fx);
+}
+
 /* Write, flush, evict everything, read back through the disk. */
 static void
 test_writeback_evict_reload(void **state)
@@ -648,6 +730,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_and_swips),
 		cmocka_unit_test(test_guards),
+		cmocka_unit_test(test_guard_is_exclusive),
 		cmocka_unit_test(test_writeback_evict_reload),
 		cmocka_unit_test(test_small_pool_with_provider),
 		cmocka_unit_test(test_no_space),

@@ -28,74 +28,16 @@
 
 #include "leanstore/btree.h"
 #include "tu.h"
+#include "tu_files.h"
 
-#define SEG_BLOCKS	16			/* small segments: restores span files */
 #define META_TYPE	5			/* dt_type written in the meta page */
 
-static bool
-seg_path(void *arg, const ls_bm_file *file, uint32_t segno, char *buf, size_t len)
-{
-	const char *dir = arg;
-	int			n;
-
-	if (segno == LS_BM_UNDO_SEGNO)
-		n = snprintf(buf, len, "%s/rel%u_undo", dir, file->key[0]);
-	else if (segno == 0)
-		n = snprintf(buf, len, "%s/rel%u", dir, file->key[0]);
-	else
-		n = snprintf(buf, len, "%s/rel%u.%u", dir, file->key[0], segno);
-	return n > 0 && (size_t) n < len;
-}
-
-typedef struct env
-{
-	char	   *dir;
-	size_t		region_size;
-	void	   *region;
-	ls_bm	   *bm;
-	ls_btree   *tree;
-} env;
-
 static void
-env_open(env *e, const char *dir, uint64_t frames)
+env_open(tu_fenv *e, const char *dir, uint64_t frames)
 {
-	ls_bm_config cfg = {0};
+	ls_bm_config cfg = {.free_target_pct = 10, .write_batch = 8};
 
-	memset(e, 0, sizeof(*e));
-	e->dir = strdup(dir);
-	cfg.n_frames = frames;
-	cfg.file_path = seg_path;
-	cfg.file_path_arg = e->dir;
-	cfg.blocks_per_segment = SEG_BLOCKS;
-	cfg.free_target_pct = 10;
-	cfg.write_batch = 8;
-	e->region_size = ls_bm_region_size(frames);
-	e->region = tu_shared_region(e->region_size);
-	assert_int_equal(ls_bm_init(e->region, e->region_size, &cfg, &e->bm), LS_OK);
-	ls_btree_register_type();
-	e->tree = tu_shared_region(sizeof(ls_btree));
-}
-
-/* Throw the pool away without writing anything: a crash, as far as the file sees. */
-static void
-env_crash(env *e)
-{
-	ls_bm_process_detach(e->bm);
-	tu_free_region(e->region, e->region_size);
-	tu_free_region(e->tree, sizeof(ls_btree));
-	free(e->dir);
-}
-
-static void
-create_file(const char *dir, uint32_t rel)
-{
-	char		path[512];
-	int			fd;
-
-	snprintf(path, sizeof(path), "%s/rel%u", dir, rel);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	close(fd);
+	assert_int_equal(tu_fenv_open(e, dir, frames, cfg), LS_OK);
 }
 
 /* Raw bytes of a block as the file holds them (zeros past the end). */
@@ -103,19 +45,16 @@ static void
 raw_block(const char *dir, uint32_t rel, uint32_t block, void *buf)
 {
 	char		path[512];
-	uint32_t	seg = block / SEG_BLOCKS;
+	uint32_t	seg = block / TU_SEG_BLOCKS;
 	ssize_t		r = 0;
 	int			fd;
 
 	memset(buf, 0, LS_PAGE_SIZE);
-	if (seg == 0)
-		snprintf(path, sizeof(path), "%s/rel%u", dir, rel);
-	else
-		snprintf(path, sizeof(path), "%s/rel%u.%u", dir, rel, seg);
+	assert_true(tu_file_path(dir, rel, seg, path, sizeof(path)));
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return;
-	r = pread(fd, buf, LS_PAGE_SIZE, (off_t) (block % SEG_BLOCKS) * LS_PAGE_SIZE);
+	r = pread(fd, buf, LS_PAGE_SIZE, (off_t) (block % TU_SEG_BLOCKS) * LS_PAGE_SIZE);
 	assert_true(r == 0 || r == LS_PAGE_SIZE);
 	close(fd);
 }
@@ -201,7 +140,7 @@ has_key(ls_btree *t, uint64_t k)
 
 /* The caller's meta page: where the tree's root is. */
 static void
-write_meta(env *e, uint32_t root, uint32_t height, uint32_t marker)
+write_meta(tu_fenv *e, uint32_t root, uint32_t height, uint32_t marker)
 {
 	ls_page    *pg = aligned_alloc(4096, LS_PAGE_SIZE);
 
@@ -215,7 +154,7 @@ write_meta(env *e, uint32_t root, uint32_t height, uint32_t marker)
 }
 
 static void
-read_meta(env *e, uint32_t dt, uint32_t *root, uint32_t *height, uint32_t *marker)
+read_meta(tu_fenv *e, uint32_t dt, uint32_t *root, uint32_t *height, uint32_t *marker)
 {
 	ls_page    *pg = aligned_alloc(4096, LS_PAGE_SIZE);
 
@@ -231,7 +170,7 @@ read_meta(env *e, uint32_t dt, uint32_t *root, uint32_t *height, uint32_t *marke
  * block 0, synced.  Returns the blocks the image uses.
  */
 static uint32_t
-make_image(env *e, const ls_bm_file *file, uint64_t n)
+make_image(tu_fenv *e, const ls_bm_file *file, uint64_t n)
 {
 	uint32_t	root,
 				height;
@@ -262,7 +201,7 @@ churn(ls_btree *t, uint64_t n, uint64_t from, uint64_t step)
 static void
 check_restored_tree(const char *dir, const ls_bm_file *file, uint32_t blocks, uint64_t n)
 {
-	env			e;
+	tu_fenv		e;
 	uint32_t	dt,
 				root,
 				height,
@@ -284,18 +223,18 @@ check_restored_tree(const char *dir, const ls_bm_file *file, uint32_t blocks, ui
 		assert_false(has_key(e.tree, 2 * k + 1));
 	}
 	ls_btree_drop(e.tree);
-	env_crash(&e);
+	tu_fenv_close(&e);
 }
 
 static ls_status
 apply(const char *dir, const ls_bm_file *file, uint64_t image, uint32_t *restored)
 {
-	env			e;
+	tu_fenv		e;
 	ls_status	st;
 
 	env_open(&e, dir, 8);
 	st = ls_bm_undo_apply(e.bm, file, image, restored);
-	env_crash(&e);
+	tu_fenv_close(&e);
 	return st;
 }
 
@@ -307,17 +246,17 @@ test_restore_after_crash(void **state)
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {1, 0, 0, 0}};
 	const uint64_t n = 6000;
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored;
 	uint64_t	image;
 	uint8_t    *img;
 	ls_bm_stats s;
 
-	create_file(dir, 1);
+	assert_true(tu_file_create(dir, 1));
 	env_open(&e, dir, 16);
 	blocks = make_image(&e, &file, n);
-	assert_true(blocks > 2 * SEG_BLOCKS);
+	assert_true(blocks > 2 * TU_SEG_BLOCKS);
 	img = copy_image(dir, 1, blocks);
 	assert_int_equal(ls_bm_undo_image(e.bm, &file, &image), LS_NOT_FOUND);
 	assert_int_equal(ls_bm_protect_dt(e.bm, e.tree->dt_id, blocks, 77), LS_OK);
@@ -338,12 +277,12 @@ test_restore_after_crash(void **state)
 	assert_true(s.undo_appends > 0);
 	/* fewer appends than pages: a batch is saved with one write and one sync */
 	assert_true(s.undo_appends < s.undo_pages);
-	env_crash(&e);
+	tu_fenv_close(&e);
 
 	/* the crash left a file that is not the image */
-	assert_true(blocks_differing(dir, 1, img, blocks) > SEG_BLOCKS);
+	assert_true(blocks_differing(dir, 1, img, blocks) > TU_SEG_BLOCKS);
 	assert_int_equal(apply(dir, &file, 77, &restored), LS_OK);
-	assert_true(restored > SEG_BLOCKS);
+	assert_true(restored > TU_SEG_BLOCKS);
 	assert_int_equal(blocks_differing(dir, 1, img, blocks), 0);
 	check_restored_tree(dir, &file, blocks, n);
 	/* applying again is harmless (recovery may crash and run again) */
@@ -366,13 +305,13 @@ test_resaved_blocks(void **state)
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {7, 0, 0, 0}};
 	const uint64_t n = 40000;
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored;
 	uint8_t    *img;
 	ls_bm_stats s;
 
-	create_file(dir, 7);
+	assert_true(tu_file_create(dir, 7));
 	env_open(&e, dir, 16);
 	blocks = make_image(&e, &file, n);
 	assert_true(blocks > 512);
@@ -384,7 +323,7 @@ test_resaved_blocks(void **state)
 	(void) ls_bm_evict_all(e.bm);
 	ls_bm_get_stats(e.bm, &s);
 	assert_true(s.undo_pages > blocks + blocks / 4);
-	env_crash(&e);
+	tu_fenv_close(&e);
 
 	assert_int_equal(apply(dir, &file, 8, &restored), LS_OK);
 	assert_true(restored <= blocks);
@@ -426,7 +365,7 @@ test_torn_tail(void **state)
 	(void) state;
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {2, 0, 0, 0}};
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored;
 	uint8_t    *img;
@@ -436,11 +375,11 @@ test_torn_tail(void **state)
 	char		path[512];
 	int			fd;
 
-	create_file(dir, 2);
+	assert_true(tu_file_create(dir, 2));
 	env_open(&e, dir, 16);
 	blocks = make_image(&e, &file, tu_scaled(2000));
 	assert_int_equal(ls_bm_protect_dt(e.bm, e.tree->dt_id, blocks, 9), LS_OK);
-	env_crash(&e);
+	tu_fenv_close(&e);
 	img = copy_image(dir, 2, blocks);
 
 	/*
@@ -474,7 +413,7 @@ test_torn_tail(void **state)
 		env_open(&e, dir, 16);
 		assert_int_equal(ls_bm_register_file(e.bm, META_TYPE, NULL, &file, blocks, &dt), LS_OK);
 		assert_int_equal(ls_bm_protect_dt(e.bm, dt, blocks, 9), LS_OK);
-		env_crash(&e);
+		tu_fenv_close(&e);
 		len = make_entry(buf, 6, 10, 0xb1);
 		len += make_entry(buf + len, 7, 9, 0xb2);
 		fd = open(path, O_WRONLY | O_APPEND);
@@ -498,28 +437,28 @@ test_other_image_ignored(void **state)
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {3, 0, 0, 0}};
 	const uint64_t n = tu_scaled(3000);
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored;
 	uint64_t	image;
 	uint8_t    *img;
 	uint32_t	before;
 
-	create_file(dir, 3);
+	assert_true(tu_file_create(dir, 3));
 	env_open(&e, dir, 16);
 	blocks = make_image(&e, &file, n);
 	img = copy_image(dir, 3, blocks);
 	assert_int_equal(ls_bm_protect_dt(e.bm, e.tree->dt_id, blocks, 5), LS_OK);
 	churn(e.tree, n, 0, 1);
 	(void) ls_bm_evict_all(e.bm);
-	env_crash(&e);
+	tu_fenv_close(&e);
 
 	before = blocks_differing(dir, 3, img, blocks);
 	assert_true(before > 0);
 	env_open(&e, dir, 8);
 	assert_int_equal(ls_bm_undo_image(e.bm, &file, &image), LS_OK);
 	assert_int_equal(image, 5);
-	env_crash(&e);
+	tu_fenv_close(&e);
 	assert_int_equal(apply(dir, &file, 6, &restored), LS_OK);
 	assert_int_equal(restored, 0);
 	assert_int_equal(blocks_differing(dir, 3, img, blocks), before);
@@ -531,7 +470,7 @@ test_other_image_ignored(void **state)
 		assert_int_equal(ls_bm_undo_image(e.bm, &none, &image), LS_NOT_FOUND);
 		assert_int_equal(ls_bm_undo_apply(e.bm, &none, 5, &restored), LS_OK);
 		assert_int_equal(restored, 0);
-		env_crash(&e);
+		tu_fenv_close(&e);
 	}
 	assert_int_equal(apply(dir, &file, 5, &restored), LS_OK);
 	assert_true(restored > 0);
@@ -553,7 +492,7 @@ test_write_block_and_off(void **state)
 	(void) state;
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {4, 0, 0, 0}};
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored,
 				root,
@@ -565,7 +504,7 @@ test_write_block_and_off(void **state)
 				s1;
 	off_t		jsize;
 
-	create_file(dir, 4);
+	assert_true(tu_file_create(dir, 4));
 	env_open(&e, dir, 16);
 	blocks = make_image(&e, &file, tu_scaled(2000));
 	img = copy_image(dir, 4, blocks);
@@ -604,7 +543,7 @@ test_write_block_and_off(void **state)
 	ls_bm_get_stats(e.bm, &s0);
 	assert_int_equal(s0.undo_pages, s1.undo_pages);
 	assert_int_equal(file_size(dir, "rel4_undo"), jsize);
-	env_crash(&e);
+	tu_fenv_close(&e);
 
 	/* the journal still holds the old meta page: recovery can bring it back */
 	assert_true(blocks_differing(dir, 4, img, blocks) > 1);
@@ -614,7 +553,7 @@ test_write_block_and_off(void **state)
 	assert_int_equal(ls_bm_register_file(e.bm, META_TYPE, NULL, &file, blocks, &dt), LS_OK);
 	read_meta(&e, dt, &root, &height, &marker);
 	assert_int_equal(marker, 1);
-	env_crash(&e);
+	tu_fenv_close(&e);
 	{
 		uint8_t		buf[LS_PAGE_SIZE];
 
@@ -634,7 +573,7 @@ test_journal_failure(void **state)
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {5, 0, 0, 0}};
 	const uint64_t n = tu_scaled(2000);
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored;
 	uint8_t    *img;
@@ -642,7 +581,7 @@ test_journal_failure(void **state)
 	ls_bm_stats s0,
 				s1;
 
-	create_file(dir, 5);
+	assert_true(tu_file_create(dir, 5));
 	env_open(&e, dir, 256);		/* everything stays in memory */
 	blocks = make_image(&e, &file, n);
 	img = copy_image(dir, 5, blocks);
@@ -679,7 +618,7 @@ test_journal_failure(void **state)
 	assert_true(blocks_differing(dir, 5, img, blocks) > 0);
 	ls_bm_get_stats(e.bm, &s1);
 	assert_true(s1.undo_pages > 0);
-	env_crash(&e);
+	tu_fenv_close(&e);
 	assert_int_equal(apply(dir, &file, 4, &restored), LS_OK);
 	assert_int_equal(blocks_differing(dir, 5, img, blocks), 0);
 	check_restored_tree(dir, &file, blocks, n);
@@ -700,7 +639,7 @@ test_append_fails_halfway(void **state)
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {9, 0, 0, 0}};
 	const uint64_t n = 4000;
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored;
 	uint8_t    *img;
@@ -709,7 +648,7 @@ test_append_fails_halfway(void **state)
 				lim;
 	void		(*old_handler) (int);
 
-	create_file(dir, 9);
+	assert_true(tu_file_create(dir, 9));
 	env_open(&e, dir, 512);
 	blocks = make_image(&e, &file, n);
 	assert_true(blocks > 40);
@@ -736,7 +675,7 @@ test_append_fails_halfway(void **state)
 
 	assert_int_equal(ls_bm_flush_all(e.bm), LS_OK);
 	assert_true(blocks_differing(dir, 9, img, blocks) > 12);
-	env_crash(&e);
+	tu_fenv_close(&e);
 	assert_int_equal(apply(dir, &file, 21, &restored), LS_OK);
 	assert_int_equal(blocks_differing(dir, 9, img, blocks), 0);
 	check_restored_tree(dir, &file, blocks, n);
@@ -757,13 +696,13 @@ test_protect_failure(void **state)
 	char	   *dir = tu_tempdir();
 	ls_bm_file	file = {.key = {8, 0, 0, 0}};
 	const uint64_t n = tu_scaled(2000);
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks;
 	uint8_t    *img;
 	char		path[512];
 	uint64_t	image;
 
-	create_file(dir, 8);
+	assert_true(tu_file_create(dir, 8));
 	env_open(&e, dir, 256);
 	blocks = make_image(&e, &file, n);
 	img = copy_image(dir, 8, blocks);
@@ -780,7 +719,7 @@ test_protect_failure(void **state)
 	assert_int_equal(ls_bm_flush_all(e.bm), LS_OK);
 	assert_true(blocks_differing(dir, 8, img, blocks) > 0);
 	ls_btree_drop(e.tree);
-	env_crash(&e);
+	tu_fenv_close(&e);
 	rmdir(path);
 	free(img);
 	tu_rm_rf(dir);
@@ -842,13 +781,13 @@ test_multi_process(void **state)
 	ls_bm_file	file = {.key = {6, 0, 0, 0}};
 	const uint64_t n = 6000;
 	mp_arg	   *a = tu_shared_region(sizeof(mp_arg));
-	env			e;
+	tu_fenv		e;
 	uint32_t	blocks,
 				restored;
 	uint8_t    *img;
 	ls_bm_stats s;
 
-	create_file(dir, 6);
+	assert_true(tu_file_create(dir, 6));
 	env_open(&e, dir, 24);
 	blocks = make_image(&e, &file, n);
 	img = copy_image(dir, 6, blocks);
@@ -859,11 +798,11 @@ test_multi_process(void **state)
 	assert_int_equal(tu_fork_workers(MP_WORKERS, mp_worker, a), 0);
 	ls_bm_get_stats(e.bm, &s);
 	assert_true(s.undo_pages > 0);
-	env_crash(&e);
+	tu_fenv_close(&e);
 
-	assert_true(blocks_differing(dir, 6, img, blocks) > SEG_BLOCKS);
+	assert_true(blocks_differing(dir, 6, img, blocks) > TU_SEG_BLOCKS);
 	assert_int_equal(apply(dir, &file, 42, &restored), LS_OK);
-	assert_true(restored > SEG_BLOCKS);
+	assert_true(restored > TU_SEG_BLOCKS);
 	assert_int_equal(blocks_differing(dir, 6, img, blocks), 0);
 	check_restored_tree(dir, &file, blocks, n);
 	tu_free_region(a, sizeof(mp_arg));

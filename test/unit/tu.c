@@ -183,6 +183,56 @@ tu_fork_workers(int n, tu_worker_fn fn, void *arg)
 	return failed;
 }
 
+int
+tu_expect_assert(tu_worker_fn fn, void *arg, const char *cond)
+{
+	char		out[4096];
+	size_t		len = 0;
+	int			fds[2];
+	int			status = 0;
+	pid_t		pid;
+
+	if (pipe(fds) != 0)
+		return 1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+	{
+		perror("tu_expect_assert: fork");
+		return 1;
+	}
+	if (pid == 0)
+	{
+		close(fds[0]);
+		dup2(fds[1], STDERR_FILENO);
+		fn(0, arg);
+		_exit(0);
+	}
+	close(fds[1]);
+	for (;;)
+	{
+		ssize_t		r = read(fds[0], out + len, sizeof(out) - 1 - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t) r;
+		if (len == sizeof(out) - 1)
+			break;
+	}
+	out[len] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+		strstr(out, "assertion failed") != NULL && strstr(out, cond) != NULL)
+		return 0;
+	fprintf(stderr, "tu_expect_assert: wanted a failed check naming \"%s\", got status 0x%x and: %s\n",
+			cond, status, out);
+	return 1;
+}
+
 uint64_t
 tu_scaled(uint64_t n)
 {

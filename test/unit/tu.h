@@ -17,6 +17,10 @@
  *      still running after LEANSTORE_TEST_WORKER_TIMEOUT seconds (default
  *      600) are killed and count as failed, so a hang fails instead of
  *      blocking the suite.
+ *  tu_expect_assert
+ *      run fn(0, arg) in a forked child whose stderr is captured; returns 0
+ *      when the child aborted on a failed LS_ASSERT whose text contains
+ *      `cond` (the unit builds always have LS_ASSERTS on), 1 otherwise.
  *  tu_scaled
  *      shrink a test size by LEANSTORE_TEST_SCALE: unset or "1"/"100" = full
  *      size, "asan" = a quarter, a number N = N percent (at least 1).
@@ -51,6 +55,8 @@ void		tu_rm_rf(const char *dir);
 
 typedef int (*tu_worker_fn) (int worker, void *arg);
 int			tu_fork_workers(int n, tu_worker_fn fn, void *arg);
+
+int			tu_expect_assert(tu_worker_fn fn, void *arg, const char *cond);
 
 uint64_t	tu_scaled(uint64_t n);
 
