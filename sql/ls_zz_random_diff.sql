@@ -64,7 +64,8 @@ BEGIN
   GET DIAGNOSTICS n = ROW_COUNT;
   RETURN 'rows ' || n;
 EXCEPTION WHEN OTHERS THEN
-  RETURN 'error ' || SQLSTATE;
+  -- an internal error names itself: a difference then shows what it was
+  RETURN 'error ' || SQLSTATE || CASE WHEN SQLSTATE = 'XX000' THEN ': ' || SQLERRM ELSE '' END;
 END $$;
 
 -- runs several templates on one table inside a block that is then rolled back
@@ -89,7 +90,10 @@ BEGIN
   SELECT count(*) INTO d1 FROM (SELECT * FROM rd_heap EXCEPT ALL SELECT * FROM rd_ls) x;
   SELECT count(*) INTO d2 FROM (SELECT * FROM rd_ls EXCEPT ALL SELECT * FROM rd_heap) x;
   IF d1 <> 0 OR d2 <> 0 THEN
-    RAISE EXCEPTION 'differential test: contents differ after %: % rows only in heap, % only in leanstore', label, d1, d2;
+    RAISE EXCEPTION 'differential test: contents differ after %: % rows only in heap, % only in leanstore', label, d1, d2
+      USING DETAIL = format('heap only: %s; leanstore only: %s',
+        (SELECT string_agg(x::text, ' ') FROM (SELECT * FROM rd_heap EXCEPT ALL SELECT * FROM rd_ls) x),
+        (SELECT string_agg(x::text, ' ') FROM (SELECT * FROM rd_ls EXCEPT ALL SELECT * FROM rd_heap) x));
   END IF;
   -- lookups through each index of the leanstore table
   FOR q IN SELECT unnest(ARRAY[
