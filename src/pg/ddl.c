@@ -1053,7 +1053,17 @@ ls_cluster_put(LsClusterState *cs, uint64 rowid, int first, int n)
 	cs->pairs[cs->npairs].old_rowid = rowid;
 	cs->pairs[cs->npairs].new_rowid = newid;
 	cs->npairs++;
-	ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
+
+	/*
+	 * A row of one plain version (no xmax, no link) goes straight to the
+	 * cold tree once the copy is large, as bulk loads do: a big rewrite
+	 * would otherwise fill the hot tier for pack to empty again.
+	 */
+	if (n == 1 && atomic_load(&cs->chain[0]->xmax_word) == 0 &&
+		ls_bulk_cold(cs->NewTable))
+		ls_cold_insert(cs->NewTable, cs->dst, newid, cs->chain[0]);	/* frees it */
+	else
+		ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
 }
 
 /* Copy the row at old rowid (once; later calls for it do nothing). */
