@@ -1066,29 +1066,6 @@ ls_cluster_put(LsClusterState *cs, uint64 rowid, int first, int n)
 		ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
 }
 
-/* Copy the row at old rowid (once; later calls for it do nothing). */
-static void
-ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
-{
-	ls_hot_row *row;
-	MemoryContext old;
-	int			n = 0;
-
-	if (!ls_cluster_claim(cs, rowid))
-		return;
-	CHECK_FOR_INTERRUPTS();
-	MemoryContextReset(cs->tmpcxt);
-	old = MemoryContextSwitchTo(cs->tmpcxt);
-	cs->ntups = 0;
-	ls_epoch_enter();
-	row = ls_row_get(cs->src, rowid);
-	if (row != NULL)
-		n = ls_cluster_take(cs, row);
-	ls_epoch_exit();
-	ls_cluster_put(cs, rowid, 0, n);
-	MemoryContextSwitchTo(old);
-}
-
 static int
 ls_cluster_pair_cmp(const void *a, const void *b)
 {
@@ -1113,6 +1090,88 @@ ls_cluster_new_rowid(LsClusterState *cs, uint64 rowid)
 	key.old_rowid = rowid;
 	p = bsearch(&key, cs->pairs, cs->npairs, sizeof(LsClusterPair), ls_cluster_pair_cmp);
 	return p != NULL ? p->new_rowid : LS_ROWID_INVALID;
+}
+
+/*
+ * Copy the rows at old rowids ids[0..n-1] in this order (each once; rows
+ * already done are skipped).  When the rowids lie close together (an index
+ * in rowid order, the usual case), they are read with ls_rows_batch over
+ * their span: one cold-tree descent per batch instead of one per row.
+ */
+static void
+ls_cluster_copy_rows(LsClusterState *cs, const uint64 *ids, int n)
+{
+	LsClusterPair want[LS_CLUSTER_BATCH];	/* (old rowid, position) */
+	int			first[LS_CLUSTER_BATCH];
+	int			ntaken[LS_CLUSTER_BATCH];
+	int			m = 0;
+	MemoryContext old;
+
+	Assert(n <= LS_CLUSTER_BATCH);
+	for (int i = 0; i < n; i++)
+	{
+		ntaken[i] = -1;			/* not to copy */
+		if (ls_cluster_claim(cs, ids[i]))
+		{
+			ntaken[i] = 0;
+			want[m].old_rowid = ids[i];
+			want[m].new_rowid = i;
+			m++;
+		}
+	}
+	if (m == 0)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	MemoryContextReset(cs->tmpcxt);
+	old = MemoryContextSwitchTo(cs->tmpcxt);
+	cs->ntups = 0;
+	qsort(want, m, sizeof(LsClusterPair), ls_cluster_pair_cmp);
+	ls_epoch_enter();
+	if (want[m - 1].old_rowid - want[0].old_rowid < (uint64) 4 * LS_CLUSTER_BATCH)
+	{
+		uint64		cursor = want[0].old_rowid;
+		uint64		end = want[m - 1].old_rowid + 1;
+		int			k = 0;
+
+		while (k < m)
+		{
+			ls_hot_row *rows[LS_CLUSTER_BATCH];
+			uint32		got = ls_rows_batch(cs->src, &cursor, end, rows, LS_CLUSTER_BATCH);
+
+			if (got == 0)
+				break;
+			for (uint32 r = 0; r < got && k < m; r++)
+			{
+				while (k < m && want[k].old_rowid < rows[r]->rowid)
+					k++;		/* no such row */
+				if (k < m && want[k].old_rowid == rows[r]->rowid)
+				{
+					int			pos = (int) want[k].new_rowid;
+
+					first[pos] = cs->ntups;
+					ntaken[pos] = ls_cluster_take(cs, rows[r]);
+					k++;
+				}
+			}
+		}
+	}
+	else
+	{
+		for (int k = 0; k < m; k++)
+		{
+			int			pos = (int) want[k].new_rowid;
+			ls_hot_row *row = ls_row_get(cs->src, want[k].old_rowid);
+
+			first[pos] = cs->ntups;
+			if (row != NULL)
+				ntaken[pos] = ls_cluster_take(cs, row);
+		}
+	}
+	ls_epoch_exit();
+	for (int i = 0; i < n; i++)
+		if (ntaken[i] >= 0)
+			ls_cluster_put(cs, ids[i], first[i], ntaken[i]);
+	MemoryContextSwitchTo(old);
 }
 
 void
@@ -1171,6 +1230,9 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		IndexScanDesc iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
 		ItemPointer tid;
 
+		uint64		ids[LS_CLUSTER_BATCH];
+		int			nids = 0;
+
 		index_rescan(iscan, NULL, 0, NULL, 0);
 		while ((tid = index_getnext_tid(iscan, ForwardScanDirection)) != NULL)
 		{
@@ -1179,10 +1241,16 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			if (iscan->xs_recheck)
 				elog(ERROR, "CLUSTER does not support lossy index conditions");
 			if (rowid < limit)
-				ls_cluster_copy_row(&cs, rowid);
+				ids[nids++] = rowid;
+			if (nids == LS_CLUSTER_BATCH)
+			{
+				ls_cluster_copy_rows(&cs, ids, nids);
+				nids = 0;
+			}
 			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
 										 ++scanned_rows);
 		}
+		ls_cluster_copy_rows(&cs, ids, nids);
 		index_endscan(iscan);
 	}
 	else if (OldIndex != NULL && use_sort)
@@ -1251,8 +1319,18 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		tuplesort_performsort(ts);
 		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
 									 PROGRESS_CLUSTER_PHASE_WRITE_NEW_HEAP);
-		while ((tup = tuplesort_getheaptuple(ts, true)) != NULL)
-			ls_cluster_copy_row(&cs, ls_tid_to_rowid(&tup->t_self));
+		for (;;)
+		{
+			uint64		ids[LS_CLUSTER_BATCH];
+			int			nids = 0;
+
+			while (nids < LS_CLUSTER_BATCH &&
+				   (tup = tuplesort_getheaptuple(ts, true)) != NULL)
+				ids[nids++] = ls_tid_to_rowid(&tup->t_self);
+			if (nids == 0)
+				break;
+			ls_cluster_copy_rows(&cs, ids, nids);
+		}
 		tuplesort_end(ts);
 	}
 
