@@ -75,4 +75,33 @@ SELECT count(*) AS rows,
 FROM (SELECT id, lag(id) OVER (ORDER BY ctid) AS pid FROM c40) s;
 SELECT count(*), sum(k) FROM c40 WHERE id BETWEEN 100 AND 200;
 
-DROP TABLE c10, c20, c30, c40;
+-- past leanstore.bulk_load_rows rows, the copies write rows of one version
+-- straight to the cold tier: the rows, their xmins, their order and the
+-- index lookups stay the same, and the copied rows can be written again
+SET leanstore.bulk_load_rows = 10;
+CREATE TABLE c50 (id int PRIMARY KEY, k int, v text) USING leanstore;
+INSERT INTO c50 SELECT g, g % 7, 'v' || g FROM generate_series(1, 100) g;
+UPDATE c50 SET v = 'u' || id WHERE id % 3 = 0;
+DELETE FROM c50 WHERE id % 10 = 0;
+CREATE INDEX c50_k ON c50 (k, id);
+CREATE TEMP TABLE c50_before AS SELECT id, k, v, xmin::text AS x FROM c50;
+VACUUM FULL c50;
+SELECT count(*) FROM c50 a FULL JOIN c50_before b USING (id)
+WHERE a.id IS NULL OR b.id IS NULL OR (a.k, a.v, a.xmin::text) IS DISTINCT FROM (b.k, b.v, b.x);
+SET enable_sort = off;
+CLUSTER c50 USING c50_k;
+RESET enable_sort;
+SELECT count(*) FROM c50 a FULL JOIN c50_before b USING (id)
+WHERE a.id IS NULL OR b.id IS NULL OR (a.k, a.v, a.xmin::text) IS DISTINCT FROM (b.k, b.v, b.x);
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE (k, id) < (pk, pid)) AS out_of_order
+FROM (SELECT k, id, lag(k) OVER w AS pk, lag(id) OVER w AS pid
+      FROM c50 WINDOW w AS (ORDER BY ctid)) s;
+SET enable_seqscan = off;
+UPDATE c50 SET v = 'w' || id WHERE id IN (3, 34, 99);
+DELETE FROM c50 WHERE id = 41;
+SELECT id, k, v FROM c50 WHERE id IN (3, 34, 41, 99) ORDER BY id;
+RESET enable_seqscan;
+RESET leanstore.bulk_load_rows;
+
+DROP TABLE c10, c20, c30, c40, c50;

@@ -170,3 +170,28 @@ DROP SCHEMA ddl_s CASCADE;
 DROP TABLE ddl_t, ddl_trunc, am_t, def_ctas, def_into, def_heap, part_t CASCADE;
 DROP SEQUENCE ddl_seq;
 DROP VIEW ls_am_of;
+
+-- ALTER TABLE ... SET TABLESPACE copies every row (more than one batch of
+-- them, updated, deleted, hot and cold alike) and keeps the rowids: index
+-- lookups still find them, and they can be written afterwards
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE ls_ddl_space LOCATION '';
+RESET allow_in_place_tablespaces;
+SET leanstore.bulk_load_rows = 150;
+CREATE TABLE ts_t (id int PRIMARY KEY, v text) USING leanstore;
+INSERT INTO ts_t SELECT g, 'v' || g FROM generate_series(1, 300) g;
+UPDATE ts_t SET v = 'u' || id WHERE id % 3 = 0;
+DELETE FROM ts_t WHERE id % 10 = 0;
+CREATE TEMP TABLE ts_before AS SELECT id, v, ctid::text AS c FROM ts_t;
+ALTER TABLE ts_t SET TABLESPACE ls_ddl_space;
+SELECT count(*) FROM ts_t a FULL JOIN ts_before b USING (id)
+WHERE a.id IS NULL OR b.id IS NULL OR (a.v, a.ctid::text) IS DISTINCT FROM (b.v, b.c);
+SET enable_seqscan = off;
+SELECT id, v FROM ts_t WHERE id IN (3, 10, 151, 299) ORDER BY id;
+UPDATE ts_t SET v = 'w' || id WHERE id IN (3, 151);
+RESET enable_seqscan;
+ALTER TABLE ts_t SET TABLESPACE pg_default;
+SELECT count(*), sum(id), count(*) FILTER (WHERE v LIKE 'w%') AS rewritten FROM ts_t;
+RESET leanstore.bulk_load_rows;
+DROP TABLE ts_t;
+DROP TABLESPACE ls_ddl_space;

@@ -1363,8 +1363,14 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 		ct = ls_cold_ensure(tbl, ERROR);
 		LWLockRelease(ls_cold->adopt_lock);
 	}
-	/* its xid reaches PostgreSQL's WAL first: never handed out again */
-	ls_log_bulk_xid(tbl, ls_hv_xid(xmin_word));
+	/*
+	 * its xid reaches PostgreSQL's WAL first: never handed out again.  A
+	 * rewrite (CLUSTER) also copies rows of older transactions: their xids
+	 * are in the WAL before the rewrite's commit record, and the new storage
+	 * outlives a crash only if that commit does.
+	 */
+	if (TransactionIdIsCurrentTransactionId(ls_hv_xid(xmin_word)))
+		ls_log_bulk_xid(tbl, ls_hv_xid(xmin_word));
 	/* a fresh rowid has no image to replace: append at once */
 	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 	st = ls_cold_put(&ct->tree, rowid, (const char *) v->data, v->len,

@@ -161,7 +161,12 @@ ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	}
 }
 
-/* ALTER TABLE ... SET TABLESPACE: copy every chain verbatim. */
+/*
+ * ALTER TABLE ... SET TABLESPACE: copy every chain verbatim, a batch of rows
+ * at a time (one epoch and one cold-tree descent per batch).
+ */
+#define LS_COPY_BATCH 64
+
 void
 ls_copy_data(Relation rel, const RelFileNode *newrnode)
 {
@@ -170,8 +175,8 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	uint64		limit;
 	uint32		used;
 	uint64		cursor = 0;
-	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * 64);
-	int			chain_cap = 64;
+	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * 256);
+	int			chain_cap = 256;
 
 	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
 	ls_storage_create(newrnode, rel->rd_rel->relpersistence, &dst);
@@ -181,40 +186,64 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 
 	for (;;)
 	{
-		ls_hot_row *row;
-		uint64		rowid = 0;
-		int			n = 0;
-		int			hops = 0;
+		ls_hot_row *rows[LS_COPY_BATCH];
+		uint64		rowid[LS_COPY_BATCH];
+		int			first[LS_COPY_BATCH + 1];
+		uint32		n;
+		volatile uint32 done = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		row = ls_rows_next(src, &cursor, limit);
-		if (row != NULL)
+		n = ls_rows_batch(src, &cursor, limit, rows, LS_COPY_BATCH);
+		first[0] = 0;
+		for (uint32 i = 0; i < n; i++)
 		{
-			rowid = row->rowid;
+			ls_hot_row *row = rows[i];
+			int			k = first[i];
+			int			hops = 0;
+
+			rowid[i] = row->rowid;
 			for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
 				 v = ls_chain_next(row, v, &hops))
 			{
-				if (n == chain_cap)
+				if (k == chain_cap)
 				{
 					chain_cap *= 2;
 					chain = repalloc(chain, sizeof(ls_hot_version *) * chain_cap);
 				}
-				chain[n++] = ls_version_copy(rel, v, v->len, v->data);
+				chain[k++] = ls_version_copy(rel, v, v->len, v->data);
 			}
+			first[i + 1] = k;
 		}
 		ls_epoch_exit();
-		if (row == NULL)
+		if (n == 0)
 			break;
-		/* chain[] is newest first; ls_insert_chain wants oldest first */
-		for (int i = 0; i < n / 2; i++)
+		PG_TRY();
 		{
-			ls_hot_version *t = chain[i];
+			for (; done < n; done++)
+			{
+				ls_hot_version **c = chain + first[done];
+				int			k = first[done + 1] - first[done];
 
-			chain[i] = chain[n - 1 - i];
-			chain[n - 1 - i] = t;
+				/* c[] is newest first; ls_insert_chain wants oldest first */
+				for (int i = 0; i < k / 2; i++)
+				{
+					ls_hot_version *t = c[i];
+
+					c[i] = c[k - 1 - i];
+					c[k - 1 - i] = t;
+				}
+				ls_insert_chain(rel, dst, rowid[done], c, k);
+			}
 		}
-		ls_insert_chain(rel, dst, rowid, chain, n);
+		PG_CATCH();
+		{
+			/* the failed row's versions are freed: those of the rows after it */
+			for (int i = first[done + 1]; i < first[n]; i++)
+				ls_hot_version_free(ls_ctx(), chain[i]);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 	}
 	pfree(chain);
 
@@ -814,12 +843,19 @@ ls_reform_tuple(HeapTuple tup, TupleDesc olddesc, TupleDesc newdesc,
  * some snapshot may not see yet also in *tups_recently_dead.  Forward links
  * (next_rowid, heap's t_ctid) of recently dead moved versions are renamed
  * to the new rowids at the end.
+ *
+ * Rows in rowid order are read a batch at a time (one epoch and one
+ * cold-tree descent per batch).  A bit per old rowid says which rows are
+ * done; the (old, new) rowid pairs are kept in an array, in copy order,
+ * which is sorted (when not sorted already) only if some link needs it.
  */
-typedef struct LsClusterMapEntry
+#define LS_CLUSTER_BATCH 64
+
+typedef struct LsClusterPair
 {
-	uint64		old_rowid;		/* hash key */
-	uint64		new_rowid;		/* LS_ROWID_INVALID: nothing was copied */
-} LsClusterMapEntry;
+	uint64		old_rowid;
+	uint64		new_rowid;
+} LsClusterPair;
 
 typedef struct LsClusterLink
 {
@@ -840,11 +876,17 @@ typedef struct LsClusterState
 	Datum	   *values;
 	bool	   *isnull;
 	int			cap;
+	int			ntups;			/* versions taken, in tups[] / infos[] */
 	HeapTuple  *tups;
 	LsVersionInfo *infos;
 	ls_hot_version **chain;
-	MemoryContext tmpcxt;
-	HTAB	   *map;			/* old rowid -> new rowid, rows done */
+	MemoryContext tmpcxt;		/* per row or batch */
+	MemoryContext outer;		/* the caller's */
+	uint64	   *done;			/* a bit per old rowid below limit */
+	LsClusterPair *pairs;		/* old -> new rowid of every row written */
+	int64		npairs;
+	int64		pairs_cap;
+	bool		pairs_sorted;	/* by old_rowid */
 	LsClusterLink *links;
 	int			nlinks;
 	int			links_cap;
@@ -854,98 +896,104 @@ typedef struct LsClusterState
 	int64		written;		/* versions written (progress) */
 } LsClusterState;
 
-/* Copy the row at old rowid (once; later calls for it do nothing). */
-static void
-ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
+/* Marks old rowid done; false when it was already. */
+static bool
+ls_cluster_claim(LsClusterState *cs, uint64 rowid)
 {
-	LsClusterMapEntry *ent;
-	bool		found;
-	ls_hot_row *row;
+	uint64		bit = UINT64CONST(1) << (rowid % 64);
+
+	if (cs->done[rowid / 64] & bit)
+		return false;
+	cs->done[rowid / 64] |= bit;
+	return true;
+}
+
+/*
+ * Inside an epoch: copy out the versions of row some snapshot may still
+ * need, newest first, to tups[] / infos[] from ntups on (in tmpcxt, the
+ * current context).  Returns how many.
+ */
+static int
+ls_cluster_take(LsClusterState *cs, ls_hot_row *row)
+{
+	int			walked = 0;
 	int			n = 0;
-	MemoryContext old;
+	bool		dead_below = false;
+
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+		 v = ls_chain_next(row, v, &walked))
+	{
+		LsVersionInfo info;
+		LsXidStatus xs;
+		Size		size;
+		int			k;
+
+		if (dead_below)
+		{
+			/* below a version every snapshot sees: dead, as in heap */
+			cs->tups_vacuumed += 1;
+			continue;
+		}
+		ls_version_info(v, &info);
+		xs = ls_xmin_status(v, &info);
+		if (xs == LS_XS_ABORTED)
+		{
+			cs->tups_vacuumed += 1;
+			continue;
+		}
+		if (!ls_xmax_is_lock_only(&info) && info.xmax != InvalidTransactionId &&
+			ls_xmax_status(v, &info) == LS_XS_COMMITTED)
+		{
+			if (TransactionIdPrecedes(info.xmax, cs->OldestXmin))
+			{
+				/* this and every older version are dead */
+				cs->tups_vacuumed += 1;
+				dead_below = true;
+				continue;
+			}
+			cs->tups_recently_dead += 1;
+		}
+		cs->num_tuples += 1;
+		if (cs->ntups == cs->cap)
+		{
+			/* (repalloc keeps the arrays in their own context) */
+			cs->cap *= 2;
+			cs->tups = repalloc(cs->tups, sizeof(HeapTuple) * cs->cap);
+			cs->infos = repalloc(cs->infos, sizeof(LsVersionInfo) * cs->cap);
+			cs->chain = repalloc(cs->chain, sizeof(ls_hot_version *) * cs->cap);
+		}
+		k = cs->ntups++;
+		size = ls_heaptuple_size(v, cs->OldTable);
+		cs->tups[k] = ls_version_to_heaptuple(v, cs->OldTable, row->rowid,
+											  palloc(size), size);
+		cs->infos[k] = info;
+		n++;
+		if (xs == LS_XS_COMMITTED && TransactionIdPrecedes(info.xmin, cs->OldestXmin))
+			dead_below = true;	/* older versions are invisible to everyone */
+	}
+	return n;
+}
+
+/*
+ * Outside epochs: write the n versions taken at tups[first] (newest first)
+ * as the next row of the new table.  Current context: tmpcxt.
+ */
+static void
+ls_cluster_put(LsClusterState *cs, uint64 rowid, int first, int n)
+{
+	MemoryContext tmp = CurrentMemoryContext;
 	uint64		newid;
 	uint32		need = 0;
 	uint32		save = 0;
 	uint32		vneed,
 				vwant;
 
-	ent = hash_search(cs->map, &rowid, HASH_ENTER, &found);
-	if (found)
-		return;
-	ent->new_rowid = LS_ROWID_INVALID;
-
-	CHECK_FOR_INTERRUPTS();
-	MemoryContextReset(cs->tmpcxt);
-	old = MemoryContextSwitchTo(cs->tmpcxt);
-
-	/* copy out the versions some snapshot may still need, newest first */
-	ls_epoch_enter();
-	row = ls_row_get(cs->src, rowid);
-	if (row != NULL)
-	{
-		int			walked = 0;
-		bool		dead_below = false;
-
-		for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
-			 v = ls_chain_next(row, v, &walked))
-		{
-			LsVersionInfo info;
-			LsXidStatus xs;
-			Size		size;
-
-			if (dead_below)
-			{
-				/* below a version every snapshot sees: dead, as in heap */
-				cs->tups_vacuumed += 1;
-				continue;
-			}
-			ls_version_info(v, &info);
-			xs = ls_xmin_status(v, &info);
-			if (xs == LS_XS_ABORTED)
-			{
-				cs->tups_vacuumed += 1;
-				continue;
-			}
-			if (!ls_xmax_is_lock_only(&info) && info.xmax != InvalidTransactionId &&
-				ls_xmax_status(v, &info) == LS_XS_COMMITTED)
-			{
-				if (TransactionIdPrecedes(info.xmax, cs->OldestXmin))
-				{
-					/* this and every older version are dead */
-					cs->tups_vacuumed += 1;
-					dead_below = true;
-					continue;
-				}
-				cs->tups_recently_dead += 1;
-			}
-			cs->num_tuples += 1;
-			if (n == cs->cap)
-			{
-				cs->cap *= 2;
-				MemoryContextSwitchTo(old);
-				cs->tups = repalloc(cs->tups, sizeof(HeapTuple) * cs->cap);
-				cs->infos = repalloc(cs->infos, sizeof(LsVersionInfo) * cs->cap);
-				cs->chain = repalloc(cs->chain, sizeof(ls_hot_version *) * cs->cap);
-				MemoryContextSwitchTo(cs->tmpcxt);
-			}
-			size = ls_heaptuple_size(v, cs->OldTable);
-			cs->tups[n] = ls_version_to_heaptuple(v, cs->OldTable, rowid, palloc(size), size);
-			cs->infos[n] = info;
-			n++;
-			if (xs == LS_XS_COMMITTED && TransactionIdPrecedes(info.xmin, cs->OldestXmin))
-				dead_below = true;	/* older versions are invisible to everyone */
-		}
-	}
-	ls_epoch_exit();
 	if (n == 0)
-	{
-		MemoryContextSwitchTo(old);
 		return;
-	}
 	cs->written += n;
 	pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, cs->written);
 	/* build new versions oldest first */
-	for (int i = n - 1, j = 0; i >= 0; i--, j++)
+	for (int i = first + n - 1, j = 0; i >= first; i--, j++)
 	{
 		HeapTuple	t = ls_reform_tuple(cs->tups[i], cs->olddesc, cs->newdesc,
 										cs->values, cs->isnull);
@@ -957,9 +1005,9 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 
 		if (HeapTupleHasExternal(t) || t->t_len > TOAST_TUPLE_THRESHOLD)
 			stored = heap_toast_insert_or_update(cs->NewTable, t, NULL, 0);
-		MemoryContextSwitchTo(old);
+		MemoryContextSwitchTo(cs->outer);
 		v = ls_version_from_heaptuple(cs->NewTable, stored);
-		MemoryContextSwitchTo(cs->tmpcxt);
+		MemoryContextSwitchTo(tmp);
 		/* heap's rewrite writes each kept version as a tuple of its own */
 		ls_heap_space(cs->NewTable, stored->t_len, true, &vneed, &vwant);
 		need += vneed;
@@ -977,7 +1025,6 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 			(ls_hv_flags(xmax_word) & LS_HV_XMAX_MOVED))
 		{
 			/* renamed once every row has its new rowid */
-			MemoryContextSwitchTo(old);
 			if (cs->nlinks == cs->links_cap)
 			{
 				cs->links_cap *= 2;
@@ -986,11 +1033,9 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 			cs->links[cs->nlinks].v = v;
 			cs->links[cs->nlinks].old_target = info->next_rowid;
 			cs->nlinks++;
-			MemoryContextSwitchTo(cs->tmpcxt);
 		}
 		cs->chain[j] = v;
 	}
-	MemoryContextSwitchTo(old);
 
 	/* the new block fills as rewriteheap.c fills its pages */
 	newid = ls_hot_table_reserve_rowid(cs->dst, LS_ROWS_PER_BLOCK, LS_BLOCK_CAPACITY,
@@ -1001,8 +1046,135 @@ ls_cluster_copy_row(LsClusterState *cs, uint64 rowid)
 			ls_hot_version_free(ls_ctx(), cs->chain[i]);
 		ls_report_no_rowids(cs->NewTable);
 	}
-	ent->new_rowid = newid;
-	ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
+	if (cs->npairs == cs->pairs_cap)
+	{
+		cs->pairs_cap *= 2;
+		cs->pairs = repalloc_huge(cs->pairs, sizeof(LsClusterPair) * cs->pairs_cap);
+	}
+	if (cs->npairs > 0 && cs->pairs[cs->npairs - 1].old_rowid > rowid)
+		cs->pairs_sorted = false;
+	cs->pairs[cs->npairs].old_rowid = rowid;
+	cs->pairs[cs->npairs].new_rowid = newid;
+	cs->npairs++;
+
+	/*
+	 * A row of one plain version (no xmax, no link) goes straight to the
+	 * cold tree once the copy is large, as bulk loads do: a big rewrite
+	 * would otherwise fill the hot tier for pack to empty again.
+	 */
+	if (n == 1 && atomic_load(&cs->chain[0]->xmax_word) == 0 &&
+		ls_bulk_cold(cs->NewTable))
+		ls_cold_insert(cs->NewTable, cs->dst, newid, cs->chain[0]);	/* frees it */
+	else
+		ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
+}
+
+static int
+ls_cluster_pair_cmp(const void *a, const void *b)
+{
+	uint64		x = ((const LsClusterPair *) a)->old_rowid;
+	uint64		y = ((const LsClusterPair *) b)->old_rowid;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The new rowid of old rowid (LS_ROWID_INVALID: nothing was copied). */
+static uint64
+ls_cluster_new_rowid(LsClusterState *cs, uint64 rowid)
+{
+	LsClusterPair key;
+	LsClusterPair *p;
+
+	if (!cs->pairs_sorted)
+	{
+		qsort(cs->pairs, cs->npairs, sizeof(LsClusterPair), ls_cluster_pair_cmp);
+		cs->pairs_sorted = true;
+	}
+	key.old_rowid = rowid;
+	p = bsearch(&key, cs->pairs, cs->npairs, sizeof(LsClusterPair), ls_cluster_pair_cmp);
+	return p != NULL ? p->new_rowid : LS_ROWID_INVALID;
+}
+
+/*
+ * Copy the rows at old rowids ids[0..n-1] in this order (each once; rows
+ * already done are skipped).  When the rowids lie close together (an index
+ * in rowid order, the usual case), they are read with ls_rows_batch over
+ * their span: one cold-tree descent per batch instead of one per row.
+ */
+static void
+ls_cluster_copy_rows(LsClusterState *cs, const uint64 *ids, int n)
+{
+	LsClusterPair want[LS_CLUSTER_BATCH];	/* (old rowid, position) */
+	int			first[LS_CLUSTER_BATCH];
+	int			ntaken[LS_CLUSTER_BATCH];
+	int			m = 0;
+	MemoryContext old;
+
+	Assert(n <= LS_CLUSTER_BATCH);
+	for (int i = 0; i < n; i++)
+	{
+		ntaken[i] = -1;			/* not to copy */
+		if (ls_cluster_claim(cs, ids[i]))
+		{
+			ntaken[i] = 0;
+			want[m].old_rowid = ids[i];
+			want[m].new_rowid = i;
+			m++;
+		}
+	}
+	if (m == 0)
+		return;
+	CHECK_FOR_INTERRUPTS();
+	MemoryContextReset(cs->tmpcxt);
+	old = MemoryContextSwitchTo(cs->tmpcxt);
+	cs->ntups = 0;
+	qsort(want, m, sizeof(LsClusterPair), ls_cluster_pair_cmp);
+	ls_epoch_enter();
+	if (want[m - 1].old_rowid - want[0].old_rowid < (uint64) 4 * LS_CLUSTER_BATCH)
+	{
+		uint64		cursor = want[0].old_rowid;
+		uint64		end = want[m - 1].old_rowid + 1;
+		int			k = 0;
+
+		while (k < m)
+		{
+			ls_hot_row *rows[LS_CLUSTER_BATCH];
+			uint32		got = ls_rows_batch(cs->src, &cursor, end, rows, LS_CLUSTER_BATCH);
+
+			if (got == 0)
+				break;
+			for (uint32 r = 0; r < got && k < m; r++)
+			{
+				while (k < m && want[k].old_rowid < rows[r]->rowid)
+					k++;		/* no such row */
+				if (k < m && want[k].old_rowid == rows[r]->rowid)
+				{
+					int			pos = (int) want[k].new_rowid;
+
+					first[pos] = cs->ntups;
+					ntaken[pos] = ls_cluster_take(cs, rows[r]);
+					k++;
+				}
+			}
+		}
+	}
+	else
+	{
+		for (int k = 0; k < m; k++)
+		{
+			int			pos = (int) want[k].new_rowid;
+			ls_hot_row *row = ls_row_get(cs->src, want[k].old_rowid);
+
+			first[pos] = cs->ntups;
+			if (row != NULL)
+				ntaken[pos] = ls_cluster_take(cs, row);
+		}
+	}
+	ls_epoch_exit();
+	for (int i = 0; i < n; i++)
+		if (ntaken[i] >= 0)
+			ls_cluster_put(cs, ids[i], first[i], ntaken[i]);
+	MemoryContextSwitchTo(old);
 }
 
 void
@@ -1013,7 +1185,6 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 					double *tups_recently_dead)
 {
 	LsClusterState cs;
-	HASHCTL		hctl;
 	uint64		limit;
 	uint64		cursor;
 	int			natts;
@@ -1038,16 +1209,16 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 	cs.chain = palloc(sizeof(ls_hot_version *) * cs.cap);
 	cs.links_cap = 16;
 	cs.links = palloc(sizeof(LsClusterLink) * cs.links_cap);
+	cs.outer = CurrentMemoryContext;
 	cs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "leanstore cluster",
 									  ALLOCSET_DEFAULT_SIZES);
-	memset(&hctl, 0, sizeof(hctl));
-	hctl.keysize = sizeof(uint64);
-	hctl.entrysize = sizeof(LsClusterMapEntry);
-	hctl.hcxt = CurrentMemoryContext;
-	cs.map = hash_create("leanstore cluster rowids", 1024, &hctl,
-						 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	limit = ls_hot_table_rowid_limit(cs.src);
+	cs.done = palloc_extended(sizeof(uint64) * (limit / 64 + 1),
+							  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	cs.pairs_cap = 1024;
+	cs.pairs = palloc(sizeof(LsClusterPair) * cs.pairs_cap);
+	cs.pairs_sorted = true;
 	pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
 								 OldIndex != NULL && !use_sort ?
 								 PROGRESS_CLUSTER_PHASE_INDEX_SCAN_HEAP :
@@ -1062,6 +1233,9 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		IndexScanDesc iscan = index_beginscan(OldTable, OldIndex, SnapshotAny, 0, 0);
 		ItemPointer tid;
 
+		uint64		ids[LS_CLUSTER_BATCH];
+		int			nids = 0;
+
 		index_rescan(iscan, NULL, 0, NULL, 0);
 		while ((tid = index_getnext_tid(iscan, ForwardScanDirection)) != NULL)
 		{
@@ -1070,10 +1244,16 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 			if (iscan->xs_recheck)
 				elog(ERROR, "CLUSTER does not support lossy index conditions");
 			if (rowid < limit)
-				ls_cluster_copy_row(&cs, rowid);
+				ids[nids++] = rowid;
+			if (nids == LS_CLUSTER_BATCH)
+			{
+				ls_cluster_copy_rows(&cs, ids, nids);
+				nids = 0;
+			}
 			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
 										 ++scanned_rows);
 		}
+		ls_cluster_copy_rows(&cs, ids, nids);
 		index_endscan(iscan);
 	}
 	else if (OldIndex != NULL && use_sort)
@@ -1087,19 +1267,22 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		cursor = 0;
 		for (;;)
 		{
-			ls_hot_row *row;
+			ls_hot_row *rows[LS_CLUSTER_BATCH];
+			HeapTuple	tups[LS_CLUSTER_BATCH];
+			uint32		n;
 			MemoryContext old;
 
 			CHECK_FOR_INTERRUPTS();
 			MemoryContextReset(cs.tmpcxt);
 			old = MemoryContextSwitchTo(cs.tmpcxt);
-			tup = NULL;
 			ls_epoch_enter();
-			row = ls_rows_next(cs.src, &cursor, limit);
-			if (row != NULL)
+			n = ls_rows_batch(cs.src, &cursor, limit, rows, LS_CLUSTER_BATCH);
+			for (uint32 i = 0; i < n; i++)
 			{
+				ls_hot_row *row = rows[i];
 				int			walked = 0;
 
+				tups[i] = NULL;
 				for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
 					 v = ls_chain_next(row, v, &walked))
 				{
@@ -1110,23 +1293,27 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 					{
 						Size		size = ls_heaptuple_size(v, OldTable);
 
-						tup = ls_version_to_heaptuple(v, OldTable, row->rowid,
-													  palloc(size), size);
+						tups[i] = ls_version_to_heaptuple(v, OldTable, row->rowid,
+														  palloc(size), size);
 						break;
 					}
 				}
 			}
 			ls_epoch_exit();
 			MemoryContextSwitchTo(old);
-			if (row == NULL)
+			if (n == 0)
 				break;
-			if (tup != NULL)
-				tuplesort_putheaptuple(ts, tup);
-			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
-										 ++scanned_rows);
-			if (tup != NULL)
-				ls_progress_rowid(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
-								  ls_tid_to_rowid(&tup->t_self), &scanned_blocks);
+			for (uint32 i = 0; i < n; i++)
+			{
+				if (tups[i] != NULL)
+					tuplesort_putheaptuple(ts, tups[i]);
+				pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
+											 ++scanned_rows);
+				if (tups[i] != NULL)
+					ls_progress_rowid(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
+									  ls_tid_to_rowid(&tups[i]->t_self),
+									  &scanned_blocks);
+			}
 		}
 		pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
 									 ls_blocks_for_limit(limit));
@@ -1135,8 +1322,18 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 		tuplesort_performsort(ts);
 		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
 									 PROGRESS_CLUSTER_PHASE_WRITE_NEW_HEAP);
-		while ((tup = tuplesort_getheaptuple(ts, true)) != NULL)
-			ls_cluster_copy_row(&cs, ls_tid_to_rowid(&tup->t_self));
+		for (;;)
+		{
+			uint64		ids[LS_CLUSTER_BATCH];
+			int			nids = 0;
+
+			while (nids < LS_CLUSTER_BATCH &&
+				   (tup = tuplesort_getheaptuple(ts, true)) != NULL)
+				ids[nids++] = ls_tid_to_rowid(&tup->t_self);
+			if (nids == 0)
+				break;
+			ls_cluster_copy_rows(&cs, ids, nids);
+		}
 		tuplesort_end(ts);
 	}
 
@@ -1144,24 +1341,45 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 	cursor = 0;
 	for (;;)
 	{
-		ls_hot_row *row;
-		uint64		rowid;
+		ls_hot_row *rows[LS_CLUSTER_BATCH];
+		uint64		rowid[LS_CLUSTER_BATCH];
+		int			first[LS_CLUSTER_BATCH];
+		int			ntaken[LS_CLUSTER_BATCH];
+		int			m = 0;
+		uint32		n;
+		MemoryContext old;
 
 		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(cs.tmpcxt);
+		old = MemoryContextSwitchTo(cs.tmpcxt);
+		cs.ntups = 0;
 		ls_epoch_enter();
-		row = ls_rows_next(cs.src, &cursor, limit);
-		rowid = row != NULL ? row->rowid : 0;
-		ls_epoch_exit();
-		if (row == NULL)
-			break;
-		ls_cluster_copy_row(&cs, rowid);
-		if (OldIndex == NULL)
+		n = ls_rows_batch(cs.src, &cursor, limit, rows, LS_CLUSTER_BATCH);
+		for (uint32 i = 0; i < n; i++)
 		{
-			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
-										 ++scanned_rows);
-			ls_progress_rowid(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED, rowid,
-							  &scanned_blocks);
+			if (!ls_cluster_claim(&cs, rows[i]->rowid))
+				continue;
+			rowid[m] = rows[i]->rowid;
+			first[m] = cs.ntups;
+			ntaken[m] = ls_cluster_take(&cs, rows[i]);
+			m++;
 		}
+		ls_epoch_exit();
+		for (int i = 0; i < m; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			ls_cluster_put(&cs, rowid[i], first[i], ntaken[i]);
+			if (OldIndex == NULL)
+			{
+				pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_SCANNED,
+											 ++scanned_rows);
+				ls_progress_rowid(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED, rowid[i],
+								  &scanned_blocks);
+			}
+		}
+		MemoryContextSwitchTo(old);
+		if (n == 0)
+			break;
 	}
 	if (OldIndex == NULL)
 		pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_BLKS_SCANNED,
@@ -1170,20 +1388,16 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 
 	/* forward links of moved versions name the new rowids */
 	for (int i = 0; i < cs.nlinks; i++)
-	{
-		LsClusterMapEntry *ent = hash_search(cs.map, &cs.links[i].old_target,
-											 HASH_FIND, NULL);
-
 		atomic_store(&cs.links[i].v->next_rowid,
-					 ent != NULL ? ent->new_rowid : LS_ROWID_INVALID);
-	}
+					 ls_cluster_new_rowid(&cs, cs.links[i].old_target));
 
 	*num_tuples = cs.num_tuples;
 	*tups_vacuumed = cs.tups_vacuumed;
 	*tups_recently_dead = cs.tups_recently_dead;
 
-	hash_destroy(cs.map);
 	MemoryContextDelete(cs.tmpcxt);
+	pfree(cs.done);
+	pfree(cs.pairs);
 	pfree(cs.values);
 	pfree(cs.isnull);
 	pfree(cs.tups);
