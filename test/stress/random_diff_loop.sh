@@ -31,6 +31,7 @@ for i in $(seq 1 "$ROUNDS"); do
 		failed=$((failed + 1))
 		echo "round $i: FAILED"
 		grep -A1 "ERROR" <<<"$out" | head -n 4
+		cp "$dir/server.log" "${RD_KEEP:-/tmp}/rd-fail-$i-$$.log"; echo "$out" > "${RD_KEEP:-/tmp}/rd-fail-$i-$$.out"
 	else
 		echo "round $i: ok"
 	fi
