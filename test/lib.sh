@@ -211,6 +211,33 @@ ls_cluster_stop() {
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1 || true
 }
 
+# ls_test_begin NAME: what every scripted test in test/recovery starts with:
+# root, the cleanup trap, LS_TEST=NAME, fail=0 (the verdict ls_expect sets)
+# and a scratch directory, $dir.  Call it in the main shell.
+ls_test_begin() {
+	ls_require_root
+	trap ls_cleanup EXIT
+	LS_TEST=$1
+	fail=0
+	ls_scratch_dir "${1//_/-}" || exit 1
+	dir=$LS_SCRATCH
+}
+
+# ls_test_conf: the server settings on stdin become $dir/test.conf (the
+# scratch directory then belongs to the postgres user again).
+ls_test_conf() {
+	cat >"$dir/test.conf"
+	chown -R "$LS_PG_USER": "$dir"
+}
+
+# ls_test_psql DB ARGS...: psql on the test's cluster in $dir, values
+# unaligned, stopping at the first error, stderr with stdout.
+ls_test_psql() {
+	local db=$1
+	shift
+	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@" 2>&1)
+}
+
 # ls_expect WHAT WANT GOT: one check of the scripted test $LS_TEST: prints
 # "ok", or both values and sets fail=1 (the script's verdict).
 ls_expect() {

@@ -24,11 +24,8 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-ls_require_root
-trap ls_cleanup EXIT
-ls_scratch_dir crashdrop || exit 1
-dir=$LS_SCRATCH
-cat >"$dir/test.conf" <<EOF
+ls_test_begin crash_drop
+ls_test_conf <<EOF
 shared_preload_libraries = 'leanstore'
 leanstore.hot_memory = '64MB'
 leanstore.buffer_pool = '2MB'
@@ -37,13 +34,10 @@ autovacuum = off
 fsync = off
 restart_after_crash = on
 EOF
-chown -R "$LS_PG_USER": "$dir"
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 undo=$dir/data/pg_leanstore/undo
-qd() { local db=$1; shift; (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@" 2>&1); }
+qd() { ls_test_psql "$@"; }
 q() { qd postgres "$@"; }
-LS_TEST=crash_drop
-fail=0
 pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 "$@" >/dev/null 2>&1); }
 start() { pgctl "$@" start || { echo "crash_drop: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
 crash() { pgctl -m immediate stop; }

@@ -24,12 +24,9 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-ls_require_root
-trap ls_cleanup EXIT
-ls_scratch_dir crashpt || exit 1
-dir=$LS_SCRATCH
+ls_test_begin crash_points
 mkdir -p "$dir/tblspc" && chown "$LS_PG_USER": "$dir/tblspc"
-cat >"$dir/test.conf" <<EOF
+ls_test_conf <<EOF
 shared_preload_libraries = 'leanstore'
 leanstore.hot_memory = '128MB'
 leanstore.bulk_load_rows = 0
@@ -38,11 +35,8 @@ synchronous_commit = on
 autovacuum = off
 restart_after_crash = on
 EOF
-chown -R "$LS_PG_USER": "$dir"
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
-q() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@" 2>&1); }
-LS_TEST=crash_points
-fail=0
+q() { ls_test_psql postgres "$@"; }
 pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 "$@" >/dev/null 2>&1); }
 crash() { pgctl -m immediate stop; }
 restart() { pgctl start || { echo "crash_points: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }

@@ -7,16 +7,10 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-ls_require_root
-trap ls_cleanup EXIT
-LS_TEST=single_user
-fail=0
-ls_scratch_dir single-user || exit 1
-dir=$LS_SCRATCH
-printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '32MB'\nautovacuum = off\n" >"$dir/test.conf"
-chown -R "$LS_PG_USER": "$dir"
+ls_test_begin single_user
+printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '32MB'\nautovacuum = off\n" | ls_test_conf
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
-q() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -d postgres "$@" 2>&1); }
+q() { ls_test_psql postgres "$@"; }
 q -c "CREATE EXTENSION leanstore" -c "CREATE TABLE t (id int) USING leanstore" \
 	-c "CREATE TABLE h (id int)" -c "INSERT INTO t SELECT generate_series(1, 100)" \
 	-c "INSERT INTO h SELECT generate_series(1, 100)" >/dev/null

@@ -8,11 +8,8 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-ls_require_root
-ls_scratch_dir startrefusal || exit 1
-dir=$LS_SCRATCH
-trap ls_cleanup EXIT
-cat >"$dir/test.conf" <<EOF
+ls_test_begin start_refusal
+ls_test_conf <<EOF
 shared_preload_libraries = 'leanstore'
 leanstore.hot_memory = '64MB'
 leanstore.buffer_pool = '16MB'
@@ -20,10 +17,8 @@ leanstore.max_tables = 64
 autovacuum = off
 include_if_exists = 'bad.conf'
 EOF
-chown -R "$LS_PG_USER": "$dir"
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 ls_cluster_stop "$dir"
-fail=0
 n=0
 
 # refuse NAME EXPECTED SETTING...: start with the settings, want a refusal

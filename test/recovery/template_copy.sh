@@ -11,21 +11,11 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-ls_require_root
-trap ls_cleanup EXIT
-LS_TEST=template_copy
-fail=0
-ls_scratch_dir template-copy || exit 1
-dir=$LS_SCRATCH
-printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '64MB'\nleanstore.buffer_pool = '4MB'\nautovacuum = off\n" >"$dir/test.conf"
-chown -R "$LS_PG_USER": "$dir"
+ls_test_begin template_copy
+printf "shared_preload_libraries = 'leanstore'\nleanstore.hot_memory = '64MB'\nleanstore.buffer_pool = '4MB'\nautovacuum = off\n" | ls_test_conf
 LS_INITDB_ARGS=-k ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 
-q() {	# DB SQL...: one value per line
-	local db=$1
-	shift
-	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$db" "$@" 2>&1)
-}
+q() { ls_test_psql "$@"; }	# DB SQL...: one value per line
 
 # the template: rows hot and cold (a bulk load), updated, deleted, a moved
 # key, an aborted insert, wide rows; heap twins of each table
