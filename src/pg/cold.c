@@ -175,6 +175,7 @@ static bool ls_cold_unlogged_reset(Relation rel);
 static ls_status ls_cold_touch(LsColdTable *ct);
 static void ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name);
 static bool ls_file_is_empty(const ls_bm_file *file);
+static bool ls_meta_of(const ls_page *pg, LsColdMeta *meta);
 static bool ls_storage_file_gone(Oid spc, Oid db, Oid rel);
 static uint64 ls_cold_new_image_id(void);
 static bool ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image);
@@ -732,9 +733,8 @@ ls_cold_file_is_tree(const char *path)
 	{
 		if (pg_pread(fd, pg, LS_PAGE_SIZE, 0) == LS_PAGE_SIZE)
 		{
-			memcpy(&meta, pg->data, sizeof(meta));
 			tree = pg->hdr.pg_pagesize_version == (LS_PAGE_SIZE | LS_PG_LAYOUT_VERSION) &&
-				pg->hdr.dt_type == LS_DT_META && meta.magic == LS_META_MAGIC;
+				ls_meta_of(pg, &meta);
 		}
 		CloseTransientFile(fd);
 	}
@@ -765,6 +765,14 @@ static LWLock *
 ls_row_stripe(uint64 rowid)
 {
 	return &ls_cold->row_locks[(rowid / 7) % LS_ROW_LOCKS].lock;
+}
+
+/* Is pg a tree's meta page?  *meta gets its contents (when it is). */
+static bool
+ls_meta_of(const ls_page *pg, LsColdMeta *meta)
+{
+	memcpy(meta, pg->data, sizeof(*meta));
+	return pg->hdr.dt_type == LS_DT_META && meta->magic == LS_META_MAGIC;
 }
 
 static void
@@ -2239,8 +2247,7 @@ ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name)
 	if (ls_file_is_empty(file))
 		return;
 	st = ls_bm_read_file_block(ls_cold->bm, file, 0, pg);
-	memcpy(&meta, pg->data, sizeof(meta));
-	if (st == LS_OK && pg->hdr.dt_type == LS_DT_META && meta.magic == LS_META_MAGIC &&
+	if (st == LS_OK && ls_meta_of(pg, &meta) &&
 		meta.version == LS_META_VERSION && !(meta.flags & LS_META_DIRTY) &&
 		meta.image != image)
 		return;
