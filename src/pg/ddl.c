@@ -383,7 +383,17 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 		}
 	}
 	if (first_valid != NULL)
+	{
 		vs = ls_version_vacuum_state(first_valid, vistest, &dead_after);
+
+		/*
+		 * Its inserter aborted since the walk judged it (see
+		 * ls_row_vacuum_state): the row is not dead, its current version
+		 * is further down.  Look again.
+		 */
+		if (vs == LS_V_DEAD && ls_version_xmin_now_aborted(first_valid))
+			return false;
+	}
 	dead_row = (first_valid == NULL || vs == LS_V_DEAD);
 
 	if (dead_row || aborted_top > 0 ||
@@ -1500,15 +1510,16 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 				v = ls_row_visible_version(row, snapshot);
 			else
 			{
-				v = ls_row_newest_valid(row);
+				TransactionId dead_after;
+				LsVacuumState vs = ls_row_vacuum_state(row, vistest, &v, &dead_after);
+
 				if (v != NULL)
 				{
-					TransactionId dead_after;
 					LsVersionInfo info;
 					ls_hot_version *older;
 
 					ls_version_info(v, &info);
-					switch (ls_version_vacuum_state(v, vistest, &dead_after))
+					switch (vs)
 					{
 						case LS_V_DEAD:
 							v = NULL;

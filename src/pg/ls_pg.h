@@ -432,6 +432,10 @@ typedef enum LsVacuumState
 extern LsVacuumState ls_version_vacuum_state(ls_hot_version *v,
 											 GlobalVisState *vistest,
 											 TransactionId *dead_after);
+extern bool ls_version_xmin_now_aborted(ls_hot_version *v);
+extern LsVacuumState ls_row_vacuum_state(ls_hot_row *row, GlobalVisState *vistest,
+										 ls_hot_version **current,
+										 TransactionId *dead_after);
 extern bool ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest);
 
 /* cold.c: VACUUM of a cold row whose inserter clog decides (bulk loads) */

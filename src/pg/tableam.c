@@ -1343,9 +1343,9 @@ ls_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 static ls_hot_version *
 ls_analyze_row(ls_hot_row *row, double *liverows, double *deadrows)
 {
-	ls_hot_version *v = ls_row_newest_valid(row);
+	ls_hot_version *v;
 	TransactionId dead_after;
-	LsVacuumState vs;
+	LsVacuumState vs = ls_row_vacuum_state(row, NULL, &v, &dead_after);
 	LsVersionInfo info;
 	bool		sample = false;
 	int			hops = 0;
@@ -1355,7 +1355,6 @@ ls_analyze_row(ls_hot_row *row, double *liverows, double *deadrows)
 		*deadrows += 1;
 		return NULL;
 	}
-	vs = ls_version_vacuum_state(v, NULL, &dead_after);
 	ls_version_info(v, &info);
 	switch (vs)
 	{

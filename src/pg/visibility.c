@@ -467,6 +467,53 @@ ls_row_newest_valid(ls_hot_row *row)
 }
 
 /*
+ * Has v's inserter been seen to abort (hint set)?  After
+ * ls_version_vacuum_state returned LS_V_DEAD this tells an aborted
+ * inserter (the flag is set by then) from a committed deleter.
+ */
+bool
+ls_version_xmin_now_aborted(ls_hot_version *v)
+{
+	return (ls_hv_flags(atomic_load(&v->xmin_word)) & LS_HV_XMIN_ABORTED) != 0;
+}
+
+/*
+ * VACUUM's view of row as a whole: the state of its current version (the
+ * newest one whose inserter did not abort), stored in *current (NULL when
+ * every inserter aborted: LS_V_DEAD).
+ *
+ * Statuses are read one at a time without the row latch, so the inserter
+ * of the version chosen as current may abort before that version's state
+ * is judged (a subtransaction, or the whole transaction, rolling back an
+ * update).  ls_version_vacuum_state then says LS_V_DEAD for it -- meaning
+ * "this version never existed", not "the row was deleted": the versions
+ * below it are the row again.  Judging the row dead there removed rows
+ * and killed index entries of live rows.  So an aborted current version
+ * sends the walk on below it; aborts are final and hinted, so each round
+ * skips at least one more version and the loop ends.  Caller inside an
+ * epoch; may consult clog (and sets hints).
+ */
+LsVacuumState
+ls_row_vacuum_state(ls_hot_row *row, GlobalVisState *vistest,
+					ls_hot_version **current, TransactionId *dead_after)
+{
+	Assert(ls_in_epoch());
+	for (;;)
+	{
+		ls_hot_version *v = ls_row_newest_valid(row);
+		LsVacuumState vs;
+
+		*current = v;
+		*dead_after = InvalidTransactionId;
+		if (v == NULL)
+			return LS_V_DEAD;
+		vs = ls_version_vacuum_state(v, vistest, dead_after);
+		if (vs != LS_V_DEAD || !ls_version_xmin_now_aborted(v))
+			return vs;
+	}
+}
+
+/*
  * Is row dead to every snapshot, now and later (heap's HeapTupleIsSurelyDead
  * applied to a whole HOT chain)?  True when every version's inserter
  * aborted, or the newest version that was not aborted was deleted or moved
@@ -478,13 +525,10 @@ ls_row_newest_valid(ls_hot_row *row)
 bool
 ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest)
 {
-	ls_hot_version *v = ls_row_newest_valid(row);
+	ls_hot_version *v;
 	TransactionId dead_after;
 
-	Assert(ls_in_epoch());
-	if (v == NULL)
-		return true;
-	return ls_version_vacuum_state(v, vistest, &dead_after) == LS_V_DEAD;
+	return ls_row_vacuum_state(row, vistest, &v, &dead_after) == LS_V_DEAD;
 }
 
 /* Does our transaction (or a live subtransaction) appear in v's xmax? */

@@ -94,13 +94,12 @@ ls_vm_flag_block(ls_hot_table *tbl, BlockNumber blk, bool on)
 static bool
 ls_vm_row_all_visible(ls_hot_row *row, TransactionId oldest_xmin)
 {
-	ls_hot_version *v = ls_row_newest_valid(row);
+	ls_hot_version *v;
 	LsVersionInfo info;
 	TransactionId dead_after;
 
 	Assert(ls_in_epoch());
-	if (v == NULL ||
-		ls_version_vacuum_state(v, NULL, &dead_after) != LS_V_LIVE)
+	if (ls_row_vacuum_state(row, NULL, &v, &dead_after) != LS_V_LIVE)
 		return false;
 	ls_version_info(v, &info);
 	return (info.xmin_flags & LS_HV_XMIN_FROZEN) != 0 ||
