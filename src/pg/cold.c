@@ -62,7 +62,7 @@ int			ls_pack_threshold = 80;
 #define LS_STATE_DIR		"pg_leanstore"
 #define LS_STATE_FILE		LS_STATE_DIR "/state"
 #define LS_META_MAGIC		0x4c53434dU	/* "LSCM" */
-#define LS_META_VERSION		3
+#define LS_META_VERSION		4
 #define LS_DT_META			2			/* page type of the meta page */
 #define LS_TREE_FIRST_BLOCK	1			/* block 0 is the meta page */
 #define LS_ROW_LOCKS		128			/* stripes serialising pack and migration */
@@ -89,6 +89,33 @@ typedef struct LsColdRow
 } LsColdRow;
 
 #define LS_COLD_FROZEN		0x0002	/* xmin is frozen (else: clog decides) */
+#define LS_COLD_XMAX		0x0004	/* an LsColdXmax follows the header */
+
+/*
+ * The deleter or updater of a row written in the cold tier itself
+ * (ls_cold_write: a large DELETE or UPDATE does not migrate the rows it
+ * changes).  Only images of one chunk carry it.  The words mean what they
+ * mean in a hot version; clog decides (VACUUM removes the image once a
+ * committed xmax is older than every snapshot, and drops an aborted one).
+ */
+typedef struct LsColdXmax
+{
+	uint64		xmax_word;		/* ls_hv_word(xmax, LS_HV_XMAX_* flags) */
+	uint64		next_rowid;		/* a moving update's new row */
+	CommandId	cmax;
+	uint32		pad;
+} LsColdXmax;
+
+/* Header bytes before the payload of an image's first chunk. */
+static inline uint32
+ls_cold_head(const LsColdRow *hdr)
+{
+	return (uint32) sizeof(LsColdRow) +
+		((hdr->flags & LS_COLD_XMAX) ? (uint32) sizeof(LsColdXmax) : 0);
+}
+
+/* Largest payload an image with an xmax part may have (one chunk). */
+#define LS_COLD_XMAX_PAYLOAD	(LS_BTREE_MAX_VALUE - (uint32) (sizeof(LsColdRow) + sizeof(LsColdXmax)))
 
 #define LS_COLD_FIRST_CHUNK	(LS_BTREE_MAX_VALUE - (uint32) sizeof(LsColdRow))
 #define LS_COLD_CHUNK		LS_BTREE_MAX_VALUE
@@ -985,6 +1012,15 @@ ls_standin_new(uint64 rowid, const LsColdRow *hdr)
 							LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN : 0));
 	v->cmin = hdr->cmin;
 	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
+	if (hdr->flags & LS_COLD_XMAX)
+	{
+		LsColdXmax	x;
+
+		memcpy(&x, (const char *) hdr + sizeof(LsColdRow), sizeof(x));
+		atomic_store(&v->xmax_word, x.xmax_word);
+		atomic_store(&v->cmax, x.cmax);
+		atomic_store(&v->next_rowid, x.next_rowid);
+	}
 	v->len = len;
 	return row;
 }
@@ -1007,13 +1043,14 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
 		return NULL;
 	if (st != LS_OK)
 		ls_cold_report(st, "read");
-	if (vlen < sizeof(LsColdRow) || hdr->total_len > LS_HOT_MAX_PAYLOAD ||
-		hdr->total_len < vlen - sizeof(LsColdRow))
+	if (vlen < sizeof(LsColdRow) || vlen < ls_cold_head(hdr) ||
+		hdr->total_len > LS_HOT_MAX_PAYLOAD ||
+		hdr->total_len < vlen - ls_cold_head(hdr))
 		ls_cold_report(LS_CORRUPT, "read");
 	row = ls_standin_new(rowid, hdr);
 	v = ls_hot_row_newest(row);
-	have = vlen - sizeof(LsColdRow);
-	memcpy(v->data, val + sizeof(LsColdRow), have);
+	have = vlen - ls_cold_head(hdr);
+	memcpy(v->data, val + ls_cold_head(hdr), have);
 	for (uint16 c = 1; have < hdr->total_len; c++)
 	{
 		st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, c),
@@ -1107,7 +1144,8 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 		const LsColdRow *hdr = (const LsColdRow *) val;
 		Size		whole;
 
-		if (vlen < sizeof(LsColdRow) || hdr->total_len > LS_HOT_MAX_PAYLOAD)
+		if (vlen < sizeof(LsColdRow) || vlen < ls_cold_head(hdr) ||
+			hdr->total_len > LS_HOT_MAX_PAYLOAD)
 		{
 			rs->bad = true;
 			return false;
@@ -1170,8 +1208,8 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 m
 		Assert(rec->klen == 8);
 		row = ls_standin_new(rec->rowid, hdr);
 		v = ls_hot_row_newest(row);
-		have = Min(rec->vlen - (uint32) sizeof(LsColdRow), hdr->total_len);
-		memcpy(v->data, (const char *) hdr + sizeof(LsColdRow), have);
+		have = Min(rec->vlen - ls_cold_head(hdr), hdr->total_len);
+		memcpy(v->data, (const char *) hdr + ls_cold_head(hdr), have);
 		off += MAXALIGN(sizeof(LsRangeRec) + rec->vlen);
 		/* continuation chunks follow the row's first entry */
 		while (off < rs.used && ((LsRangeRec *) (ls_range_buf + off))->klen != 8)
@@ -1354,6 +1392,26 @@ ls_bulk_cold(Relation rel)
 }
 
 /*
+ * v (payload, xmin, cmin) becomes the image of rowid, a fresh rowid (no
+ * image to replace: appended at once), and is logged.  Caller holds
+ * tree_lock shared.
+ */
+static ls_status
+ls_cold_append(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
+{
+	uint64		xmin_word = atomic_load(&v->xmin_word);
+	bool		frozen = (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0;
+	ls_status	st;
+
+	st = ls_cold_put(&ct->tree, rowid, (const char *) v->data, v->len,
+					 ls_hv_xid(xmin_word), v->cmin, frozen, true);
+	if (st == LS_OK)
+		ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len,
+						ls_hv_xid(xmin_word), frozen);
+	return st;
+}
+
+/*
  * Insert v (a new version: payload, xmin, cmin; freed here) as rowid's
  * image.  The rowid is fresh: no hot row, no image, nobody else writes it.
  * Outside epochs.
@@ -1362,7 +1420,7 @@ void
 ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
-	uint64		xmin_word = atomic_load(&v->xmin_word);
+	TransactionId xmin = ls_hv_xid(atomic_load(&v->xmin_word));
 	ls_status	st;
 
 	if (ct == NULL)
@@ -1377,16 +1435,10 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 	 * are in the WAL before the rewrite's commit record, and the new storage
 	 * outlives a crash only if that commit does.
 	 */
-	if (TransactionIdIsCurrentTransactionId(ls_hv_xid(xmin_word)))
-		ls_log_bulk_xid(tbl, ls_hv_xid(xmin_word));
-	/* a fresh rowid has no image to replace: append at once */
+	if (TransactionIdIsCurrentTransactionId(xmin))
+		ls_log_bulk_xid(tbl, xmin);
 	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
-	st = ls_cold_put(&ct->tree, rowid, (const char *) v->data, v->len,
-					 ls_hv_xid(xmin_word), v->cmin,
-					 (ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0, true);
-	if (st == LS_OK)
-		ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, ls_hv_xid(xmin_word),
-						(ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) != 0);
+	st = ls_cold_append(ct, tbl, rowid, v);
 	LWLockRelease(ls_cold->tree_lock);
 	ls_hot_version_free(ls_ctx(), v);
 	if (st != LS_OK)
@@ -1396,40 +1448,161 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 }
 
 /*
- * VACUUM, for a cold row whose inserter clog decides: an aborted insert
- * leaves (image removed, rowid DEAD for index cleanup); a committed one
- * older than oldest_xmin and freeze_limit is frozen.  Outside epochs.
- * Returns what the row is now: LS_V_DEAD (removed), LS_V_LIVE, or
- * LS_V_INSERT_IN_PROGRESS.
+ * Write the first chunk of rowid's image again, for v (a stand-in read
+ * under the same locks): same payload, the inserter frozen or not, with or
+ * without an xmax part.  Replaces the value in place, so that a reader
+ * finds the old image or the new one, never none (a remove and an append
+ * would leave a gap).  Continuation chunks stay: the caller keeps the
+ * chunk layout (an image with an xmax part has one chunk, and so has its
+ * payload without it).
+ */
+static ls_status
+ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *v, bool frozen,
+				const LsColdXmax *x)
+{
+	uint8		key[LS_COLD_KEY_MAX];
+	char		val[LS_BTREE_MAX_VALUE];
+	LsColdRow  *hdr = (LsColdRow *) val;
+	uint32		first;
+	ls_status	st;
+
+	Assert(x == NULL || v->len <= LS_COLD_XMAX_PAYLOAD);
+	st = ls_cold_touch(ct);
+	if (st != LS_OK)
+		return st;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->total_len = v->len;
+	hdr->flags = (x != NULL ? LS_COLD_XMAX : 0) | (frozen ? LS_COLD_FROZEN : 0);
+	hdr->xmin = ls_hv_xid(atomic_load(&v->xmin_word));
+	hdr->cmin = v->cmin;
+	if (x != NULL)
+		memcpy(val + sizeof(LsColdRow), x, sizeof(*x));
+	first = Min(v->len, LS_BTREE_MAX_VALUE - ls_cold_head(hdr));
+	memcpy(val + ls_cold_head(hdr), v->data, first);
+	return ls_btree_update(&ct->tree, key, ls_cold_key(key, rowid, 0), val,
+						   ls_cold_head(hdr) + first);
+}
+
+/*
+ * Take rowid for a change of its image alone: tree_lock shared (a
+ * checkpoint sees the change and its log record together, or neither),
+ * then its stripe (pack and migration), then an epoch.  Returns its
+ * stand-in when the row lives only in the cold tier (no hot row shadows
+ * the image, the rowid is not DEAD), else NULL.  ls_cold_only_end undoes
+ * the three.
+ */
+static ls_hot_row *
+ls_cold_only_begin(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid)
+{
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	LWLockAcquire(ls_row_stripe(rowid), LW_EXCLUSIVE);
+	ls_epoch_enter();
+	if (ls_hot_row_get(tbl, rowid) != NULL || ls_hot_rowid_is_dead(tbl, rowid))
+		return NULL;
+	return ls_cold_standin(ct, rowid);
+}
+
+static void
+ls_cold_only_end(uint64 rowid)
+{
+	ls_epoch_exit();
+	LWLockRelease(ls_row_stripe(rowid));
+	LWLockRelease(ls_cold->tree_lock);
+}
+
+/*
+ * What VACUUM does with a cold image's xmax part (ls_cold_delete's).
+ */
+typedef enum LsColdXmaxFate
+{
+	LS_CX_NONE,					/* no xmax part */
+	LS_CX_KEEP,					/* its writer runs, or some snapshot may still
+								 * see the row */
+	LS_CX_CLEAR,				/* aborted writer or finished lockers: drop it */
+	LS_CX_REMOVE,				/* committed before every snapshot: the row goes */
+} LsColdXmaxFate;
+
+static LsColdXmaxFate
+ls_cold_xmax_fate(ls_hot_version *v, TransactionId oldest_xmin)
+{
+	LsVersionInfo info;
+	LsXidStatus xs;
+
+	if (atomic_load(&v->xmax_word) == 0)
+		return LS_CX_NONE;
+	ls_version_info(v, &info);
+	xs = ls_xmax_status(v, &info);
+	if (xs == LS_XS_CURRENT || xs == LS_XS_IN_PROGRESS)
+		return LS_CX_KEEP;
+	if (xs == LS_XS_ABORTED || ls_xmax_is_lock_only(&info))
+		return LS_CX_CLEAR;
+	return TransactionIdPrecedes(info.xmax, oldest_xmin) ? LS_CX_REMOVE : LS_CX_KEEP;
+}
+
+/*
+ * VACUUM, for a cold row whose inserter clog decides (a bulk load) or that
+ * carries an xmax part (a delete made in the cold tier): an aborted insert
+ * or a delete committed before oldest_xmin leaves (image removed, rowid
+ * DEAD for index cleanup); an aborted delete's xmax is dropped; a
+ * committed inserter older than oldest_xmin and freeze_limit is frozen,
+ * unless a delete still pending keeps the image as it is (a rewrite is
+ * logged as a PUT, which replay would apply after that delete's
+ * tombstone).  Outside epochs.  Returns what the row is now: LS_V_DEAD
+ * (removed), LS_V_LIVE, LS_V_RECENTLY_DEAD or LS_V_INSERT_IN_PROGRESS;
+ * *kept_xmin is an unfrozen xmin the image keeps (else invalid).
  */
 LsVacuumState
 ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
-			   TransactionId freeze_limit)
+			   TransactionId freeze_limit, TransactionId *kept_xmin)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
-	LWLock	   *lock;
 	ls_hot_row *standin;
 	LsVacuumState res = LS_V_LIVE;
 
+	*kept_xmin = InvalidTransactionId;
 	if (ct == NULL)
 		return LS_V_LIVE;
-	lock = ls_row_stripe(rowid);
-	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
-	LWLockAcquire(lock, LW_EXCLUSIVE);
-	ls_epoch_enter();
-	if (ls_hot_row_get(tbl, rowid) == NULL && !ls_hot_rowid_is_dead(tbl, rowid) &&
-		(standin = ls_cold_standin(ct, rowid)) != NULL)
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
 	{
 		ls_hot_version *v = ls_hot_row_newest(standin);
 		uint64		w = atomic_load(&v->xmin_word);
 		TransactionId xmin = ls_hv_xid(w);
+		bool		frozen = (ls_hv_flags(w) & LS_HV_XMIN_FROZEN) != 0;
+		bool		remove = false;
+		bool		rewrite = false;
 		ls_status	st = LS_OK;
 
-		if (ls_hv_flags(w) & LS_HV_XMIN_FROZEN)
-			res = LS_V_LIVE;
-		else if (TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin))
+		if (!frozen &&
+			(TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin)))
 			res = LS_V_INSERT_IN_PROGRESS;
-		else if (!TransactionIdDidCommit(xmin))
+		else if (!frozen && !TransactionIdDidCommit(xmin))
+			remove = true;
+		else
+		{
+			bool		freeze = !frozen && TransactionIdPrecedes(xmin, oldest_xmin) &&
+				TransactionIdPrecedes(xmin, freeze_limit);
+
+			switch (ls_cold_xmax_fate(v, oldest_xmin))
+			{
+				case LS_CX_NONE:
+					rewrite = freeze;
+					break;
+				case LS_CX_CLEAR:
+					rewrite = true;
+					break;
+				case LS_CX_REMOVE:
+					remove = true;
+					break;
+				case LS_CX_KEEP:
+					res = LS_V_RECENTLY_DEAD;
+					freeze = false;
+					break;
+			}
+			frozen = frozen || freeze;
+			if (!frozen && !remove)
+				*kept_xmin = xmin;
+		}
+		if (remove)
 		{
 			st = ls_cold_remove(&ct->tree, rowid);
 			if (st == LS_OK)
@@ -1438,26 +1611,252 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 				st = ls_adopt_dead(tbl, rowid);
 			res = LS_V_DEAD;
 		}
-		else if (TransactionIdPrecedes(xmin, oldest_xmin) &&
-				 TransactionIdPrecedes(xmin, freeze_limit))
+		else if (rewrite)
 		{
-			st = ls_cold_store(&ct->tree, rowid, (const char *) v->data, v->len,
-							   xmin, v->cmin, true);
+			/* the image again without an xmax part (frozen when it may be) */
+			st = ls_cold_restamp(ct, rowid, v, frozen, NULL);
 			if (st == LS_OK)
-				ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, xmin, true);
+				ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, xmin, frozen);
 		}
 		if (st != LS_OK)
 		{
-			ls_epoch_exit();
-			LWLockRelease(lock);
-			LWLockRelease(ls_cold->tree_lock);
+			ls_cold_only_end(rowid);
 			ls_cold_report(st, "vacuum");
 		}
 	}
-	ls_epoch_exit();
-	LWLockRelease(lock);
-	LWLockRelease(ls_cold->tree_lock);
+	ls_cold_only_end(rowid);
 	return res;
+}
+
+/* ------------------------------------------------------------------------
+ * Writes in the cold tier: large deletes
+ * ------------------------------------------------------------------------ */
+
+/* Cold rows this backend deleted in one relation in the current transaction. */
+static Oid	ls_cw_relid = InvalidOid;
+static TransactionId ls_cw_xid = InvalidTransactionId;
+static uint64 ls_cw_count = 0;
+
+/*
+ * May v, a stand-in's version, get this transaction's xmax in place?  Its
+ * inserter committed, is not us and is seen by snapshot; no other xmax
+ * still counts (none, an aborted writer, lockers that are gone).  Anything
+ * else -- our own earlier change, a running locker or writer, a committed
+ * delete or update -- is the migrating path's to judge, wait for and
+ * report.
+ */
+static bool
+ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot)
+{
+	LsVersionInfo info;
+
+	ls_version_info(v, &info);
+	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
+		TransactionIdIsCurrentTransactionId(info.xmin))
+		return false;
+	if (info.xmax_raw != 0)
+	{
+		LsXidStatus xs;
+
+		if (info.xmax_flags & LS_HV_XMAX_IS_MULTI)
+			return false;
+		xs = ls_xmax_status(v, &info);
+		if (xs == LS_XS_CURRENT || xs == LS_XS_IN_PROGRESS)
+			return false;
+		if (xs == LS_XS_COMMITTED && !ls_xmax_is_lock_only(&info))
+			return false;
+	}
+	return ls_version_visible(v, snapshot);
+}
+
+/*
+ * Should this write of rowid (a delete, or an update's lock) be made in the
+ * cold tier?  Every write of a cold row migrates it into the hot tier
+ * first, where it stays until its writer ends: a DELETE or UPDATE of more
+ * rows than the hot tier holds would fail with "hot tier is full".  So
+ * once a transaction has written leanstore.bulk_load_rows cold rows of one
+ * table (the insert side's threshold), further writes of cold rows are
+ * made in their images.  Counts the cold rows written.
+ */
+static bool
+ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
+{
+	bool		hot;
+
+	if (ls_cold_of(tbl) == NULL || ls_bulk_load_rows <= 0 ||
+		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return false;
+	ls_epoch_enter();
+	hot = ls_hot_row_get(tbl, rowid) != NULL;
+	ls_epoch_exit();
+	if (hot)
+		return false;
+	if (ls_cw_relid != RelationGetRelid(rel) || ls_cw_xid != GetTopTransactionIdIfAny())
+	{
+		ls_cw_relid = RelationGetRelid(rel);
+		ls_cw_xid = GetTopTransactionIdIfAny();
+		ls_cw_count = 0;
+	}
+	return ++ls_cw_count > (uint64) ls_bulk_load_rows;
+}
+
+/*
+ * Give rowid's image the xmax part x (this transaction, xid) when the row
+ * is cold only, the case is plain (ls_cold_plain_target) and the image is
+ * one chunk.  false: nothing done, take the migrating path.  On true,
+ * *oldtup is the row (palloc'd); with tomb, the delete is logged.
+ *
+ * Durability: a tombstone is logged now, under tree_lock with the image
+ * change (a checkpoint sees both or neither); replay applies it only if
+ * the deleter committed, and until then clog decides for the image, whose
+ * xid must therefore be in PostgreSQL's WAL (ls_log_bulk_xid), as a bulk
+ * load's is.  A lock needs no record: a crash ends its holder.  Outside
+ * epochs.
+ */
+static bool
+ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
+			  Snapshot snapshot, const LsColdXmax *x, bool tomb, HeapTuple *oldtup)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *standin;
+	ls_status	st = LS_OK;
+	bool		done = false;
+
+	*oldtup = NULL;
+	if (!ls_cold_write_due(rel, tbl, rowid))
+		return false;
+	ls_log_bulk_xid(tbl, xid);
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
+	{
+		ls_hot_version *v = ls_hot_row_newest(standin);
+
+		if (v->len <= LS_COLD_XMAX_PAYLOAD && ls_cold_plain_target(v, snapshot))
+		{
+			Size		size = ls_heaptuple_size(v, rel);
+
+			*oldtup = ls_version_to_heaptuple(v, rel, rowid, palloc(size), size);
+			st = ls_cold_restamp(ct, rowid, v,
+								 (ls_hv_flags(atomic_load(&v->xmin_word)) & LS_HV_XMIN_FROZEN) != 0,
+								 x);
+			done = (st == LS_OK);
+		}
+	}
+	/* logged under tree_lock, with the image change */
+	if (done && tomb)
+		ls_log_cold_tomb(tbl, rowid, xid);
+	ls_cold_only_end(rowid);
+	if (st != LS_OK)
+		ls_cold_report(st, "write to");
+	if (done)
+	{
+		/* as for an insert: VACUUM may have marked the block all-visible */
+		ls_vm_note_insert(rel, tbl, rowid);
+	}
+	else if (*oldtup != NULL)
+	{
+		pfree(*oldtup);
+		*oldtup = NULL;
+	}
+	return done;
+}
+
+/*
+ * DELETE of a cold row in the cold tier itself (ls_cold_write_due): the
+ * image gets this transaction's xmax.  Semantics as for ls_cold_stamp.
+ */
+bool
+ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
+			   CommandId cid, Snapshot snapshot, HeapTuple *oldtup)
+{
+	LsColdXmax	x;
+
+	memset(&x, 0, sizeof(x));
+	x.xmax_word = ls_hv_word(xid, LS_HV_XMAX_KEYS_UPDATED);
+	x.cmax = cid;
+	x.next_rowid = LS_ROWID_INVALID;
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, true, oldtup);
+}
+
+/*
+ * UPDATE of a cold row in the cold tier, first half: the image gets
+ * lock_word (this transaction's lock, as ls_acquire puts it on a hot row's
+ * current version before an update), *oldtup the row.  false: take the
+ * migrating path.  Another writer or locker that comes meanwhile migrates
+ * the row (with our lock) and waits for us there; the second half then
+ * finds the row hot.
+ */
+bool
+ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
+						TransactionId xid, Snapshot snapshot, uint64 lock_word,
+						HeapTuple *oldtup)
+{
+	LsColdXmax	x;
+
+	memset(&x, 0, sizeof(x));
+	x.xmax_word = lock_word;
+	x.cmax = InvalidCommandId;
+	x.next_rowid = LS_ROWID_INVALID;
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, false, oldtup);
+}
+
+/*
+ * UPDATE in the cold tier, second half (after ls_cold_lock_for_update):
+ * the new version v goes into the tree at newrowid (a fresh rowid, under
+ * this transaction's xid) and the old image's xmax becomes update_word
+ * (our update, moved to newrowid), both under the row's locks, the old
+ * row's tombstone logged with them.  true: done, v freed.  false: the row
+ * was migrated meanwhile (someone came to wait for our lock there): v is
+ * untouched, and the caller finishes the update on the hot row.
+ */
+bool
+ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
+					  TransactionId xid, CommandId cid, uint64 update_word,
+					  uint64 newrowid, ls_hot_version *v)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *standin;
+	ls_status	st = LS_OK;
+	bool		done = false;
+
+	Assert(ct != NULL);
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
+	{
+		ls_hot_version *old = ls_hot_row_newest(standin);
+		LsColdXmax	x;
+
+		/* nobody changes an image whose row we hold locked but us */
+		if (ls_hv_xid(atomic_load(&old->xmax_word)) != xid ||
+			!(ls_hv_flags(atomic_load(&old->xmax_word)) & LS_HV_XMAX_LOCK_ONLY))
+		{
+			ls_cold_only_end(rowid);
+			elog(ERROR, "row " UINT64_FORMAT " of leanstore table \"%s\" lost this transaction's lock",
+				 rowid, RelationGetRelationName(rel));
+		}
+		memset(&x, 0, sizeof(x));
+		x.xmax_word = update_word;
+		x.cmax = cid;
+		x.next_rowid = newrowid;
+		/* the new row first: a reader meets the old one or both */
+		st = ls_cold_append(ct, tbl, newrowid, v);
+		if (st == LS_OK)
+			st = ls_cold_restamp(ct, rowid, old,
+								 (ls_hv_flags(atomic_load(&old->xmin_word)) & LS_HV_XMIN_FROZEN) != 0,
+								 &x);
+		if (st == LS_OK)
+		{
+			ls_log_cold_tomb(tbl, rowid, xid);
+			done = true;
+		}
+	}
+	ls_cold_only_end(rowid);
+	if (st != LS_OK)
+		ls_cold_report(st, "update");
+	if (!done)
+		return false;
+	ls_hot_version_free(ls_ctx(), v);
+	ls_cold_raise_end(ct, newrowid);
+	ls_vm_note_insert(rel, tbl, newrowid);
+	return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -1465,8 +1864,9 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
  * ------------------------------------------------------------------------ */
 
 /*
- * Bring rowid's cold image into the hot tier as the row's only version (a
- * frozen one), unless the slot holds something already.  true when the
+ * Bring rowid's cold image into the hot tier as the row's only version
+ * (with the xmax part the image may carry), unless the slot holds
+ * something already.  true when the
  * hot tier now has a row there (ours or another backend's), false when
  * there is no row at all.  Outside epochs; may throw (tier full).
  */
@@ -1499,6 +1899,10 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 			memcpy(v->data, img->data, img->len);
 			atomic_store(&v->xmin_word, atomic_load(&img->xmin_word));
 			v->cmin = img->cmin;
+			/* a deleter or updater that wrote in the cold tier comes along */
+			atomic_store(&v->xmax_word, atomic_load(&img->xmax_word));
+			atomic_store(&v->cmax, atomic_load(&img->cmax));
+			atomic_store(&v->next_rowid, atomic_load(&img->next_rowid));
 			st = ls_hot_row_insert(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, &row);
 			if (st == LS_OK)
 			{
@@ -1682,13 +2086,23 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 		goto out;
 	}
 	v = ls_hot_row_newest(row);
+
+	/*
+	 * The xmax word ls_packable judges is read first: a lock taken after
+	 * this read changes the word, which the check under the latch below
+	 * then sees.  (Read after the judgment, a lock taken in between looked
+	 * like the word that was judged, and the row went cold without its
+	 * lock: its holder then found the row gone.)
+	 */
+	if (v == NULL)
+		goto out;				/* removed meanwhile */
+	xmax_word = atomic_load(&v->xmax_word);
 	if (!ls_packable(v, vis))
 	{
 		/* it stays hot: at least drop what nobody can see any more */
 		ls_collect_row(tbl, row, vis);
 		goto out;
 	}
-	xmax_word = atomic_load(&v->xmax_word);
 	xmin = ls_hv_xid(atomic_load(&v->xmin_word));
 	cmin = v->cmin;
 	len = v->len;

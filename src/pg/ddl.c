@@ -579,10 +579,13 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
  */
 static void
 ls_vacuum_cold_row(ls_hot_table *tbl, uint64 rowid, TransactionId xmin,
-				   TransactionId oldest_xmin, TransactionId freeze_limit,
-				   LsGcStats *st)
+				   bool has_xmax, TransactionId oldest_xmin,
+				   TransactionId freeze_limit, LsGcStats *st)
 {
-	if (TransactionIdPrecedes(xmin, oldest_xmin) &&
+	TransactionId kept;
+
+	if (!has_xmax && TransactionIdIsNormal(xmin) &&
+		TransactionIdPrecedes(xmin, oldest_xmin) &&
 		!TransactionIdPrecedes(xmin, freeze_limit) &&
 		TransactionIdDidCommit(xmin))
 	{
@@ -591,7 +594,7 @@ ls_vacuum_cold_row(ls_hot_table *tbl, uint64 rowid, TransactionId xmin,
 			st->oldest_xid = xmin;
 		return;
 	}
-	switch (ls_cold_settle(tbl, rowid, oldest_xmin, freeze_limit))
+	switch (ls_cold_settle(tbl, rowid, oldest_xmin, freeze_limit, &kept))
 	{
 		case LS_V_DEAD:
 			st->removed_rows += 1;
@@ -599,9 +602,14 @@ ls_vacuum_cold_row(ls_hot_table *tbl, uint64 rowid, TransactionId xmin,
 		case LS_V_LIVE:
 			st->live_rows += 1;
 			break;
+		case LS_V_RECENTLY_DEAD:
+			st->recently_dead += 1;
+			break;
 		default:
 			break;
 	}
+	if (TransactionIdIsNormal(kept) && TransactionIdPrecedes(kept, st->oldest_xid))
+		st->oldest_xid = kept;
 }
 
 void
@@ -674,6 +682,7 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		ls_hot_row *batch[LS_VACUUM_BATCH];
 		uint64		cold_rowid[LS_VACUUM_BATCH];
 		TransactionId cold_xmin[LS_VACUUM_BATCH];
+		bool		cold_xmax[LS_VACUUM_BATCH];
 		int			ncold = 0;
 		uint32		n;
 		uint64		last = 0;
@@ -689,15 +698,22 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			last = row->rowid;
 			if (ls_row_is_standin(row))
 			{
-				uint64		w = atomic_load(&ls_hot_row_newest(row)->xmin_word);
+				ls_hot_version *v = ls_hot_row_newest(row);
+				uint64		w = atomic_load(&v->xmin_word);
+				bool		has_xmax = atomic_load(&v->xmax_word) != 0;
 
-				if (ls_hv_flags(w) & LS_HV_XMIN_FROZEN)
+				if ((ls_hv_flags(w) & LS_HV_XMIN_FROZEN) && !has_xmax)
 					st.live_rows += 1;
 				else
 				{
-					/* a bulk-loaded row: clog decides, after the epoch */
+					/*
+					 * a bulk-loaded row or one deleted in the cold tier:
+					 * clog decides, after the epoch
+					 */
 					cold_rowid[ncold] = row->rowid;
-					cold_xmin[ncold++] = ls_hv_xid(w);
+					cold_xmin[ncold] = (ls_hv_flags(w) & LS_HV_XMIN_FROZEN) ?
+						FrozenTransactionId : ls_hv_xid(w);
+					cold_xmax[ncold++] = has_xmax;
 				}
 				continue;
 			}
@@ -718,8 +734,8 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		}
 		ls_epoch_exit();
 		for (int i = 0; i < ncold; i++)
-			ls_vacuum_cold_row(tbl, cold_rowid[i], cold_xmin[i], OldestXmin,
-							   FreezeLimit, &st);
+			ls_vacuum_cold_row(tbl, cold_rowid[i], cold_xmin[i], cold_xmax[i],
+							   OldestXmin, FreezeLimit, &st);
 		if (n == 0)
 			break;
 		ls_progress_rowid(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, last, &scanned);

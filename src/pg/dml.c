@@ -1323,6 +1323,24 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	tmfd->traversed = false;
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 
+	/*
+	 * A large delete of cold rows writes in the cold tier (plain cases
+	 * only: no crosscheck, no SSI, not a partition move; the rest, and any
+	 * conflict, takes the path below)
+	 */
+	if (crosscheck == InvalidSnapshot && !changingPart && !IsolationIsSerializable() &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+		ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
+	{
+		ls_hashcache_forget_tuple(rel, oldtup, rowid);
+		if (HeapTupleHasExternal(oldtup))
+			heap_toast_delete(rel, oldtup, false);
+		pgstat_count_heap_delete(rel);
+		ls_mark_written();
+		pfree(oldtup);
+		return TM_Ok;
+	}
+
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
 					 crosscheck, false, InvalidTransactionId, LockTupleExclusive,
@@ -1460,6 +1478,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	ls_hot_version *v;
 	uint64		newrowid;
 	TM_Result	res;
+	bool		cold = false;	/* locked in the cold tier */
 
 	tmfd->traversed = false;
 	*update_indexes = false;
@@ -1505,11 +1524,26 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		}
 	}
 
-	res = ls_acquire(rel, tbl, rowid, cid, xid,
-					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
-					 crosscheck, false, InvalidTransactionId, *lockmode,
-					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock, XLTW_Update,
-					 tmfd, NULL, &oldtup, NULL, NULL, NULL, NULL, NULL);
+	/*
+	 * A large update of cold rows writes in the cold tier (plain cases, as
+	 * for DELETE): lock the row in its image now, write the new version
+	 * into the tree below
+	 */
+	if (crosscheck == InvalidSnapshot && !IsolationIsSerializable() &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot,
+								ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0),
+								&oldtup))
+	{
+		cold = true;
+		res = TM_Ok;
+	}
+	else
+		res = ls_acquire(rel, tbl, rowid, cid, xid,
+						 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
+						 crosscheck, false, InvalidTransactionId, *lockmode,
+						 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock, XLTW_Update,
+						 tmfd, NULL, &oldtup, NULL, NULL, NULL, NULL, NULL);
 	if (res != TM_Ok)
 	{
 		if (shouldFree)
@@ -1519,7 +1553,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 
 	modified = ls_modified_attrs(rel, interesting, oldtup, newtup);
 	key_changed = bms_overlap(modified, key_attrs);
-	in_place = !ls_has_row_triggers(rel);
+	/* a row updated in the cold tier moves to a new rowid */
+	in_place = !cold && !ls_has_row_triggers(rel);
 	if (in_place && bms_overlap(modified, hot_attrs))
 	{
 		summarize = ls_only_summarizing_indexes(rel);
@@ -1554,6 +1589,12 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 						cid, LS_ROWID_INVALID, v, v);
 		ls_abort_note_insert(tbl, rowid, xid);
 	}
+	else if (cold &&
+			 ls_cold_finish_update(rel, tbl, rowid, xid, cid,
+								   ls_xmax_merge(0, xid, ls_mx_status(*lockmode, true),
+												 LS_HV_XMAX_MOVED),
+								   newrowid, v))
+		ls_hashcache_forget_tuple(rel, oldtup, rowid);
 	else
 	{
 		ls_hot_row *newrow;

@@ -854,8 +854,8 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("leanstore.bulk_load_rows",
-							"Rows a transaction inserts into one table before further rows go straight to the cold tier.",
-							"Large loads (COPY, INSERT ... SELECT) then do not flood the hot tier; 0 keeps every insert hot.",
+							"Rows a transaction inserts into one table, or cold rows it deletes or updates there, before further ones are written in the cold tier directly.",
+							"Large loads (COPY, INSERT ... SELECT), deletes and updates then do not flood the hot tier; 0 keeps every write in the hot tier.",
 							&ls_bulk_load_rows,
 							10000, 0, INT_MAX,
 							PGC_USERSET,

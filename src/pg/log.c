@@ -507,6 +507,23 @@ ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid)
 }
 
 /*
+ * A delete made in the cold tier (ls_cold_delete): the tombstone is logged
+ * when the image gets its xmax, not at commit (the row has no hot version
+ * for ls_log_row to find).  Replay applies it only if xid committed; the
+ * commit waits for it like for a bulk load's records.
+ */
+void
+ls_log_cold_tomb(ls_hot_table *tbl, uint64 rowid, TransactionId xid)
+{
+	LsLogTarget t;
+
+	if (ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
+	ls_log_append(LS_LR_TOMB, 0, xid, &t, NULL, 0);
+}
+
+/*
  * Before a transaction's first bulk-loaded row goes into a tree: its xid
  * reaches PostgreSQL's WAL, durably.  A clean image (checkpoint) may hold
  * rows of a load still running; if the server crashes before it commits,
@@ -1425,6 +1442,24 @@ ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len,
 	/* a deleted row needs an image for its dead version: the current one */
 	if (payload == NULL)
 	{
+		bool		cold_only;
+
+		ls_epoch_enter();
+		row = ls_row_get(tbl, rowid);
+		cold_only = row != NULL && ls_row_is_standin(row);
+		ls_epoch_exit();
+		if (cold_only)
+		{
+			/*
+			 * Only an image (a delete made in the cold tier, or one whose row
+			 * was packed since): no snapshot survived the crash, so the row
+			 * goes at once, its rowid DEAD for index cleanup; a dead hot
+			 * version for every such row could overflow the hot tier after
+			 * a large delete.
+			 */
+			ls_cold_replay_remove(tbl, rowid);
+			return;
+		}
 		ls_epoch_enter();
 		row = ls_row_get(tbl, rowid);
 		if (row != NULL && ls_hot_row_newest(row) != NULL)

@@ -205,6 +205,7 @@ extern void ls_log_note_created(ls_hot_table *tbl);
 extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
 							uint32 len, TransactionId xmin, bool frozen);
 extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
+extern void ls_log_cold_tomb(ls_hot_table *tbl, uint64 rowid, TransactionId xid);
 extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
 extern int	ls_checkpoint_timeout_s;
 extern int	ls_max_log_size_mb;
@@ -318,6 +319,16 @@ extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
 
 /* Writes (outside epochs): bring rowid's cold image into the hot tier. */
 extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
+extern bool ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid,
+						   TransactionId xid, CommandId cid, Snapshot snapshot,
+						   HeapTuple *oldtup);
+extern bool ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
+									TransactionId xid, Snapshot snapshot,
+									uint64 lock_word, HeapTuple *oldtup);
+extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
+								  TransactionId xid, CommandId cid,
+								  uint64 update_word, uint64 newrowid,
+								  ls_hot_version *v);
 /* Under the row latch, before a migrated row leaves as DEAD. */
 extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
 /* The storage goes (drop, truncate): forget its tree without writing it. */
@@ -438,10 +449,11 @@ extern LsVacuumState ls_row_vacuum_state(ls_hot_row *row, GlobalVisState *vistes
 										 TransactionId *dead_after);
 extern bool ls_row_surely_dead(ls_hot_row *row, GlobalVisState *vistest);
 
-/* cold.c: VACUUM of a cold row whose inserter clog decides (bulk loads) */
+/* cold.c: VACUUM of a cold row that clog decides (bulk loads, cold deletes) */
 extern LsVacuumState ls_cold_settle(ls_hot_table *tbl, uint64 rowid,
 									 TransactionId oldest_xmin,
-									 TransactionId freeze_limit);
+									 TransactionId freeze_limit,
+									 TransactionId *kept_xmin);
 
 /* SSI rw-conflicts out: collect inside an epoch, report outside. */
 #define LS_SSI_MAX_XIDS 8

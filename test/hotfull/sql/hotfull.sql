@@ -117,3 +117,29 @@ SELECT (used_bytes - :used_before) < :region_bytes / 10 AS memory_back FROM lean
 SELECT hot_rows, hot_versions FROM leanstore_table_stats('hf_upd');
 SELECT leanstore_verify('hf_upd');
 DROP TABLE hf_upd, hf_other;
+-- A DELETE (and then an UPDATE) of far more cold rows than the hot tier could take versions for
+-- (every row it deletes used to migrate into the tier first, and failed
+-- there with "hot tier is full"): past leanstore.bulk_load_rows cold rows it
+-- deletes in the cold tier, and rolls back and commits like any delete.
+RESET leanstore.bulk_load_rows;
+CREATE TABLE hf_del (id int PRIMARY KEY, pad text) USING leanstore;
+INSERT INTO hf_del SELECT g, repeat('d', 200) FROM generate_series(1, 300000) g;
+BEGIN;
+DELETE FROM hf_del WHERE id > 10;
+SELECT count(*) FROM hf_del;
+ROLLBACK;
+SELECT count(*) FROM hf_del;
+DELETE FROM hf_del WHERE id % 2 = 0;
+SELECT count(*), sum(id) FROM hf_del;
+SET enable_seqscan = off;
+SELECT count(*) FROM hf_del WHERE id BETWEEN 1 AND 300000;
+RESET enable_seqscan;
+-- and an UPDATE of every one of them (their new versions go into the cold
+-- tree at new rowids)
+UPDATE hf_del SET pad = repeat('u', 200);
+SELECT count(*), min(pad) = max(pad) AND min(pad) = repeat('u', 200) AS updated FROM hf_del;
+SELECT count(*) FROM hf_del WHERE id = 4711;
+VACUUM hf_del;
+SELECT count(*), leanstore_verify('hf_del') FROM hf_del;
+SELECT dead_rowids FROM leanstore_table_stats('hf_del');
+DROP TABLE hf_del;
