@@ -30,8 +30,6 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "utils/lsyscache.h"
-#include "utils/relfilenodemap.h"
 
 #include "ls_pg.h"
 
@@ -139,14 +137,10 @@ ls_chain_report(void)
 {
 	ls_hot_key	key = ls_chain_bad_key;
 	uint64		rowid = ls_chain_bad_rowid;
-	Oid			relid = InvalidOid;
-	char	   *relname = NULL;
+	char	   *relname;
 
 	ls_chain_bad = false;
-	if (key.rel != InvalidOid && key.db == MyDatabaseId)
-		relid = RelidByRelfilenode(key.spc, key.rel);
-	if (OidIsValid(relid))
-		relname = get_rel_name(relid);
+	relname = ls_storage_relname(key);
 	/* the table is named where this database knows it, else its storage */
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
@@ -154,9 +148,7 @@ ls_chain_report(void)
 					rowid, ls_chain_bound),
 			 errdetail("The chain is corrupted (a cycle) or no garbage collection has shortened it."),
 			 relname != NULL ? errhint("Check the table with leanstore_verify.") : 0,
-			 relname != NULL ?
-			 (errcontext("leanstore table \"%s\"", relname)) :
-			 (errcontext("leanstore storage %u/%u/%u", key.spc, key.db, key.rel))));
+			 ls_storage_errcontext(relname, key)));
 	pg_unreachable();
 }
 

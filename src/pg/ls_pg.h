@@ -176,6 +176,10 @@ extern ls_hot_table *ls_table_for(Relation rel);
 extern ls_hot_table *ls_table_for_or_null(Relation rel);
 extern void ls_warn_lost(Relation rel);
 
+/* Error paths without a Relation: the storage's table, by name if known */
+extern char *ls_storage_relname(ls_hot_key key);
+extern int	ls_storage_errcontext(const char *relname, ls_hot_key key);
+
 /* Called with a status from the core; raises an error for anything but OK. */
 extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_attribute_noreturn();
 
@@ -322,6 +326,7 @@ extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
+/* rowid LS_ROWID_INVALID (no stand-in): the tree's structure is broken */
 typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,
 								   const char *bad);
 extern uint64 ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg);
