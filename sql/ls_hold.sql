@@ -16,5 +16,54 @@ COMMIT;
 UPDATE ls_hold_t SET v = 'x' WHERE id = 1;
 SELECT count(*), count(*) FILTER (WHERE v = 'x') FROM ls_hold_t;
 SELECT ls_test_hold('nonsense');
+
+-- An error thrown inside an epoch (palloc, a corrupted version's length in
+-- ls_heaptuple_size) or under a row latch leaves them held until the
+-- (sub)transaction aborts; the abort callbacks must give both back, or
+-- every later writer of the row would spin and no memory would be reused.
+CREATE FUNCTION ls_test_row_latched(regclass, tid) RETURNS bool
+    AS 'leanstore', 'leanstore_test_row_latched' LANGUAGE C STRICT;
+-- (Scans and index fetches copy rows into buffers sized outside the epoch
+-- and never throw inside it.)  In a row lock that returns the locked
+-- version (ls_store_version):
+SELECT ls_test_hold('fail-in-epoch');
+SELECT id FROM ls_hold_t WHERE id = 2 FOR UPDATE;
+SELECT ls_test_hold('state');
+-- in a sample scan's fetch (ls_store_version)
+SELECT ls_test_hold('fail-in-epoch');
+SELECT count(*) FROM ls_hold_t TABLESAMPLE SYSTEM (100);
+SELECT ls_test_hold('state');
+-- in VACUUM FULL's copy of the rows (palloc inside the epoch)
+SELECT ls_test_hold('fail-in-epoch');
+VACUUM FULL ls_hold_t;
+SELECT ls_test_hold('state');
+-- under the row latch of an update, then again in a subtransaction
+SELECT ls_test_hold('fail-under-latch');
+UPDATE ls_hold_t SET v = 'y' WHERE id = 3;
+SELECT ls_test_hold('state');
+SELECT ls_test_row_latched('ls_hold_t', ctid) FROM ls_hold_t WHERE id = 3;
+BEGIN;
+UPDATE ls_hold_t SET v = 'y' WHERE id = 4;
+SAVEPOINT s;
+SELECT ls_test_hold('fail-under-latch');
+UPDATE ls_hold_t SET v = 'z' WHERE id = 3;
+ROLLBACK TO s;
+SELECT ls_test_hold('state');
+SELECT ls_test_row_latched('ls_hold_t', ctid) FROM ls_hold_t WHERE id = 3;
+-- the row is writable, and the commit check finds nothing held
+UPDATE ls_hold_t SET v = 'z' WHERE id = 3;
+COMMIT;
+-- caught by PL/pgSQL (a subtransaction) while the transaction goes on
+DO $$
+BEGIN
+    PERFORM ls_test_hold('fail-in-epoch');
+    PERFORM id FROM ls_hold_t WHERE id = 5 FOR SHARE;
+EXCEPTION WHEN internal_error THEN
+    RAISE NOTICE 'caught: %', SQLERRM;
+END $$;
+SELECT ls_test_hold('state');
+SELECT id, v FROM ls_hold_t WHERE id <= 4 ORDER BY id;
+SELECT bool_or(ls_test_row_latched('ls_hold_t', ctid)) FROM ls_hold_t;
 DROP TABLE ls_hold_t;
+DROP FUNCTION ls_test_row_latched(regclass, tid);
 DROP FUNCTION ls_test_hold(text);

@@ -230,6 +230,8 @@ typedef struct ls_wal_stats_out
 	uint64_t	rounds;			/* rounds that wrote blocks */
 	uint64_t	records;		/* records they wrote */
 	uint64_t	blocks;			/* blocks they wrote */
+	uint64_t	short_writes;	/* io_uring writes that came back short and
+								 * were finished (and synced) with plain calls */
 	uint32_t	generation;		/* writer generation (0 before ls_wal_start) */
 } ls_wal_stats_out;
 void		ls_wal_stats(const ls_wal *wal, ls_wal_stats_out *out);
@@ -247,6 +249,11 @@ void		ls_wal_detach(ls_wal *wal);
  * what = 3: the writer uses pwrite/fdatasync from now on, as where io_uring
  * is unavailable (err ignored; not undone by 0).  what = 4: the next segment
  * that ls_wal_prepare writes full of zeros fails with err (disk full).
+ * what = 5: the next round's first write, submitted through io_uring linked
+ * to its fdatasync, is cut to half its length, so the kernel completes it
+ * short (err ignored); the round must finish it with pwrite and sync it.
+ * Without io_uring (or with what = 3) it stays armed and nothing happens:
+ * short_writes in ls_wal_stats says whether it ran.
  */
 void		ls_wal_inject_fault(ls_wal *wal, int what, int err);
 

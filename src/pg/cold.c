@@ -494,14 +494,18 @@ ls_make_directory(const char *path)
  * the operation and the last block the pool failed on are internal detail.
  */
 static void
-ls_cold_report(ls_status st, const char *what)
+ls_cold_report(ls_status st, const ls_hot_key *key, const char *what)
 {
+	BlockNumber block = ls_pid_block(ls_bm_last_error_pid());
+	char	   *relname = ls_storage_relname(*key);
+
 	ereport(ERROR,
 			(errcode(st == LS_IO_ERROR ? ERRCODE_IO_ERROR : ERRCODE_DATA_CORRUPTED),
 			 errmsg("could not access the cold tree of a leanstore table: %s",
 					ls_status_str(st)),
-			 errdetail_internal("Operation: %s; last failed block: %u.",
-								what, ls_pid_block(ls_bm_last_error_pid()))));
+			 errdetail_internal("Operation: %s; last failed block: %u.", what, block),
+			 errhint("Check the table with leanstore_verify."),
+			 ls_storage_errcontext(relname, *key)));
 }
 
 /* A free descriptor (caller holds adopt_lock); NULL when all are taken. */
@@ -719,7 +723,7 @@ ls_table_used_end(ls_hot_table *tbl)
 		ls_put_be64(top, LS_HOT_MAX_ROWID);
 		st = ls_btree_scan_desc(&ct->tree, top, 8, ls_last_cb, &cold);
 		if (st != LS_OK)
-			ls_cold_report(st, "read");
+			ls_cold_report(st, &ct->key, "read");
 		end = Max(end, cold);
 	}
 	return end;
@@ -1042,11 +1046,11 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
 	if (st == LS_NOT_FOUND)
 		return NULL;
 	if (st != LS_OK)
-		ls_cold_report(st, "read");
+		ls_cold_report(st, &ct->key, "read");
 	if (vlen < sizeof(LsColdRow) || vlen < ls_cold_head(hdr) ||
 		hdr->total_len > LS_HOT_MAX_PAYLOAD ||
 		hdr->total_len < vlen - ls_cold_head(hdr))
-		ls_cold_report(LS_CORRUPT, "read");
+		ls_cold_report(LS_CORRUPT, &ct->key, "read");
 	row = ls_standin_new(rowid, hdr);
 	v = ls_hot_row_newest(row);
 	have = vlen - ls_cold_head(hdr);
@@ -1056,7 +1060,7 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
 		st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, c),
 							 v->data + have, hdr->total_len - have, &vlen);
 		if (st != LS_OK || vlen == 0 || vlen > hdr->total_len - have)
-			ls_cold_report(st != LS_OK ? st : LS_CORRUPT, "read");
+			ls_cold_report(st != LS_OK ? st : LS_CORRUPT, &ct->key, "read");
 		have += vlen;
 	}
 	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, 1);
@@ -1194,7 +1198,7 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 m
 	ls_put_be64(start, lo);
 	st = ls_btree_scan_asc(&ct->tree, start, 8, ls_range_cb, &rs);
 	if (st != LS_OK || rs.bad)
-		ls_cold_report(st != LS_OK ? st : LS_CORRUPT, "scan");
+		ls_cold_report(st != LS_OK ? st : LS_CORRUPT, &ct->key, "scan");
 	if (rs.cut)
 		*hi = rs.cut_at;
 	while (off < rs.used)
@@ -1217,13 +1221,13 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 m
 			LsRangeRec *c = (LsRangeRec *) (ls_range_buf + off);
 
 			if (c->rowid != rec->rowid || have + c->vlen > hdr->total_len)
-				ls_cold_report(LS_CORRUPT, "scan");
+				ls_cold_report(LS_CORRUPT, &ct->key, "scan");
 			memcpy(v->data + have, c + 1, c->vlen);
 			have += c->vlen;
 			off += MAXALIGN(sizeof(LsRangeRec) + c->vlen);
 		}
 		if (have != hdr->total_len)
-			ls_cold_report(LS_CORRUPT, "scan");
+			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
 		out[n++] = row;
 	}
 	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, n);
@@ -1322,8 +1326,11 @@ ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg)
 		return 0;
 	if (ls_btree_verify(&ct->tree, &info, msg, sizeof(msg)) != LS_OK)
 	{
+		char		what[sizeof(msg) + 16];
+
 		msg[sizeof(msg) - 1] = '\0';
-		cb(arg, 0, NULL, msg);
+		snprintf(what, sizeof(what), "cold tree: %s", msg);
+		cb(arg, LS_ROWID_INVALID, NULL, what);
 		return 0;				/* a broken tree is not walked */
 	}
 	for (;;)
@@ -1442,7 +1449,7 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 	LWLockRelease(ls_cold->tree_lock);
 	ls_hot_version_free(ls_ctx(), v);
 	if (st != LS_OK)
-		ls_cold_report(st, "insert into");
+		ls_cold_report(st, &ct->key, "insert into");
 	ls_cold_raise_end(ct, rowid);
 	ls_debug_crash("bulk-load");
 }
@@ -1621,7 +1628,7 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 		if (st != LS_OK)
 		{
 			ls_cold_only_end(rowid);
-			ls_cold_report(st, "vacuum");
+			ls_cold_report(st, &ct->key, "vacuum");
 		}
 	}
 	ls_cold_only_end(rowid);
@@ -1746,7 +1753,7 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 		ls_log_cold_tomb(tbl, rowid, xid);
 	ls_cold_only_end(rowid);
 	if (st != LS_OK)
-		ls_cold_report(st, "write to");
+		ls_cold_report(st, &ct->key, "write to");
 	if (done)
 	{
 		/* as for an insert: VACUUM may have marked the block all-visible */
@@ -1850,7 +1857,7 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	}
 	ls_cold_only_end(rowid);
 	if (st != LS_OK)
-		ls_cold_report(st, "update");
+		ls_cold_report(st, &ct->key, "update");
 	if (!done)
 		return false;
 	ls_hot_version_free(ls_ctx(), v);
@@ -1971,7 +1978,7 @@ ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 
 	LWLockRelease(ls_cold->adopt_lock);
 	st = ls_cold_store(&ct->tree, rowid, payload, len, xmin, FirstCommandId, true);
 	if (st != LS_OK)
-		ls_cold_report(st, "replay a row into");
+		ls_cold_report(st, &ct->key, "replay a row into");
 	ls_cold_raise_end(ct, rowid);
 	ls_epoch_enter();
 	row = ls_hot_row_get(tbl, rowid);
@@ -1999,7 +2006,7 @@ ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid)
 	if (ct != NULL)
 		st = ls_cold_remove(&ct->tree, rowid);
 	if (st != LS_OK)
-		ls_cold_report(st, "replay a removal from");
+		ls_cold_report(st, &ct->key, "replay a removal from");
 	ls_epoch_enter();
 	row = ls_hot_row_get(tbl, rowid);
 	if (row != NULL)

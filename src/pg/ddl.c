@@ -576,6 +576,7 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
  * freshly loaded row made VACUUM after a load ten times slower than
  * heap's); until then relfrozenxid stays at or before its xmin.  Aborted
  * rows leave, in-progress ones stay (ls_cold_settle).  Outside epochs.
+ * Regress ls_freeze checks both sides of the rule.
  */
 static void
 ls_vacuum_cold_row(ls_hot_table *tbl, uint64 rowid, TransactionId xmin,

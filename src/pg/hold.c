@@ -12,7 +12,13 @@
  *    cancel is served only once the latch or epoch is given back.
  *  - An error (ereport ERROR resets the holdoff count) leaves them held;
  *    the (sub)transaction abort callbacks and process exit release them
- *    (ls_release_held).
+ *    (ls_release_held).  So a call that may throw is allowed inside an
+ *    epoch, and even under the latch (palloc, ls_heaptuple_size on a
+ *    corrupted version, ls_log_append): nothing between the throw and the
+ *    abort callback touches a leanstore row (a failed portal's executor is
+ *    not shut down, see "Errors inside an epoch" in README.md).  The
+ *    asserting build's fail points (ls_test_fail_*) throw at such places so
+ *    that regress ls_hold checks what the error leaves behind.
  *  - One still held when a transaction commits is a bug: the pre-commit
  *    callback reports it (ls_check_held_at_commit): an error, so the
  *    transaction fails, in the asserting build (LS_ASSERTS); a WARNING in
@@ -24,8 +30,6 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "utils/lsyscache.h"
-#include "utils/relfilenodemap.h"
 
 #include "ls_pg.h"
 
@@ -133,14 +137,10 @@ ls_chain_report(void)
 {
 	ls_hot_key	key = ls_chain_bad_key;
 	uint64		rowid = ls_chain_bad_rowid;
-	Oid			relid = InvalidOid;
-	char	   *relname = NULL;
+	char	   *relname;
 
 	ls_chain_bad = false;
-	if (key.rel != InvalidOid && key.db == MyDatabaseId)
-		relid = RelidByRelfilenode(key.spc, key.rel);
-	if (OidIsValid(relid))
-		relname = get_rel_name(relid);
+	relname = ls_storage_relname(key);
 	/* the table is named where this database knows it, else its storage */
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
@@ -148,9 +148,7 @@ ls_chain_report(void)
 					rowid, ls_chain_bound),
 			 errdetail("The chain is corrupted (a cycle) or no garbage collection has shortened it."),
 			 relname != NULL ? errhint("Check the table with leanstore_verify.") : 0,
-			 relname != NULL ?
-			 (errcontext("leanstore table \"%s\"", relname)) :
-			 (errcontext("leanstore storage %u/%u/%u", key.spc, key.db, key.rel))));
+			 ls_storage_errcontext(relname, key)));
 	pg_unreachable();
 }
 
@@ -161,6 +159,7 @@ ls_row_lock(ls_hot_row *row)
 	HOLD_INTERRUPTS();
 	ls_hot_row_lock(row);
 	ls_held_latch = row;
+	ls_test_fail_at(LS_FAIL_ROW_LATCH);
 }
 
 void
@@ -253,16 +252,68 @@ ls_check_held_at_commit(void)
 
 #ifdef LS_ASSERTS
 /*
- * Test hook of the asserting build only (regress ls_hold creates the SQL
- * function itself): 'hold' reports the interrupt holdoff count outside,
+ * Test hooks of the asserting build only (regress ls_hold creates the SQL
+ * functions itself): 'hold' reports the interrupt holdoff count outside,
  * inside an epoch and under nothing again; 'leak-epoch' returns with an
- * epoch held, so that the commit check must fail the transaction.
+ * epoch held, so that the commit check must fail the transaction;
+ * 'fail-in-epoch' and 'fail-under-latch' arm a fail point for this
+ * backend's next pass (ls_heaptuple_size, inside an epoch: every scan,
+ * fetch and row lock that returns a row; ls_row_lock, with the latch just
+ * taken); 'state' reports what this backend holds.
  */
+#include "access/relation.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(leanstore_test_hold);
 PG_FUNCTION_INFO_V1(leanstore_test_chain_bound);
+PG_FUNCTION_INFO_V1(leanstore_test_row_latched);
+
+LsFailPoint ls_test_fail_armed = LS_FAIL_NONE;
+
+/* A fail point was reached while armed: throw, as palloc or a check would. */
+void
+ls_test_fail_fire(void)
+{
+	static const char *const names[] = {"", "in-epoch", "under-latch"};
+	LsFailPoint p = ls_test_fail_armed;
+
+	ls_test_fail_armed = LS_FAIL_NONE;
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg_internal("injected failure %s (epoch held: %s, row latch held: %s)",
+							 names[p], ls_in_epoch() ? "yes" : "no",
+							 ls_holds_row_latch() ? "yes" : "no")));
+}
+
+/*
+ * Is the row latch of (table, tid) taken (by anybody)?  A latch an error
+ * left behind would make every later writer of the row spin for ever;
+ * this asks without waiting.
+ */
+Datum
+leanstore_test_row_latched(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ItemPointer tid = (ItemPointer) PG_GETARG_POINTER(1);
+	Relation	rel = relation_open(relid, AccessShareLock);
+	ls_hot_table *tbl = ls_table_for(rel);
+	uint64		rowid = ls_tid_to_rowid(tid);
+	bool		latched = false;
+	ls_hot_row *row;
+
+	ls_epoch_enter();
+	row = rowid == LS_ROWID_INVALID ? NULL : ls_hot_row_get(tbl, rowid);
+	if (row != NULL)
+	{
+		latched = !ls_hot_row_trylock(row);
+		if (!latched)
+			ls_hot_row_unlock(row);
+	}
+	ls_epoch_exit();
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_BOOL(latched);
+}
 
 /*
  * Lower (or restore, with 0) this backend's version-chain bound, so that a
@@ -303,6 +354,14 @@ leanstore_test_hold(PG_FUNCTION_ARGS)
 	}
 	else if (strcmp(what, "leak-epoch") == 0)
 		ls_epoch_enter();
+	else if (strcmp(what, "fail-in-epoch") == 0)
+		ls_test_fail_armed = LS_FAIL_IN_EPOCH;
+	else if (strcmp(what, "fail-under-latch") == 0)
+		ls_test_fail_armed = LS_FAIL_ROW_LATCH;
+	else if (strcmp(what, "state") == 0)
+		elog(NOTICE, "epoch held: %s, row latch held: %s, holdoffs: %u, fail point armed: %s",
+			 ls_in_epoch() ? "yes" : "no", ls_holds_row_latch() ? "yes" : "no",
+			 InterruptHoldoffCount, ls_test_fail_armed != LS_FAIL_NONE ? "yes" : "no");
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -33,7 +33,9 @@
 #include "storage/shmem.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/relfilenodemap.h"
 
 #include "ls_hashscan.h"
 #include "ls_pg.h"
@@ -319,6 +321,30 @@ ls_table_for(Relation rel)
 				 errdetail(LS_LOST_DETAIL),
 				 errhint("TRUNCATE or DROP the table.")));
 	return tbl;
+}
+
+/*
+ * The name of the table a storage belongs to, when this database knows it
+ * (a catalog lookup, so only in a transaction: error paths that have no
+ * Relation at hand use it before their ereport); NULL otherwise.
+ */
+char *
+ls_storage_relname(ls_hot_key key)
+{
+	Oid			relid = InvalidOid;
+
+	if (key.rel != InvalidOid && key.db == MyDatabaseId && IsTransactionState())
+		relid = RelidByRelfilenode(key.spc, key.rel);
+	return OidIsValid(relid) ? get_rel_name(relid) : NULL;
+}
+
+/* errcontext naming the table (relname from ls_storage_relname) or its storage */
+int
+ls_storage_errcontext(const char *relname, ls_hot_key key)
+{
+	if (relname != NULL)
+		return errcontext("leanstore table \"%s\"", relname);
+	return errcontext("leanstore storage %u/%u/%u", key.spc, key.db, key.rel);
 }
 
 /*

@@ -147,10 +147,38 @@ extern bool ls_row_latch_held_by_me(const ls_hot_row *row);
 extern bool ls_holds_row_latch(void);
 extern bool ls_in_epoch(void);
 
+/*
+ * Fail points of the asserting build (hold.c, regress ls_hold): an armed
+ * one throws an ERROR on this backend's next pass, to show that an error
+ * inside an epoch or under the row latch leaves nothing held once the
+ * (sub)transaction has aborted.  No-ops in release.
+ */
+typedef enum LsFailPoint
+{
+	LS_FAIL_NONE = 0,
+	LS_FAIL_IN_EPOCH,			/* ls_heaptuple_size */
+	LS_FAIL_ROW_LATCH			/* ls_row_lock, with the latch taken */
+} LsFailPoint;
+#ifdef LS_ASSERTS
+extern LsFailPoint ls_test_fail_armed;
+extern void ls_test_fail_fire(void) pg_attribute_noreturn();
+#define ls_test_fail_at(point) \
+	do { \
+		if (unlikely(ls_test_fail_armed == (point))) \
+			ls_test_fail_fire(); \
+	} while (0)
+#else
+#define ls_test_fail_at(point) ((void) 0)
+#endif
+
 extern ls_hot_key ls_key_for_node(const RelFileNode *node);
 extern ls_hot_table *ls_table_for(Relation rel);
 extern ls_hot_table *ls_table_for_or_null(Relation rel);
 extern void ls_warn_lost(Relation rel);
+
+/* Error paths without a Relation: the storage's table, by name if known */
+extern char *ls_storage_relname(ls_hot_key key);
+extern int	ls_storage_errcontext(const char *relname, ls_hot_key key);
 
 /* Called with a status from the core; raises an error for anything but OK. */
 extern void ls_report_status(ls_status st, Relation rel, const char *what) pg_attribute_noreturn();
@@ -299,6 +327,7 @@ extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
+/* rowid LS_ROWID_INVALID (no stand-in): the tree's structure is broken */
 typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,
 								   const char *bad);
 extern uint64 ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg);

@@ -205,9 +205,15 @@ static void
 ls_problem(LsVerify *vf, uint64 rowid, const char *what)
 {
 	vf->problems++;
-	if (vf->problems <= LS_VERIFY_MAX_REPORT)
-		appendStringInfo(&vf->detail, "%srow " UINT64_FORMAT ": %s",
-						 vf->detail.len > 0 ? "; " : "", rowid, what);
+	if (vf->problems > LS_VERIFY_MAX_REPORT)
+		return;
+	if (vf->detail.len > 0)
+		appendStringInfoString(&vf->detail, "; ");
+	/* LS_ROWID_INVALID: a problem of the whole table, not of one row */
+	if (rowid == LS_ROWID_INVALID)
+		appendStringInfoString(&vf->detail, what);
+	else
+		appendStringInfo(&vf->detail, "row " UINT64_FORMAT ": %s", rowid, what);
 }
 
 /*
@@ -367,7 +373,7 @@ leanstore_verify(PG_FUNCTION_ARGS)
 		if (st != LS_OK)
 		{
 			buf[sizeof(buf) - 1] = '\0';
-			ls_problem(&vf, 0, buf);
+			ls_problem(&vf, LS_ROWID_INVALID, buf);
 		}
 	}
 
@@ -385,7 +391,7 @@ leanstore_verify(PG_FUNCTION_ARGS)
 
 		snprintf(msg, sizeof(msg), "table counts " UINT64_FORMAT " rows, scan found " UINT64_FORMAT,
 				 (uint64) ts.rows, rows);
-		ls_problem(&vf, 0, msg);
+		ls_problem(&vf, LS_ROWID_INVALID, msg);
 	}
 	if (ts.versions != versions)
 	{
@@ -393,7 +399,7 @@ leanstore_verify(PG_FUNCTION_ARGS)
 
 		snprintf(msg, sizeof(msg), "table counts " UINT64_FORMAT " versions, scan found " UINT64_FORMAT,
 				 (uint64) ts.versions, versions);
-		ls_problem(&vf, 0, msg);
+		ls_problem(&vf, LS_ROWID_INVALID, msg);
 	}
 	ls_cold_hold_pack(false);
 	relation_close(rel, ShareLock);

@@ -123,6 +123,8 @@ ls_heaptuple_size(ls_hot_version *v, Relation rel)
 {
 	uint32		len = v->len;
 
+	/* called inside epochs (a throw here is released at abort: hold.c) */
+	ls_test_fail_at(LS_FAIL_IN_EPOCH);
 	/* payload bytes never change after install, but bound them anyway */
 	if (len > LS_HOT_MAX_PAYLOAD || len < SizeofMinimalTupleHeader)
 		ls_bad_version_error(rel);

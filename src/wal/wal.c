@@ -167,6 +167,7 @@ ls_wal_stats(const ls_wal *wal, ls_wal_stats_out *out)
 	out->rounds = atomic_load(&w->rounds);
 	out->records = atomic_load(&w->round_records);
 	out->blocks = atomic_load(&w->round_blocks);
+	out->short_writes = atomic_load(&w->short_writes);
 	out->generation = atomic_load(&w->generation);
 }
 

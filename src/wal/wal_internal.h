@@ -59,6 +59,7 @@ struct ls_wal
 	_Atomic uint64_t rounds;	/* rounds that wrote something */
 	_Atomic uint64_t round_records;
 	_Atomic uint64_t round_blocks;
+	_Atomic uint64_t short_writes;	/* ring writes finished with pwrite */
 	_Atomic uint32_t generation;
 	_Atomic uint32_t started;	/* futex word: 0 until ls_wal_start */
 	_Atomic uint32_t failed;

@@ -716,23 +716,29 @@ ring_batch(wal_local *l, wal_io *ios, uint32_t n, bool sync)
  * instead of twice (on a busy machine every wake-up of the writer waits
  * for a CPU, and every committer waits for the writer).  n <= RING_DEPTH/2.
  * A write that fails or comes back short cancels its linked sync: the rest
- * of the write and the sync are then done with plain calls.  LS_RESTART:
- * the ring refused the submission (dropped; nothing was started).
+ * of the write and the sync are then done with plain calls.  A short write
+ * is synced again even if its linked sync was not canceled: that sync may
+ * have run before the rest was written.  cut > 0 (test hook, what = 5):
+ * the first write is submitted with only cut bytes, a short write for the
+ * code below (the linked sync then runs: the case just described).
+ * LS_RESTART: the ring refused the submission (dropped; nothing started).
  */
 static ls_status
-ring_write_sync(wal_local *l, wal_io *ios, uint32_t n)
+ring_write_sync(ls_wal *wal, wal_local *l, wal_io *ios, uint32_t n, uint32_t cut)
 {
 	ls_status	st = LS_OK;
 	int			err = 0;
 	bool		redo_sync[RING_DEPTH / 2] = {false};
 	LS_ASSERT(n > 0 && n <= RING_DEPTH / 2);
+	LS_ASSERT(cut < ios[0].len);
 	for (uint32_t i = 0; i < n; i++)
 	{
 		struct io_uring_sqe *w = io_uring_get_sqe(&l->ring);
 		struct io_uring_sqe *f = io_uring_get_sqe(&l->ring);
 
 		LS_ASSERT(w != NULL && f != NULL);
-		io_uring_prep_write(w, ios[i].fd, ios[i].buf, ios[i].len, ios[i].off);
+		io_uring_prep_write(w, ios[i].fd, ios[i].buf,
+							i == 0 && cut > 0 ? cut : ios[i].len, ios[i].off);
 		io_uring_sqe_set_flags(w, IOSQE_IO_LINK);
 		io_uring_sqe_set_data64(w, (uint64_t) i * 2);
 		io_uring_prep_fsync(f, ios[i].fd, IORING_FSYNC_DATASYNC);
@@ -778,6 +784,8 @@ ring_write_sync(wal_local *l, wal_io *ios, uint32_t n)
 		}
 		else if ((uint32_t) res < io->len && st == LS_OK)
 		{
+			atomic_fetch_add(&wal->short_writes, 1);
+			redo_sync[tag / 2] = true;
 			if (ls_pwrite_full(io->fd, io->buf + res, io->len - (uint32_t) res,
 							   io->off + (uint64_t) res) != LS_OK)
 			{
@@ -833,11 +841,14 @@ static ls_status
 do_write_sync(ls_wal *wal, wal_local *l, wal_io *ios, uint32_t n)
 {
 	ls_status	st;
+	uint32_t	fault = atomic_load(&wal->fault_what);
 
-	if (atomic_load(&wal->fault_what) == 0 && !atomic_load(&wal->plain_io) &&
+	if ((fault == 0 || fault == 5) && !atomic_load(&wal->plain_io) &&
 		n <= RING_DEPTH / 2 && ring_ready(l))
 	{
-		st = ring_write_sync(l, ios, n);
+		uint32_t	cut = ios[0].len > 1 && take_fault(wal, 5) ? ios[0].len / 2 : 0;
+
+		st = ring_write_sync(wal, l, ios, n, cut);
 		if (st != LS_RESTART)
 			return st;
 		/* writes and syncs done twice are harmless */
