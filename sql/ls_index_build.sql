@@ -53,6 +53,9 @@ END $$;
 SELECT ib_build('ib_h'), ib_build('ib_l');
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ib_l WHERE id % 3 = 0 AND k < 1000;
 SELECT * FROM ib_compare();
+-- reltuples counts the table's live rows, also after a partial index
+SELECT l.reltuples, l.reltuples = h.reltuples AS same_as_heap
+	FROM pg_class l, pg_class h WHERE l.relname = 'ib_l' AND h.relname = 'ib_h';
 REINDEX TABLE ib_h;
 REINDEX TABLE ib_l;
 SELECT * FROM ib_compare();
@@ -77,6 +80,8 @@ ROLLBACK TO SAVEPOINT s;
 SELECT ib_build('ib_h'), ib_build('ib_l');
 COMMIT;
 SELECT * FROM ib_compare();
+SELECT l.reltuples, l.reltuples = h.reltuples AS same_as_heap
+	FROM pg_class l, pg_class h WHERE l.relname = 'ib_l' AND h.relname = 'ib_h';
 SELECT ib_drop('ib_h'), ib_drop('ib_l');
 
 -- CONCURRENTLY: the build and the validate scan (MVCC)

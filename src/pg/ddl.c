@@ -1452,12 +1452,14 @@ typedef struct LsBuildRow
  * Which version of row an index build indexes (NULL: none) and how; for a
  * non-MVCC snapshot (plain CREATE INDEX, REINDEX) as heap decides with
  * HeapTupleSatisfiesVacuum, for an MVCC one (CONCURRENTLY, bootstrap) the
- * visible version.  Caller inside an epoch; may consult clog.
+ * visible version.  *counts: the row counts in reltuples, as heap counts
+ * (live rows, our own inserts, rows another transaction is deleting; every
+ * one of them with anyvisible).  Caller inside an epoch; may consult clog.
  */
 static ls_hot_version *
 ls_index_build_version(ls_hot_row *row, Snapshot snapshot, bool mvcc,
-					   GlobalVisState *vistest, IndexInfo *indexInfo,
-					   bool *alive, bool *counts)
+					   bool anyvisible, GlobalVisState *vistest,
+					   IndexInfo *indexInfo, bool *alive, bool *counts)
 {
 	ls_hot_version *v;
 	TransactionId dead_after;
@@ -1479,14 +1481,19 @@ ls_index_build_version(ls_hot_row *row, Snapshot snapshot, bool mvcc,
 			v = NULL;
 			break;
 		case LS_V_LIVE:
+			break;
 		case LS_V_INSERT_IN_PROGRESS:
+			/* counted only when our own (as heap, and ANALYZE) */
+			*counts = anyvisible || TransactionIdIsCurrentTransactionId(info.xmin);
 			break;
 		case LS_V_RECENTLY_DEAD:
 			*alive = false;
 			*counts = false;
 			break;
 		case LS_V_DELETE_IN_PROGRESS:
-			if (TransactionIdIsCurrentTransactionId(info.xmax))
+			if (anyvisible)
+				*alive = false;
+			else if (TransactionIdIsCurrentTransactionId(info.xmax))
 			{
 				*alive = false;
 				*counts = false;
@@ -1587,8 +1594,8 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 			ls_hot_version *v;
 			Size		size;
 
-			v = ls_index_build_version(rows[i], snapshot, mvcc, vistest,
-									   indexInfo, &b->alive, &b->counts);
+			v = ls_index_build_version(rows[i], snapshot, mvcc, anyvisible,
+									   vistest, indexInfo, &b->alive, &b->counts);
 			b->rowid = rows[i]->rowid;
 			b->tup = NULL;
 			if (v == NULL)
@@ -1618,13 +1625,14 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 			if (b->tup == NULL)
 				continue;
 			CHECK_FOR_INTERRUPTS();
+			/* the table's rows, whatever a partial index's predicate says */
+			if (b->counts)
+				reltuples += 1;
 			MemoryContextReset(econtext->ecxt_per_tuple_memory);
 			/* the copy lives until the next batch: the slot borrows it */
 			ls_store_borrowed(b->tup, slot);
 			if (predicate != NULL && !ExecQual(predicate, econtext))
 				continue;
-			if (b->counts)
-				reltuples += 1;
 			FormIndexDatum(indexInfo, slot, estate, values, isnull);
 			callback(index_rel, &b->tup->t_self, values, isnull, b->alive,
 					 callback_state);
