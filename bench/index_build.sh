@@ -67,7 +67,7 @@ declare -A SQL=(
 NAMES="abalance bid abalance_cic"
 TIMES=$OUT/index_build-times.txt
 : >"$TIMES"
-echo "== CREATE INDEX at pgbench scale $SCALE, $RUNS runs each, interleaved ($(git -C "$REPO" rev-parse --short HEAD))"
+echo "== CREATE INDEX at pgbench scale $SCALE, $RUNS runs each, interleaved (script of $(git -C "$REPO" rev-parse --short HEAD); the installed build)"
 for r in $(seq "$RUNS"); do
 	for name in $NAMES; do
 		for am in heap leanstore; do
