@@ -102,11 +102,13 @@ SELECT ib_drop('ib_h'), ib_drop('ib_l');
 
 -- parallel builds (the workers' scans share the table's rowid chunks)
 SET max_parallel_maintenance_workers = 2;
+SET maintenance_work_mem = '256MB';	-- 32MB per participant: two workers
 ALTER TABLE ib_h SET (parallel_workers = 2);
 ALTER TABLE ib_l SET (parallel_workers = 2);
 SELECT ib_build('ib_h'), ib_build('ib_l');
 SELECT * FROM ib_compare();
 RESET max_parallel_maintenance_workers;
+RESET maintenance_work_mem;
 
 DROP TABLE ib_h, ib_l;
 DROP FUNCTION ib_compare(), ib_read(regclass), ib_build(text), ib_drop(text);
