@@ -1474,7 +1474,6 @@ ls_index_build_version(ls_hot_row *row, Snapshot snapshot, bool mvcc,
 	vs = ls_row_vacuum_state(row, vistest, &v, &dead_after);
 	if (v == NULL)
 		return NULL;
-	ls_version_info(v, &info);
 	switch (vs)
 	{
 		case LS_V_DEAD:
@@ -1484,6 +1483,7 @@ ls_index_build_version(ls_hot_row *row, Snapshot snapshot, bool mvcc,
 			break;
 		case LS_V_INSERT_IN_PROGRESS:
 			/* counted only when our own (as heap, and ANALYZE) */
+			ls_version_info(v, &info);
 			*counts = anyvisible || TransactionIdIsCurrentTransactionId(info.xmin);
 			break;
 		case LS_V_RECENTLY_DEAD:
@@ -1491,6 +1491,7 @@ ls_index_build_version(ls_hot_row *row, Snapshot snapshot, bool mvcc,
 			*counts = false;
 			break;
 		case LS_V_DELETE_IN_PROGRESS:
+			ls_version_info(v, &info);
 			if (anyvisible)
 				*alive = false;
 			else if (TransactionIdIsCurrentTransactionId(info.xmax))
