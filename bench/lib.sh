@@ -15,8 +15,8 @@
 # and of the heap-vs-leanstore scripts (bench/lookup.sh, bench/scan_fetch.sh):
 #   bench_stats FORMAT            "median min max" of the numbers on stdin
 #   bench_pair_conf [LINE...]     their cluster's settings, then LINEs
-#   bench_callgrind_single DIR DATA [-c SETTING...]
-#                                 DIR/input.sql through `postgres --single`
+#   bench_callgrind_server DIR DATA [-c SETTING...]
+#                                 DIR/input.sql in one backend of a server
 #                                 under callgrind, a dump per statement
 #   bench_cg_total FILE           the instructions a callgrind dump counted
 #
@@ -240,23 +240,53 @@ bench_pair_conf() {
 		"leanstore.hot_memory = '2GB'" "synchronous_commit = on" "autovacuum = off" "$@"
 }
 
-# bench_callgrind_single DIR DATA [-c SETTING...]: DIR/input.sql through
-# `postgres --single -D DATA` (leanstore preloaded, no JIT, no autovacuum,
-# then the SETTINGs) under valgrind --tool=callgrind with a dump after every
-# statement (DIR/cg.out.N); fails on a valgrind or an SQL error.
-bench_callgrind_single() {
-	local dir=$1 data=$2
+# bench_callgrind_server DIR DATA [-c SETTING...]: the statements of
+# DIR/input.sql (one a line) in one client backend of a server on the
+# cluster DATA (leanstore preloaded, no JIT, no autovacuum, socket in DIR,
+# then the SETTINGs) that runs under valgrind --tool=callgrind, with a dump
+# after every statement: DIR/cg.out.N for line N.  Not `postgres --single`:
+# single-user mode starts no background worker, so no log writer, and
+# leanstore tables refuse it.  The server's other processes run under
+# callgrind too (idle, their profiles are dropped); fails on a start,
+# valgrind or SQL error.
+bench_callgrind_server() {
+	local dir=$1 data=$2 port pid f n t
 	shift 2
-	(cd "$dir" && ls_as_pg valgrind --tool=callgrind --dump-after=PortalRun \
-		--callgrind-out-file="$dir/cg.out" \
-		"$LS_PG_BIN/postgres" --single -D "$data" -c shared_preload_libraries=leanstore \
-		-c jit=off -c autovacuum=off "$@" \
-		postgres <"$dir/input.sql" >"$dir/single.log" 2>"$dir/valgrind.log") ||
-		{ tail -n 30 "$dir/valgrind.log" "$dir/single.log"; return 1; }
-	if grep -q ERROR "$dir/single.log"; then
-		grep ERROR "$dir/single.log" >&2
+	ls_install_packages valgrind >/dev/null || return 1
+	port=$(ls_free_port) || { echo "no free port" >&2; return 1; }
+	rm -f "$dir"/cg.*
+	# the postmaster forks its children without exec: all stay under callgrind
+	ls_as_pg valgrind --tool=callgrind --dump-after=PortalRun --callgrind-out-file="$dir/cg.%p" \
+		"$LS_PG_BIN/postgres" -D "$data" -c shared_preload_libraries=leanstore \
+		-c jit=off -c autovacuum=off -c listen_addresses= -c unix_socket_directories="$dir" \
+		-c logging_collector=off -p "$port" "$@" >"$dir/server.log" 2>&1 &
+	for t in $(seq 1200); do
+		ls_as_pg pg_isready -q -h "$dir" -p "$port" && break
+		if [ "$t" = 1200 ] || ! kill -0 $! 2>/dev/null; then
+			echo "the server under callgrind did not start" >&2
+			tail -n 30 "$dir/server.log" >&2
+			return 1
+		fi
+		sleep 0.25
+	done
+	{ echo "SELECT pg_backend_pid();"; sed 's/$/;/' "$dir/input.sql"; } >"$dir/input-psql.sql"
+	chown "$LS_PG_USER": "$dir/input-psql.sql"
+	if ! ls_as_pg psql -X -q -At -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -d postgres \
+		-f "$dir/input-psql.sql" >"$dir/psql.log" 2>&1; then
+		grep -m3 ERROR "$dir/psql.log" >&2 || tail -n 5 "$dir/psql.log" >&2
+		ls_as_pg pg_ctl -D "$data" -m immediate -w stop >/dev/null 2>&1
 		return 1
 	fi
+	pid=$(head -n1 "$dir/psql.log")
+	ls_as_pg pg_ctl -D "$data" -m fast -w -t 600 stop >/dev/null ||
+		{ tail -n 30 "$dir/server.log" >&2; return 1; }
+	# dump 1 is the pid query; dump N + 1 is line N
+	for f in "$dir/cg.$pid".*; do
+		n=${f##*.}
+		[ "$n" -ge 2 ] 2>/dev/null && mv "$f" "$dir/cg.out.$((n - 1))"
+	done
+	rm -f "$dir"/cg.[0-9]*
+	ls "$dir"/cg.out.* >/dev/null 2>&1 || { echo "no callgrind dumps of backend $pid" >&2; return 1; }
 }
 
 # bench_cg_total FILE: the instructions the callgrind dump FILE counted

@@ -26,7 +26,7 @@
 #             threads; median of the paired ratios leanstore / heap:
 #               RESULT sysbench_point_select_ratio=...
 #   callgrind instruction counts per lookup (deterministic, no noise): one
-#             `postgres --single` backend under valgrind --tool=callgrind,
+#             backend of a server running under valgrind --tool=callgrind,
 #             LK_CG_ROWS rows per table, warmed, then the same PL/pgSQL loop
 #             (LK_CG_LOOKUPS keys, a fixed permutation) on heap, leanstore
 #             and leanstore with hash_cache = off, one dump per statement;
@@ -228,7 +228,7 @@ run_sysbench() {
 	echo "RESULT sysbench_point_select_ratio=$ratio"
 }
 
-# the PL/pgSQL loop of the callgrind job (one line: single-user mode):
+# the PL/pgSQL loop of the callgrind job (one line: one statement a line):
 # the same statement as inserver's, keys a fixed permutation
 cg_func() {
 	echo "CREATE FUNCTION $1(n int, nrows int) RETURNS bigint LANGUAGE plpgsql AS \$\$ DECLARE s bigint := 0; x int; k int; BEGIN FOR i IN 1..n LOOP k := (i * 7919) % nrows + 1; SELECT abalance INTO x FROM $2 WHERE aid = k; s := s + x; END LOOP; RETURN s; END \$\$"
@@ -236,7 +236,6 @@ cg_func() {
 
 run_callgrind() {
 	local dir=$1 stmts=() labels=() i file tot
-	command -v valgrind >/dev/null || { echo "valgrind missing" >&2; return 1; }
 	ls_as_pg "$LS_PG_BIN/initdb" -D "$dir/cgdata" --no-locale -E UTF8 -A trust >"$dir/initdb.log" 2>&1 ||
 		{ cat "$dir/initdb.log"; return 1; }
 	add() { labels+=("$1"); stmts+=("$2"); }
@@ -257,8 +256,8 @@ run_callgrind() {
 	add "leanstore-nocache" "SELECT lk_nocache($CG_LOOKUPS, $CG_ROWS)"
 	printf '%s\n' "${stmts[@]}" >"$dir/input.sql"
 	chown -R "$LS_PG_USER": "$dir"
-	ls_log "callgrind: postgres --single, $CG_ROWS rows, $CG_LOOKUPS lookups per engine (a few minutes)"
-	bench_callgrind_single "$dir" "$dir/cgdata" -c leanstore.hot_memory=512MB \
+	ls_log "callgrind: one backend of a server under callgrind, $CG_ROWS rows, $CG_LOOKUPS lookups per engine (a few minutes)"
+	bench_callgrind_server "$dir" "$dir/cgdata" -c leanstore.hot_memory=512MB \
 		-c leanstore.bulk_load_rows=0 -c shared_buffers=256MB || return 1
 	echo "callgrind instructions per lookup (PL/pgSQL loop, whole statement: executor, SPI, PL/pgSQL)"
 	for i in "${!stmts[@]}"; do

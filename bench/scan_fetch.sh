@@ -17,8 +17,8 @@
 #              queries per second (1e6 / mean latency in us), the median of
 #              the per-run paired ratios leanstore / heap (> 1: leanstore
 #              faster) and their min and max.
-#   callgrind  instruction counts (deterministic, no noise): one `postgres
-#              --single` backend under valgrind --tool=callgrind with a dump
+#   callgrind  instruction counts (deterministic, no noise): one backend of
+#              a server running under valgrind --tool=callgrind, a dump
 #              after every statement (--dump-after=PortalRun); each measured
 #              statement's total instructions divided by the rows it read
 #              (seq scans, index range, bitmap) or by the lookups it made
@@ -160,7 +160,6 @@ run_time() {
 
 run_callgrind() {
 	local dir data n stmts=() labels=() i f tot file pid
-	command -v valgrind >/dev/null || { echo "valgrind missing" >&2; return 1; }
 	dir=$SF_CG_DIR
 	ls_as_pg "$LS_PG_BIN/initdb" -D "$dir/data" --no-locale -E UTF8 -A trust >"$dir/initdb.log" 2>&1 ||
 		{ cat "$dir/initdb.log"; return 1; }
@@ -168,7 +167,7 @@ run_callgrind() {
 	seq 1 "$CG_ROWS" | awk -v n="$CG_ROWS" '{ printf "%d\t%d\t%d\t%s\n", $1, ($1 * 7919) % n, $1 % 1000,
 		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" }' >"$data"
 	chown "$LS_PG_USER": "$data"
-	# statements, one per line (single-user mode), each with a label; only
+	# statements, one per line, each with a label; only
 	# labelled ones are reported: "label:divisor"
 	add() { labels+=("$1"); stmts+=("$2"); }
 	add - "CREATE EXTENSION leanstore"
@@ -197,8 +196,8 @@ run_callgrind() {
 	done
 	printf '%s\n' "${stmts[@]}" >"$dir/input.sql"
 	chown -R "$LS_PG_USER": "$dir"
-	ls_log "callgrind: postgres --single, $CG_ROWS rows, $CG_LOOKUPS lookups (takes a few minutes)"
-	bench_callgrind_single "$dir" "$dir/data" -c leanstore.hot_memory=256MB \
+	ls_log "callgrind: one backend of a server under callgrind, $CG_ROWS rows, $CG_LOOKUPS lookups (takes a few minutes)"
+	bench_callgrind_server "$dir" "$dir/data" -c leanstore.hot_memory=256MB \
 		-c shared_buffers=128MB || return 1
 	n=$(ls "$dir"/cg.out.* 2>/dev/null | wc -l)
 	if [ "$n" -ne "${#stmts[@]}" ]; then

@@ -1287,19 +1287,6 @@ ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, 
 	return n;
 }
 
-ls_hot_row *
-ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end)
-{
-	ls_hot_row *row;
-
-	while (*cursor < end)
-	{
-		if (ls_rows_batch(tbl, cursor, end, &row, 1) == 1)
-			return row;
-	}
-	return NULL;
-}
-
 /*
  * leanstore_verify's look at tbl's cold tree.  First the tree's own
  * invariants (ls_btree_verify: keys ordered within and across pages, fences,

@@ -1453,6 +1453,86 @@ scan_blocks_total(LsScanDesc scan)
 	return ls_blocks_for_limit(end) - ls_blocks_for_limit(scan->tr_min);
 }
 
+/* Rows an index build decides per epoch (one cold-tree descent each batch) */
+#define LS_INDEX_BATCH	64
+
+/* One row of an index build's batch, decided inside the epoch */
+typedef struct LsBuildRow
+{
+	uint64		rowid;
+	HeapTuple	tup;			/* the version to index (a copy); NULL: none */
+	bool		alive;			/* tupleIsAlive for the callback */
+	bool		counts;			/* counts in reltuples */
+} LsBuildRow;
+
+/*
+ * Which version of row an index build indexes (NULL: none) and how; for a
+ * non-MVCC snapshot (plain CREATE INDEX, REINDEX) as heap decides with
+ * HeapTupleSatisfiesVacuum, for an MVCC one (CONCURRENTLY, bootstrap) the
+ * visible version.  *counts: the row counts in reltuples, as heap counts
+ * (live rows, our own inserts, rows another transaction is deleting; every
+ * one of them with anyvisible).  Caller inside an epoch; may consult clog.
+ */
+static ls_hot_version *
+ls_index_build_version(ls_hot_row *row, Snapshot snapshot, bool mvcc,
+					   bool anyvisible, GlobalVisState *vistest,
+					   IndexInfo *indexInfo, bool *alive, bool *counts)
+{
+	ls_hot_version *v;
+	TransactionId dead_after;
+	LsVacuumState vs;
+	LsVersionInfo info;
+	ls_hot_version *older;
+
+	*alive = true;
+	*counts = true;
+	if (mvcc)
+		return ls_row_visible_version(row, snapshot);
+	vs = ls_row_vacuum_state(row, vistest, &v, &dead_after);
+	if (v == NULL)
+		return NULL;
+	switch (vs)
+	{
+		case LS_V_DEAD:
+			v = NULL;
+			break;
+		case LS_V_LIVE:
+			break;
+		case LS_V_INSERT_IN_PROGRESS:
+			/* counted only when our own (as heap, and ANALYZE) */
+			ls_version_info(v, &info);
+			*counts = anyvisible || TransactionIdIsCurrentTransactionId(info.xmin);
+			break;
+		case LS_V_RECENTLY_DEAD:
+			*alive = false;
+			*counts = false;
+			break;
+		case LS_V_DELETE_IN_PROGRESS:
+			ls_version_info(v, &info);
+			if (anyvisible)
+				*alive = false;
+			else if (TransactionIdIsCurrentTransactionId(info.xmax))
+			{
+				*alive = false;
+				*counts = false;
+			}
+			break;
+	}
+	/* older versions still visible to someone: like a broken HOT chain */
+	older = v ? ls_hot_version_older(v) : NULL;
+	if (older != NULL &&
+		ls_version_vacuum_state(older, vistest, &dead_after) != LS_V_DEAD)
+		indexInfo->ii_BrokenHotChain = true;
+	return v;
+}
+
+/*
+ * The table scan of CREATE INDEX and REINDEX (and of CONCURRENTLY's build
+ * phase): rows of both tiers a batch at a time, LS_INDEX_BATCH rows decided
+ * and copied out per epoch (one cold-tree descent per batch, not a lookup
+ * per row), then handed to the callback outside the epoch (it evaluates
+ * expressions and predicates, and may throw).
+ */
 double
 ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 						  IndexInfo *indexInfo, bool allow_sync,
@@ -1464,20 +1544,26 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 	EState	   *estate = CreateExecutorState();
 	ExprContext *econtext = GetPerTupleExprContext(estate);
 	TupleTableSlot *slot = table_slot_create(table_rel, NULL);
+	MemoryContext batchcxt;
 	ExprState  *predicate;
 	Snapshot	snapshot;
 	bool		need_unregister = false;
 	bool		mvcc;
 	GlobalVisState *vistest = GlobalVisTestFor(table_rel);
+	Oid			relid = RelationGetRelid(table_rel);
 	LsScanDesc	scan;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 	double		reltuples = 0;
 	BlockNumber blocks_done = 0;
 	BlockNumber blocks_total = 0;
+	ls_hot_row *rows[LS_INDEX_BATCH];
+	LsBuildRow	batch[LS_INDEX_BATCH];
 
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(indexInfo->ii_Predicate, estate);
+	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "leanstore index build batch",
+									 ALLOCSET_DEFAULT_SIZES);
 
 	if (sscan == NULL)
 	{
@@ -1510,78 +1596,65 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 	}
 	for (;;)
 	{
-		ls_hot_row *row;
-		ls_hot_version *v = NULL;
-		bool		alive = true;
-		bool		counts = true;
-		ItemPointerData tid;
+		int			n;
+		bool		bad = false;
 
 		CHECK_FOR_INTERRUPTS();
-		MemoryContextReset(econtext->ecxt_per_tuple_memory);
+		/* the slot may still borrow a copy of the last batch */
+		ExecClearTuple(slot);
+		MemoryContextReset(batchcxt);
 
 		ls_epoch_enter();
-		row = ls_scan_next_row(scan);
-		if (row != NULL)
+		n = ls_scan_next_rows(scan, rows, LS_INDEX_BATCH);
+		for (int i = 0; i < n; i++)
 		{
-			if (mvcc)
-				v = ls_row_visible_version(row, snapshot);
-			else
+			LsBuildRow *b = &batch[i];
+			ls_hot_version *v;
+			Size		size;
+
+			v = ls_index_build_version(rows[i], snapshot, mvcc, anyvisible,
+									   vistest, indexInfo, &b->alive, &b->counts);
+			b->rowid = rows[i]->rowid;
+			b->tup = NULL;
+			if (v == NULL)
+				continue;
+			size = ls_version_tuple_size(v);
+			if (size == 0)
 			{
-				TransactionId dead_after;
-				LsVacuumState vs = ls_row_vacuum_state(row, vistest, &v, &dead_after);
-
-				if (v != NULL)
-				{
-					LsVersionInfo info;
-					ls_hot_version *older;
-
-					ls_version_info(v, &info);
-					switch (vs)
-					{
-						case LS_V_DEAD:
-							v = NULL;
-							break;
-						case LS_V_LIVE:
-						case LS_V_INSERT_IN_PROGRESS:
-							break;
-						case LS_V_RECENTLY_DEAD:
-							alive = false;
-							counts = false;
-							break;
-						case LS_V_DELETE_IN_PROGRESS:
-							if (TransactionIdIsCurrentTransactionId(info.xmax))
-							{
-								alive = false;
-								counts = false;
-							}
-							break;
-					}
-					/* older versions still visible to someone: like a broken HOT chain */
-					older = v ? ls_hot_version_older(v) : NULL;
-					if (older != NULL &&
-						ls_version_vacuum_state(older, vistest, &dead_after) != LS_V_DEAD)
-						indexInfo->ii_BrokenHotChain = true;
-				}
+				bad = true;
+				break;
 			}
-			if (v != NULL)
-				ls_store_version(v, table_rel, row->rowid, slot);
-			ls_rowid_to_tid(row->rowid, &tid);
+			b->tup = ls_version_copy_out(v, relid, b->rowid,
+										 MemoryContextAlloc(batchcxt, size));
 		}
 		ls_epoch_exit();
-		if (row == NULL)
+		if (bad)
+			ls_report_bad_version(table_rel);
+		if (n == 0)
 			break;
-		if (progress)
-			ls_progress_rowid(PROGRESS_SCAN_BLOCKS_DONE,
-							  ls_tid_to_rowid(&tid) - scan->tr_min, &blocks_done);
-		if (v == NULL)
-			continue;
 
-		if (predicate != NULL && !ExecQual(predicate, econtext))
-			continue;
-		if (counts)
-			reltuples += 1;
-		FormIndexDatum(indexInfo, slot, estate, values, isnull);
-		callback(index_rel, &tid, values, isnull, alive, callback_state);
+		for (int i = 0; i < n; i++)
+		{
+			LsBuildRow *b = &batch[i];
+
+			if (progress)
+				ls_progress_rowid(PROGRESS_SCAN_BLOCKS_DONE, b->rowid - scan->tr_min,
+								  &blocks_done);
+			if (b->tup == NULL)
+				continue;
+			CHECK_FOR_INTERRUPTS();
+			/* the table's rows, whatever a partial index's predicate says */
+			if (b->counts)
+				reltuples += 1;
+			MemoryContextReset(econtext->ecxt_per_tuple_memory);
+			/* the copy lives until the next batch: the slot borrows it */
+			ls_store_borrowed(b->tup, slot);
+			if (predicate != NULL && !ExecQual(predicate, econtext))
+				continue;
+			FormIndexDatum(indexInfo, slot, estate, values, isnull);
+			callback(index_rel, &b->tup->t_self, values, isnull, b->alive,
+					 callback_state);
+		}
 	}
 	if (progress)
 	{
@@ -1590,10 +1663,12 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 		ls_test_pause("index-scanned");
 	}
 
+	ExecClearTuple(slot);
 	table_endscan(sscan);
 	if (need_unregister)
 		UnregisterSnapshot(snapshot);
 	ExecDropSingleTupleTableSlot(slot);
+	MemoryContextDelete(batchcxt);
 	FreeExecutorState(estate);
 	indexInfo->ii_ExpressionsState = NIL;
 	indexInfo->ii_PredicateState = NULL;

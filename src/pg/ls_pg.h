@@ -324,7 +324,6 @@ extern ls_hot_row *ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid,
 									 ls_hot_map_hint *hint);
 extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 							ls_hot_row **rows, uint32 max);
-extern ls_hot_row *ls_rows_next(ls_hot_table *tbl, uint64 *cursor, uint64 end);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
 /* rowid LS_ROWID_INVALID (no stand-in): the tree's structure is broken */
@@ -604,7 +603,7 @@ typedef struct LsScanDescData
 
 typedef LsScanDescData *LsScanDesc;
 
-extern ls_hot_row *ls_scan_next_row(LsScanDesc scan);
+extern int	ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max);
 extern uint64 ls_rel_rowid_limit(Relation rel);
 extern BlockNumber ls_table_nblocks(ls_hot_table *tbl);
 

@@ -277,36 +277,6 @@ ls_scan_claim_chunk(LsScanDesc scan)
 	return true;
 }
 
-/*
- * Forward: the next live row (any version) in range, for callers that do
- * their own visibility decisions (index builds).  Caller inside an epoch.
- */
-ls_hot_row *
-ls_scan_next_row(LsScanDesc scan)
-{
-	Assert(ls_in_epoch());
-	for (;;)
-	{
-		uint64		hi = Min(scan->chunk_end, scan->tr_max == LS_ROWID_INVALID ?
-							 scan->chunk_end : scan->tr_max + 1);
-		ls_hot_row *row;
-
-		if (scan->cursor < scan->tr_min)
-			scan->cursor = scan->tr_min;
-		row = scan->cursor < hi ?
-			ls_rows_next(scan->tbl, &scan->cursor, hi) : NULL;
-		if (row != NULL)
-		{
-			ls_scan_count_blocks(scan, scan->cursor);
-			return row;
-		}
-		scan->cursor = hi;
-		ls_scan_count_blocks(scan, hi);
-		if (scan->base.rs_parallel == NULL || !ls_scan_claim_chunk(scan))
-			return NULL;
-	}
-}
-
 /* Upper bound (exclusive) of the rowids this scan may return. */
 static uint64
 ls_scan_hi(LsScanDesc scan)
@@ -364,10 +334,11 @@ ls_scan_prev_row(LsScanDesc scan)
 }
 
 /*
- * Forward, for a batch: up to max live rows in range into rows[] (0 at the
- * end).  Caller inside an epoch.
+ * Forward, for a batch: up to max live rows (any version) in range into
+ * rows[] (0 at the end), for the scan's own batches and for callers that do
+ * their own visibility decisions (index builds).  Caller inside an epoch.
  */
-static int
+int
 ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max)
 {
 	Assert(ls_in_epoch());
