@@ -2008,6 +2008,56 @@ ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid)
 		ls_report_status(st, NULL, "replay a removal from");
 }
 
+/*
+ * Recovery: every rowid of [lo, hi) that holds no row in either tier and is
+ * not DEAD becomes DEAD (the caller says why).  Rows are found a batch at a
+ * time; the gaps between them are the holes.
+ */
+void
+ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi)
+{
+	uint64		cursor = lo;
+	uint64		expect = lo;
+
+	while (expect < hi)
+	{
+		ls_hot_row *rows[64];
+		uint64		found[64];
+		uint32		n;
+
+		ls_epoch_enter();
+		n = ls_rows_batch(tbl, &cursor, hi, rows, lengthof(rows));
+		for (uint32 i = 0; i < n; i++)
+			found[i] = rows[i]->rowid;
+		ls_epoch_exit();
+		/* the batch covered [expect, cursor): its gaps are holes */
+		for (uint32 i = 0; i <= n; i++)
+		{
+			uint64		upto = (i < n) ? found[i] : Min(cursor, hi);
+
+			for (; expect < upto; expect++)
+			{
+				bool		dead;
+				ls_status	st;
+
+				ls_epoch_enter();
+				dead = ls_hot_rowid_is_dead(tbl, expect);
+				ls_epoch_exit();
+				if (!dead && (st = ls_adopt_dead(tbl, expect)) != LS_OK)
+					ereport(FATAL,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("could not recover rowid " UINT64_FORMAT " of a leanstore table: %s",
+									expect, ls_status_str(st)),
+							 errhint("Increase leanstore.hot_memory and start the server again.")));
+			}
+			if (i < n)
+				expect = found[i] + 1;
+		}
+		if (n == 0)
+			break;				/* [expect, hi) was covered: done */
+	}
+}
+
 /* Does tbl have a cold tree (replay: what a clean point must write)? */
 bool
 ls_cold_has_tree(ls_hot_table *tbl)

@@ -109,8 +109,14 @@ ls_log_writer_failed(void)
 #define LS_LOG_AHEAD		2		/* segments prepared ahead of the end */
 #define LS_LOG_WAIT_MS		100		/* committers look up this often */
 
-/* Rowids are reserved in the log in steps of 2^16 (225 virtual blocks). */
-#define LS_HWM_SHIFT		16
+/*
+ * Rowids are reserved in the log in steps of 2^12 (about 14 virtual
+ * blocks): after a crash, every rowid between a table's last clean image
+ * and its reservation that holds no row becomes DEAD (a crashed
+ * transaction may have handed it out, and its index entries are in
+ * PostgreSQL's WAL), so the step bounds that work and memory.
+ */
+#define LS_HWM_SHIFT		12
 
 /* Custom WAL resource manager: a leanstore-only transaction's WAL record. */
 #define LS_RMGR_ID			141
@@ -129,6 +135,8 @@ ls_log_writer_failed(void)
 #define LS_LR_PUT			8		/* a cold image stored (pack, bulk load,
 									 * VACUUM's freeze) */
 #define LS_LR_REMOVE		9		/* a cold image removed, the rowid DEAD */
+#define LS_LR_DEAD			10		/* rowids [value, value + len) that hold no
+									 * row are DEAD (a checkpoint's record) */
 
 #define LS_LRF_FROZEN		0x0001	/* applies whatever clog says of xid */
 
@@ -139,8 +147,9 @@ typedef struct LsLogTarget
 	Oid			db;
 	Oid			rel;
 	Oid			spc;			/* the real tablespace (file path) */
-	uint64		value;			/* rowid (ROW, TOMB), bound (HWM) */
-	uint32		len;			/* payload bytes after this header (ROW) */
+	uint64		value;			/* rowid (ROW, TOMB), bound (HWM), first (DEAD) */
+	uint32		len;			/* payload bytes after this header (ROW),
+								 * rowids (DEAD) */
 	uint32		persistence;	/* CREATE */
 } LsLogTarget;
 
@@ -984,6 +993,33 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 	/* the reservation that covers the rowids in use */
 	t.value = Max(next, (uint64) ls_hot_table_get_tag(tbl, LS_TAG_HWM) << LS_HWM_SHIFT);
 	ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
+	/*
+	 * DEAD rowids: index entries may still name them, and the records that
+	 * made them DEAD are before the new replay start.  One record per run
+	 * of consecutive DEAD rowids (a crashed load leaves long runs).
+	 */
+	t.len = 0;
+	for (uint64 cursor = 0;;)
+	{
+		uint64		dead = 0;
+		bool		more;
+
+		ls_epoch_enter();
+		more = ls_hot_scan_next_dead(tbl, &cursor, ls_hot_table_rowid_limit(tbl), &dead);
+		ls_epoch_exit();
+		if (more && t.len > 0 && dead == t.value + t.len && t.len < PG_UINT32_MAX)
+		{
+			t.len++;
+			continue;
+		}
+		if (t.len > 0)
+			ls_log_append(LS_LR_DEAD, 0, InvalidTransactionId, &t, NULL, 0);
+		if (!more)
+			break;
+		t.value = dead;
+		t.len = 1;
+	}
+	t.len = 0;
 	/* the hot rows only (the scan skips empty parts of the RID-map) */
 	for (uint64 cursor = 0;;)
 	{
@@ -1302,6 +1338,8 @@ typedef struct LsReplayTable
 	bool		created;		/* started afresh by a CREATE or TRUNCATE */
 	uint64		hwm;			/* rowids below may have been handed out */
 	uint64		max_rowid;		/* one past the highest replayed rowid */
+	uint64		open_fill;		/* rowid allocation of its clean image */
+	bool		orphan;			/* its CREATE / TRUNCATE did not commit */
 	ls_hot_table *tbl;
 } LsReplayTable;
 
@@ -1335,6 +1373,8 @@ ls_replay_reset(LsReplayTable *rt)
 	rt->created = false;
 	rt->hwm = 0;
 	rt->max_rowid = 0;
+	rt->open_fill = 0;
+	rt->orphan = false;
 }
 
 static void
@@ -1384,6 +1424,12 @@ ls_replay_table(LsReplay *rp, const LsLogTarget *t)
 		}
 		else if (rt->tbl == NULL)
 			rt->lost = true;
+		else
+		{
+			uint32		used;
+
+			ls_hot_table_get_fill(rt->tbl, &rt->open_fill, &used);
+		}
 	}
 	return rt;
 }
@@ -1446,16 +1492,18 @@ ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len,
 
 		ls_epoch_enter();
 		row = ls_row_get(tbl, rowid);
-		cold_only = row != NULL && ls_row_is_standin(row);
+		cold_only = row == NULL || ls_row_is_standin(row);
 		ls_epoch_exit();
 		if (cold_only)
 		{
 			/*
 			 * Only an image (a delete made in the cold tier, or one whose row
-			 * was packed since): no snapshot survived the crash, so the row
-			 * goes at once, its rowid DEAD for index cleanup; a dead hot
-			 * version for every such row could overflow the hot tier after
-			 * a large delete.
+			 * was packed since), or nothing (a row already gone, its
+			 * tombstone's rowid still named by index entries): no snapshot
+			 * survived the crash, so
+			 * the row goes at once, its rowid DEAD for index cleanup (index
+			 * entries may name it); a dead hot version for every such row
+			 * could overflow the hot tier after a large delete.
 			 */
 			ls_cold_replay_remove(tbl, rowid);
 			return;
@@ -1546,6 +1594,8 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 			ls_replay_reset(rt);
 			rt->spc = t->spc;
 			rt->created = true;
+			/* PostgreSQL leaves the file of an uncommitted creation behind */
+			rt->orphan = !ls_replay_committed(rec);
 			ls_replay_new_table(rt);
 			break;
 		case LS_LR_DROP:
@@ -1580,6 +1630,13 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 		case LS_LR_HWM:
 			rt = ls_replay_table(rp, t);
 			rt->hwm = Max(rt->hwm, t->value);
+			break;
+		case LS_LR_DEAD:
+			rt = ls_replay_table(rp, t);
+			if (rt->lost || rt->tbl == NULL)
+				break;
+			ls_cold_mark_holes_dead(rt->tbl, t->value, t->value + t->len);
+			rt->max_rowid = Max(rt->max_rowid, t->value + t->len);
 			break;
 		case LS_LR_PUT:
 			if (!ls_replay_committed(rec))
@@ -1665,6 +1722,15 @@ ls_replay_finish(LsReplay *rp)
 
 		if (rt->tbl == NULL)
 			continue;
+		if (rt->orphan)
+		{
+			/*
+			 * A creation that did not commit (PostgreSQL leaves its file
+			 * behind): no catalog names it, nothing will use it again
+			 */
+			ls_replay_reset(rt);
+			continue;
+		}
 		ls_replay_node(rt, &node);
 		srel = smgropen(node, InvalidBackendId);
 		if (!smgrexists(srel, MAIN_FORKNUM))
@@ -1695,6 +1761,16 @@ ls_replay_finish(LsReplay *rp)
 
 		ls_hot_table_get_fill(rt->tbl, &next, &used);
 		next = Max(next, Max(rt->hwm, rt->max_rowid));
+
+		/*
+		 * Rowids the crashed run handed out since the clean image and that
+		 * hold no row now (a transaction that did not commit, a row whose
+		 * tombstone predates the replay start) may be named by index
+		 * entries in PostgreSQL's WAL: DEAD, so that VACUUM deletes those
+		 * entries before it sets a visibility map bit (an index-only scan
+		 * would return them as rows).
+		 */
+		ls_cold_mark_holes_dead(rt->tbl, rt->open_fill, next);
 		/* a fresh virtual block: what the crashed run used is never reused */
 		next = (next + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK * LS_ROWS_PER_BLOCK;
 		ls_hot_table_set_fill(rt->tbl, next, 0);

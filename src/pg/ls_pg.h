@@ -303,6 +303,7 @@ extern void ls_cold_set_log_start(uint64 log_start);
 extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
 							   uint32 len, TransactionId xmin);
 extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
+extern void ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi);
 extern bool ls_cold_has_tree(ls_hot_table *tbl);
 extern bool ls_cold_file_is_tree(const char *path);
 extern bool ls_cold_clean_point(bool held);
