@@ -1308,6 +1308,24 @@ ls_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
  * DELETE
  * ------------------------------------------------------------------------ */
 
+/*
+ * Cheap first test for a write in the cold tier (ls_cold_delete,
+ * ls_cold_lock_for_update): the table has a tree and rowid no hot row.
+ * Keeps the common write of a hot row free of the rest.
+ */
+static bool
+ls_row_maybe_cold(ls_hot_table *tbl, uint64 rowid)
+{
+	bool		hot;
+
+	if (!ls_cold_has_tree(tbl))
+		return false;
+	ls_epoch_enter();
+	hot = ls_hot_row_get(tbl, rowid) != NULL;
+	ls_epoch_exit();
+	return !hot;
+}
+
 TM_Result
 ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				Snapshot snapshot, Snapshot crosscheck, bool wait,
@@ -1329,7 +1347,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	 * conflict, takes the path below)
 	 */
 	if (crosscheck == InvalidSnapshot && !changingPart && !IsolationIsSerializable() &&
-		snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot) && ls_row_maybe_cold(tbl, rowid) &&
 		ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
 	{
 		ls_hashcache_forget_tuple(rel, oldtup, rowid);
@@ -1530,7 +1548,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * into the tree below
 	 */
 	if (crosscheck == InvalidSnapshot && !IsolationIsSerializable() &&
-		snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot) && ls_row_maybe_cold(tbl, rowid) &&
 		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot,
 								ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0),
 								&oldtup))

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench/cold_write.sh: large DELETEs and UPDATEs of cold rows, heap against
+# leanstore, interleaved, ratios.
+#
+#   pgbench -i -s CW_SCALE into a heap database and a leanstore database
+#   (one COPY: past leanstore.bulk_load_rows its rows go straight to the cold
+#   tree, so nearly every row is cold), then per run and engine, heap and
+#   leanstore interleaved, each statement in a transaction that is rolled
+#   back (the table stays the same; VACUUM between runs, not timed):
+#     delete       DELETE FROM pgbench_accounts WHERE aid % 2 = 0
+#     update       UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid % 2 = 0
+#     update_key   UPDATE pgbench_accounts SET bid = bid WHERE aid % 2 = 0 (an
+#                  indexed column: heap's update is not HOT either)
+#   Past the first leanstore.bulk_load_rows rows, leanstore writes these in
+#   the cold tier (src/pg/README.md "Writes in the cold tier"); before that
+#   work a statement like this migrated every row into the hot tier.
+#
+# Environment: CW_SCALE (10), CW_RUNS (3), CW_NO_BUILD=1, LS_PRIVATE_ROOT.
+# Prints each time, then per statement "heap median (min max), leanstore
+# median (min max), ratio median (min max)" and RESULT lines
+# cold_write_<name>_ratio (leanstore / heap time: lower is better).
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO"
+# shellcheck source=test/lib.sh
+. "$REPO/test/lib.sh"
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
+
+SCALE=${CW_SCALE:-10}
+RUNS=${CW_RUNS:-3}
+ls_bench_setup cold_write "${CW_NO_BUILD:-0}"
+
+ls_scratch_dir cold_write
+CONF=$LS_SCRATCH/extra.conf
+bench_pair_conf "leanstore.buffer_pool = '1GB'" "max_wal_size = '4GB'" "jit = off" \
+	"autovacuum = off" >"$CONF"
+ls_cluster_start "$LS_SCRATCH" "$CONF" || ls_die "cluster did not start"
+psqlq() { ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -d "${DB:-postgres}" "$@"; }
+
+for am in heap leanstore; do
+	ls_as_pg "$LS_PG_BIN/createdb" "cw_$am" || exit 1
+	[ "$am" = leanstore ] && DB=cw_$am psqlq -c "CREATE EXTENSION leanstore" >/dev/null
+	DB=cw_$am psqlq -c "ALTER DATABASE cw_$am SET default_table_access_method = $am" >/dev/null
+	ls_as_pg "$LS_PG_BIN/pgbench" -q -i -s "$SCALE" "cw_$am" >"$OUT/cold_write-init-$am.log" 2>&1 ||
+		{ cat "$OUT/cold_write-init-$am.log"; exit 1; }
+	DB=cw_$am psqlq -c "VACUUM pgbench_accounts" || exit 1
+done
+lstats() {
+	DB=cw_leanstore psqlq -c "SELECT format('leanstore pgbench_accounts $1: %s hot rows, %s hot versions, %s cold pages',
+		hot_rows, hot_versions, cold_pages) FROM leanstore_table_stats('pgbench_accounts')"
+}
+lstats "after the load"
+
+# ms SQL: the milliseconds psql's \timing gives the statement (in a
+# transaction rolled back afterwards)
+ms() {
+	psqlq -c 'BEGIN' -c '\timing on' -c "$1" -c '\timing off' -c 'ROLLBACK' |
+		sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -n1
+}
+
+declare -A SQL=(
+	[delete]="DELETE FROM pgbench_accounts WHERE aid % 2 = 0"
+	[update]="UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid % 2 = 0"
+	[update_key]="UPDATE pgbench_accounts SET bid = bid WHERE aid % 2 = 0"
+)
+NAMES="delete update update_key"
+TIMES=$OUT/cold_write-times.txt
+: >"$TIMES"
+echo "== large writes of cold rows at pgbench scale $SCALE, $RUNS runs each, interleaved (script of $(git -C "$REPO" rev-parse --short HEAD); the installed build)"
+for r in $(seq "$RUNS"); do
+	for name in $NAMES; do
+		for am in heap leanstore; do
+			DB=cw_$am psqlq -c "VACUUM pgbench_accounts" -c "CHECKPOINT" >/dev/null
+			t=$(DB=cw_$am ms "${SQL[$name]}")
+			[ -n "$t" ] || ls_die "$name on $am failed"
+			echo "$r $name $am $t" | tee -a "$TIMES"
+		done
+	done
+done
+for name in $NAMES; do
+	h=$(awk -v n="$name" '$2 == n && $3 == "heap" { print $4 }' "$TIMES" | bench_stats %.1f)
+	l=$(awk -v n="$name" '$2 == n && $3 == "leanstore" { print $4 }' "$TIMES" | bench_stats %.1f)
+	q=$(awk -v n="$name" '$2 == n { t[$1, $3] = $4; r[$1] = 1 }
+		END { for (i in r) if (t[i, "heap"] > 0) print t[i, "leanstore"] / t[i, "heap"] }' "$TIMES" | bench_stats %.2f)
+	read -r hm hmin hmax <<<"$h"
+	read -r lm lmin lmax <<<"$l"
+	read -r qm qmin qmax <<<"$q"
+	echo "$name: heap ${hm} ms ($hmin $hmax), leanstore ${lm} ms ($lmin $lmax), ratio $qm ($qmin $qmax)"
+	echo "RESULT cold_write_${name}_ratio=$qm"
+done
+lstats "at the end"
