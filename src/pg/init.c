@@ -839,6 +839,13 @@ ls_settings_enforce(void)
 	ls_n_given = 0;
 }
 
+static const struct config_enum_entry ls_cold_writes_options[] = {
+	{"off", LS_CW_OFF, false},
+	{"auto", LS_CW_AUTO, false},
+	{"always", LS_CW_ALWAYS, false},
+	{NULL, 0, false}
+};
+
 void
 _PG_init(void)
 {
@@ -887,6 +894,15 @@ _PG_init(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("leanstore.cold_writes",
+							 "When deletes and updates of cold rows are made in the cold tier.",
+							 "auto: past leanstore.bulk_load_rows cold rows of a table in one transaction, while the hot tier is filled above leanstore.pack_threshold; always: past leanstore.bulk_load_rows; off: never (every write copies its row into the hot tier).",
+							 &ls_cold_writes,
+							 LS_CW_AUTO,
+							 ls_cold_writes_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("leanstore.pack_eager",
 							 "Pack every row that may go into the cold tier at once (for tests).",
 							 "Rows go cold as soon as every snapshot sees them, whatever the hot tier's fill.",

@@ -342,6 +342,16 @@ ls_row_is_standin(const ls_hot_row *row)
 
 /* Bulk loads: rows of large loads go straight to the tree. */
 extern int	ls_bulk_load_rows;
+
+/* leanstore.cold_writes: when deletes and updates of cold rows stay cold */
+typedef enum LsColdWrites
+{
+	LS_CW_OFF,					/* never: every write migrates its row */
+	LS_CW_AUTO,					/* past bulk_load_rows, when the hot tier is
+								 * filled above pack_threshold */
+	LS_CW_ALWAYS,				/* past bulk_load_rows (tests) */
+} LsColdWrites;
+extern int	ls_cold_writes;
 extern bool ls_bulk_cold(Relation rel);
 extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   ls_hot_version *v);

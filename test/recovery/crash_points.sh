@@ -30,6 +30,7 @@ ls_test_conf <<EOF
 shared_preload_libraries = 'leanstore'
 leanstore.hot_memory = '128MB'
 leanstore.bulk_load_rows = 0
+leanstore.cold_writes = always
 leanstore.pack_threshold = 100
 synchronous_commit = on
 autovacuum = off
