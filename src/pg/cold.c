@@ -1675,7 +1675,8 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot)
  * once a transaction has written leanstore.bulk_load_rows cold rows of one
  * table (the insert side's threshold), further writes of cold rows are
  * made in their images -- with leanstore.cold_writes = auto only while the
- * hot tier is filled above leanstore.pack_threshold (pack cannot keep up):
+ * hot tier is filled above leanstore.pack_threshold (pack cannot keep up)
+ * or the transaction's own migrated rows would take an eighth of it:
  * migrating is faster while there is room (bench/cold_write.sh: an UPDATE
  * of 500k cold rows took 0.84 of heap's time migrating, 2.3 in the cold
  * tier).  The fill is looked at every 256 rows (it sums every context's
@@ -1706,7 +1707,20 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 	if (ls_cold_writes == LS_CW_ALWAYS)
 		return true;
 	if ((ls_cw_count - (uint64) ls_bulk_load_rows) % 256 == 1)
-		ls_cw_pressure = ls_hot_over(ls_pack_threshold);
+	{
+		ls_hot_stats hs;
+
+		/*
+		 * The tier is filled above the threshold, or this transaction's
+		 * migrated rows of the table (at an assumed 256 bytes each) would
+		 * take an eighth of it: allocations can fail before the fill says
+		 * so (free memory of other size classes), and hotfull's UPDATE of
+		 * 150k rows failed at 38% with the fill alone.
+		 */
+		ls_hot_get_stats(ls_shared_hot(), &hs);
+		ls_cw_pressure = ls_hot_over(ls_pack_threshold) ||
+			ls_cw_count * 256 > hs.heap_bytes / 8;
+	}
 	return ls_cw_pressure;
 }
 

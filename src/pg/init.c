@@ -896,7 +896,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomEnumVariable("leanstore.cold_writes",
 							 "When deletes and updates of cold rows are made in the cold tier.",
-							 "auto: past leanstore.bulk_load_rows cold rows of a table in one transaction, while the hot tier is filled above leanstore.pack_threshold; always: past leanstore.bulk_load_rows; off: never (every write copies its row into the hot tier).",
+							 "auto: past leanstore.bulk_load_rows cold rows of a table in one transaction, while the hot tier is filled above leanstore.pack_threshold or the transaction's migrated rows would take an eighth of it; always: past leanstore.bulk_load_rows; off: never (every write copies its row into the hot tier).",
 							 &ls_cold_writes,
 							 LS_CW_AUTO,
 							 ls_cold_writes_options,
