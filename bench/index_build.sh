@@ -79,15 +79,5 @@ for r in $(seq "$RUNS"); do
 		done
 	done
 done
-for name in $NAMES; do
-	h=$(awk -v n="$name" '$2 == n && $3 == "heap" { print $4 }' "$TIMES" | bench_stats %.1f)
-	l=$(awk -v n="$name" '$2 == n && $3 == "leanstore" { print $4 }' "$TIMES" | bench_stats %.1f)
-	q=$(awk -v n="$name" '$2 == n { t[$1, $3] = $4; r[$1] = 1 }
-		END { for (i in r) if (t[i, "heap"] > 0) print t[i, "leanstore"] / t[i, "heap"] }' "$TIMES" | bench_stats %.2f)
-	read -r hm hmin hmax <<<"$h"
-	read -r lm lmin lmax <<<"$l"
-	read -r qm qmin qmax <<<"$q"
-	echo "$name: heap ${hm} ms ($hmin $hmax), leanstore ${lm} ms ($lmin $lmax), ratio $qm ($qmin $qmax)"
-	echo "RESULT index_${name}_ratio=$qm"
-done
+bench_pair_summary "$TIMES" index_ $NAMES
 lstats "at the end"

@@ -293,3 +293,23 @@ bench_callgrind_server() {
 bench_cg_total() {
 	sed -n 's/^totals: \([0-9]*\).*/\1/p; s/^summary: \([0-9]*\).*/\1/p' "$1" | head -1
 }
+
+# bench_pair_summary TIMES PREFIX NAME...: for lines "run name engine ms"
+# (engines heap and leanstore, interleaved runs) print per name the medians
+# with min / max and the median of the runs' paired ratios leanstore / heap,
+# and RESULT PREFIX<name>_ratio=... (bench/index_build.sh, bench/cold_write.sh).
+bench_pair_summary() {
+	local times=$1 prefix=$2 name h l q hm hmin hmax lm lmin lmax qm qmin qmax
+	shift 2
+	for name in "$@"; do
+		h=$(awk -v n="$name" '$2 == n && $3 == "heap" { print $4 }' "$times" | bench_stats %.1f)
+		l=$(awk -v n="$name" '$2 == n && $3 == "leanstore" { print $4 }' "$times" | bench_stats %.1f)
+		q=$(awk -v n="$name" '$2 == n { t[$1, $3] = $4; r[$1] = 1 }
+			END { for (i in r) if (t[i, "heap"] > 0) print t[i, "leanstore"] / t[i, "heap"] }' "$times" | bench_stats %.2f)
+		read -r hm hmin hmax <<<"$h"
+		read -r lm lmin lmax <<<"$l"
+		read -r qm qmin qmax <<<"$q"
+		echo "$name: heap ${hm} ms ($hmin $hmax), leanstore ${lm} ms ($lmin $lmax), ratio $qm ($qmin $qmax)"
+		echo "RESULT ${prefix}${name}_ratio=$qm"
+	done
+}

@@ -198,7 +198,7 @@ typedef struct LsColdShared
 static LsColdShared *ls_cold = NULL;
 
 static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
-static bool ls_hot_over(int pct);
+static bool ls_hot_fill_over(const ls_hot_stats *hs, int pct);
 static bool ls_cold_unlogged_reset(Relation rel);
 static ls_status ls_cold_touch(LsColdTable *ct);
 static void ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name);
@@ -1718,7 +1718,7 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 		 * 150k rows failed at 38% with the fill alone.
 		 */
 		ls_hot_get_stats(ls_shared_hot(), &hs);
-		ls_cw_pressure = ls_hot_over(ls_pack_threshold) ||
+		ls_cw_pressure = ls_hot_fill_over(&hs, ls_pack_threshold) ||
 			ls_cw_count * 256 > hs.heap_bytes / 8;
 	}
 	return ls_cw_pressure;
@@ -1784,6 +1784,19 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 	return done;
 }
 
+/* An image's xmax part */
+static LsColdXmax
+ls_cold_xmax_part(uint64 xmax_word, CommandId cmax, uint64 next_rowid)
+{
+	LsColdXmax	x;
+
+	memset(&x, 0, sizeof(x));
+	x.xmax_word = xmax_word;
+	x.cmax = cmax;
+	x.next_rowid = next_rowid;
+	return x;
+}
+
 /*
  * DELETE of a cold row in the cold tier itself (ls_cold_write_due): the
  * image gets this transaction's xmax.  Semantics as for ls_cold_stamp.
@@ -1792,12 +1805,9 @@ bool
 ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 			   CommandId cid, Snapshot snapshot, HeapTuple *oldtup)
 {
-	LsColdXmax	x;
+	LsColdXmax	x = ls_cold_xmax_part(ls_hv_word(xid, LS_HV_XMAX_KEYS_UPDATED), cid,
+										  LS_ROWID_INVALID);
 
-	memset(&x, 0, sizeof(x));
-	x.xmax_word = ls_hv_word(xid, LS_HV_XMAX_KEYS_UPDATED);
-	x.cmax = cid;
-	x.next_rowid = LS_ROWID_INVALID;
 	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, true, oldtup);
 }
 
@@ -1814,12 +1824,8 @@ ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						TransactionId xid, Snapshot snapshot, uint64 lock_word,
 						HeapTuple *oldtup)
 {
-	LsColdXmax	x;
+	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
 
-	memset(&x, 0, sizeof(x));
-	x.xmax_word = lock_word;
-	x.cmax = InvalidCommandId;
-	x.next_rowid = LS_ROWID_INVALID;
 	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, false, oldtup);
 }
 
@@ -1856,10 +1862,7 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 			elog(ERROR, "row " UINT64_FORMAT " of leanstore table \"%s\" lost this transaction's lock",
 				 rowid, RelationGetRelationName(rel));
 		}
-		memset(&x, 0, sizeof(x));
-		x.xmax_word = update_word;
-		x.cmax = cid;
-		x.next_rowid = newrowid;
+		x = ls_cold_xmax_part(update_word, cid, newrowid);
 		/* the new row first: a reader meets the old one or both */
 		st = ls_cold_append(ct, tbl, newrowid, v);
 		if (st == LS_OK)
@@ -2253,13 +2256,20 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 	return packed;
 }
 
+/* Is the hot tier (stats hs) filled above pct percent? */
+static bool
+ls_hot_fill_over(const ls_hot_stats *hs, int pct)
+{
+	return hs->heap_bytes > 0 && hs->used_bytes * 100 > (uint64) pct * hs->heap_bytes;
+}
+
 static bool
 ls_hot_over(int pct)
 {
 	ls_hot_stats hs;
 
 	ls_hot_get_stats(ls_shared_hot(), &hs);
-	return hs.heap_bytes > 0 && hs.used_bytes * 100 > (uint64) pct * hs.heap_bytes;
+	return ls_hot_fill_over(&hs, pct);
 }
 
 /*
