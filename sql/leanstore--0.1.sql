@@ -65,7 +65,11 @@ CREATE FUNCTION leanstore_stats(
     OUT recovery_rows bigint,
     OUT recovery_tables bigint,
     OUT checkpoints bigint,
-    OUT checkpoint_us bigint)
+    OUT checkpoint_us bigint,
+    -- writes sent to the cold tree because the hot tier was full; freed
+    -- cold pages the buffer pool could not keep for reuse (until a restart)
+    OUT writes_spilled bigint,
+    OUT cold_pages_leaked bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;
@@ -80,7 +84,8 @@ CREATE FUNCTION leanstore_table_stats(
     OUT hot_bytes bigint,
     OUT dead_rowids bigint,
     OUT rowid_limit bigint,
-    OUT cold_pages bigint)
+    OUT cold_pages bigint,
+    OUT cold_free_pages bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_table_stats'
 LANGUAGE C STRICT VOLATILE;

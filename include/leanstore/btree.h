@@ -371,6 +371,17 @@ ls_status	ls_btree_open(ls_bm *bm, ls_btree *t, const ls_bm_file *file,
 /* The root's block and the height, for the caller's meta page. */
 ls_status	ls_btree_root(ls_btree *t, uint32_t *root_block, uint32_t *height);
 /*
+ * After ls_btree_open: walk the inner nodes and give every block of the
+ * file at or above first_block that no node uses back to the pool's free
+ * list (blocks freed by merges before the file was written, which the pool
+ * does not remember across an open), *reclaimed of them.  Reads every
+ * inner node (about one page in 200), no leaf.  Needs no concurrent writer
+ * (an allocated page not linked yet would look free); eviction may run.
+ * LS_CORRUPT when a child reference points outside the file or twice at
+ * one block: nothing is reclaimed then.
+ */
+ls_status	ls_btree_reclaim(ls_btree *t, uint32_t first_block, uint32_t *reclaimed);
+/*
  * Forget the tree and its file's pages in memory without writing them (the
  * file is being removed).  Nobody may use the tree any more.
  */

@@ -609,8 +609,20 @@ ls_status	ls_bm_alloc_page(ls_bm *bm, uint32_t dt_id, uint16_t dt_type, ls_guard
  * The caller has already removed the owning swip.
  */
 void		ls_bm_free_page(ls_bm *bm, ls_guard *g);
-/* Same for a page that is not in memory (owning swip held a pid). */
+/*
+ * Same for a page that is not in memory (owning swip held a pid).  Also
+ * gives back a block of an opened file that no page of the instance uses
+ * (found by the owner's walk of its pages, see ls_btree_reclaim): the pool
+ * counted every block below n_blocks as in use when the file was opened.
+ */
 void		ls_bm_free_pid(ls_bm *bm, ls_pid pid);
+/*
+ * Free blocks of dt_id's file waiting for reuse.  Freed blocks are kept in
+ * chunks from a pool-wide array (about 4 blocks per frame, at least 63k);
+ * a block freed when none is left is leaked until the file is opened again
+ * (ls_bm_stats.leaked_blocks).
+ */
+uint32_t	ls_bm_dt_free_blocks(ls_bm *bm, uint32_t dt_id);
 
 /* ------------------------------------------------------------------------
  * Page provider (eviction) and write-back
@@ -657,6 +669,7 @@ typedef struct ls_bm_stats
 	uint64_t	allocated_pages;	/* pages in use in all files */
 	uint64_t	undo_appends;	/* undo journal appends (one fdatasync each) */
 	uint64_t	undo_pages;		/* blocks saved in undo journals */
+	uint64_t	leaked_blocks;	/* freed while no free-block chunk was left */
 } ls_bm_stats;
 
 void		ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out);

@@ -1142,9 +1142,16 @@ typedef struct bt_verify
 	size_t		msglen;
 } bt_verify;
 
-/* Copy the node at level whose upper fence is (hi, hlen) (hlen 0: rightmost). */
+/*
+ * Copy the node at level whose upper fence is (hi, hlen) (hlen 0:
+ * rightmost).  With `blocks` (an inner node's count + 1 entries), also the
+ * block number of each child, read under the node's shared latch: a
+ * swizzled child stays in its frame until an evictor latches this node
+ * exclusively to unswizzle it, so the frame's page id is the child's.
+ */
 static ls_status
-fetch_node(bt_verify *v, uint16_t level, const uint8_t *hi, uint32_t hlen, uint8_t *buf)
+fetch_node(ls_btree *t, uint16_t level, const uint8_t *hi, uint32_t hlen, uint8_t *buf,
+		   uint32_t *blocks)
 {
 	bt_target	tg = {hlen ? BT_KEY : BT_MAX, hi, hlen};
 
@@ -1152,17 +1159,26 @@ fetch_node(bt_verify *v, uint16_t level, const uint8_t *hi, uint32_t hlen, uint8
 	{
 		ls_guard	p,
 					c;
-		ls_status	st = descend(v->t, &tg, level, LS_GUARD_SHARED, &p, &c);
+		ls_status	st = descend(t, &tg, level, LS_GUARD_SHARED, &p, &c);
 
 		if (st == LS_OK)
 		{
-			memcpy(buf, node_of(v->t->bm, &c), LS_NODE_SIZE);
+			uint8_t    *n = node_of(t->bm, &c);
+
+			memcpy(buf, n, LS_NODE_SIZE);
+			for (uint16_t i = 0; blocks != NULL && level > 0 && i <= ls_node_count(n); i++)
+			{
+				ls_pid		pid = ls_bm_swip_to_pid(t->bm, ls_swip_load(child_swip(n, i)));
+
+				blocks[i] = pid != LS_PID_INVALID && ls_pid_dt(pid) == t->dt_id ?
+					ls_pid_block(pid) : LS_BLOCK_INVALID;
+			}
 			ls_guard_release(&c);
 			return LS_OK;
 		}
 		if (st != LS_RESTART)
 			return st;
-		ls_bm_count_restart(v->t->bm);
+		ls_bm_count_restart(t->bm);
 	}
 }
 
@@ -1171,7 +1187,7 @@ verify_node(bt_verify *v, uint16_t level, const uint8_t *lo, uint32_t llen,
 			const uint8_t *hi, uint32_t hlen)
 {
 	uint8_t    *n = v->bufs + (size_t) level * LS_NODE_SIZE;
-	ls_status	st = fetch_node(v, level, hi, hlen, n);
+	ls_status	st = fetch_node(v->t, level, hi, hlen, n, NULL);
 
 	if (st != LS_OK)
 	{
@@ -1234,5 +1250,96 @@ ls_btree_verify(ls_btree *t, ls_btree_info *info, char *msg, size_t msglen)
 	}
 	if (info)
 		*info = v.info;
+	return st;
+}
+
+/* ------------------------------------------------------------------------
+ * Free-space walk: the blocks of a file that no node of the tree uses.
+ * Inner nodes only (leaves have no children), each reached by a fresh
+ * descent like verify, so nothing stays latched while children load.
+ * ------------------------------------------------------------------------ */
+typedef struct bt_reclaim
+{
+	ls_btree   *t;
+	uint8_t    *used;			/* one bit per block below n_blocks */
+	uint32_t	n_blocks;
+	uint8_t    *bufs;			/* node copies, one per level */
+	uint32_t   *blocks;			/* child blocks, LS_NODE_MAX_SLOTS + 1 per level */
+} bt_reclaim;
+
+static ls_status
+reclaim_mark(bt_reclaim *r, uint32_t block)
+{
+	if (block >= r->n_blocks || (r->used[block / 8] & (1u << (block % 8))) != 0)
+		return LS_CORRUPT;		/* outside the file, or reached twice */
+	r->used[block / 8] |= (uint8_t) (1u << (block % 8));
+	return LS_OK;
+}
+
+static ls_status
+reclaim_node(bt_reclaim *r, uint16_t level, const uint8_t *hi, uint32_t hlen)
+{
+	uint8_t    *n = r->bufs + (size_t) level * LS_NODE_SIZE;
+	uint32_t   *blocks = r->blocks + (size_t) level * (LS_NODE_MAX_SLOTS + 1);
+	ls_status	st = fetch_node(r->t, level, hi, hlen, n, blocks);
+	uint16_t	count;
+
+	if (st != LS_OK)
+		return st;
+	if (ls_node_header(n)->level != level)
+		return LS_CORRUPT;
+	count = ls_node_count(n);
+	for (uint16_t i = 0; i <= count && st == LS_OK; i++)
+		st = reclaim_mark(r, blocks[i]);
+	if (level == 1)
+		return st;
+	for (uint16_t i = 0; i <= count && st == LS_OK; i++)
+	{
+		uint8_t		cur[LS_BTREE_MAX_KEY];
+		uint32_t	curlen = ls_node_child_upper(n, i, cur);
+
+		st = reclaim_node(r, (uint16_t) (level - 1), cur, curlen);
+	}
+	return st;
+}
+
+ls_status
+ls_btree_reclaim(ls_btree *t, uint32_t first_block, uint32_t *reclaimed)
+{
+	bt_reclaim	r = {.t = t};
+	uint32_t	root_block,
+				height;
+	ls_status	st;
+
+	*reclaimed = 0;
+	st = ls_btree_root(t, &root_block, &height);
+	if (st != LS_OK)
+		return st;
+	if (height == 0 || height > BT_MAX_HEIGHT)
+		return LS_CORRUPT;
+	r.n_blocks = ls_bm_dt_blocks(t->bm, t->dt_id);
+	if (first_block > r.n_blocks)
+		return LS_INVALID;
+	r.used = calloc((size_t) r.n_blocks / 8 + 1, 1);
+	r.bufs = aligned_alloc(64, LS_ALIGN_UP((size_t) height * LS_NODE_SIZE, 64));
+	r.blocks = malloc((size_t) height * (LS_NODE_MAX_SLOTS + 1) * sizeof(uint32_t));
+	if (r.used == NULL || r.bufs == NULL || r.blocks == NULL)
+		st = LS_NO_MEMORY;
+	if (st == LS_OK)
+		st = reclaim_mark(&r, root_block);
+	if (st == LS_OK && height > 1)
+		st = reclaim_node(&r, (uint16_t) (height - 1), NULL, 0);
+	if (st == LS_OK && atomic_load(&t->height) != height)
+		st = LS_CORRUPT;		/* a writer ran meanwhile: not allowed */
+	for (uint32_t b = first_block; st == LS_OK && b < r.n_blocks; b++)
+	{
+		if ((r.used[b / 8] & (1u << (b % 8))) != 0)
+			continue;
+		ls_bm_free_pid(t->bm, ls_pid_make(t->dt_id, b));
+		(*reclaimed)++;
+	}
+	free(r.used);
+	free(r.bufs);
+	free(r.blocks);
 	return st;
 }

@@ -3,7 +3,7 @@
  * the data-structure registry and statistics.
  *
  * Region layout (offsets from the 64-aligned pool header):
- *   [struct ls_bm][ls_frame x n][pad to 4096][pages x n]
+ *   [struct ls_bm][ls_frame x n][undo table][free chunks][pad to 4096][pages x n]
  */
 #include "bm_internal.h"
 
@@ -24,6 +24,16 @@ static const ls_dt_ops *type_ops[LS_MAX_DT_TYPES];
 
 #define LS_BM_MAX_FRAMES	(1ULL << 31)
 
+/*
+ * Free-block chunks of a pool: about 4 free blocks per frame (0.2% of the
+ * pool's memory), at least 1024 chunks (63k blocks).
+ */
+static uint32_t
+free_chunk_count(uint64_t n_frames)
+{
+	return (uint32_t) LS_MAX(1024, n_frames / 16);
+}
+
 static uint64_t
 layout_bytes_before_pages(uint64_t n_frames)
 {
@@ -32,7 +42,15 @@ layout_bytes_before_pages(uint64_t n_frames)
 	off += n_frames * sizeof(ls_frame);
 	/* the undo journal's table of recently saved blocks */
 	off += bm_undo_table_entries(n_frames) * sizeof(uint64_t);
+	off += (uint64_t) free_chunk_count(n_frames) * sizeof(ls_free_chunk);
 	return off;
+}
+
+static inline ls_free_chunk *
+bm_chunk(ls_bm *bm, uint32_t idx)
+{
+	LS_ASSERT(idx < bm->n_chunks);
+	return (ls_free_chunk *) ((char *) bm + bm->chunks_off) + idx;
 }
 
 size_t
@@ -86,6 +104,18 @@ ls_bm_init(void *region, size_t region_size, const ls_bm_config *cfg, ls_bm **ou
 	bm->undo_off = bm->layout.frames_off + n * sizeof(ls_frame);
 	bm->undo_mask = bm_undo_table_entries(n) - 1;
 	memset((char *) bm + bm->undo_off, 0, (bm->undo_mask + 1) * sizeof(uint64_t));
+	ls_mutex_init(&bm->chunk_mutex);
+	bm->chunks_off = bm->undo_off + (bm->undo_mask + 1) * sizeof(uint64_t);
+	bm->n_chunks = free_chunk_count(n);
+	bm->chunk_free = LS_CHUNK_NONE;
+	for (uint32_t i = bm->n_chunks; i-- > 0;)
+	{
+		bm_chunk(bm, i)->n = 0;
+		bm_chunk(bm, i)->next = bm->chunk_free;
+		bm->chunk_free = i;
+	}
+	for (int i = 0; i < LS_MAX_DT; i++)
+		bm->dts[i].free_head = LS_CHUNK_NONE;
 	for (int i = 0; i < LS_IOF_PARTS; i++)
 		ls_mutex_init(&bm->iof[i].mutex);
 
@@ -235,6 +265,79 @@ bm_dt_slot(ls_bm *bm, uint32_t dt_id)
 	return dt_id < LS_MAX_DT ? &bm->dts[dt_id] : NULL;
 }
 
+/*
+ * Free-block lists (block_mutex of the slot held).  The head chunk is the
+ * only one that may be partly filled; an emptied head goes back to the
+ * spare chunks, a full one gets a spare chunk in front of it.
+ */
+static uint32_t
+free_list_pop(ls_bm *bm, ls_dt_slot *s)
+{
+	ls_free_chunk *c = bm_chunk(bm, s->free_head);
+	uint32_t	block;
+
+	LS_ASSERT(c->n > 0 && s->n_free > 0);
+	block = c->blocks[--c->n];
+	s->n_free--;
+	if (c->n == 0)
+	{
+		uint32_t	idx = s->free_head;
+
+		s->free_head = c->next;
+		ls_mutex_lock(&bm->chunk_mutex);
+		c->next = bm->chunk_free;
+		bm->chunk_free = idx;
+		ls_mutex_unlock(&bm->chunk_mutex);
+	}
+	return block;
+}
+
+/* false when no spare chunk is left (the block is then not kept) */
+static bool
+free_list_push(ls_bm *bm, ls_dt_slot *s, uint32_t block)
+{
+	ls_free_chunk *c = s->free_head != LS_CHUNK_NONE ? bm_chunk(bm, s->free_head) : NULL;
+
+	if (c == NULL || c->n == LS_FREE_CHUNK_BLOCKS)
+	{
+		uint32_t	idx;
+
+		ls_mutex_lock(&bm->chunk_mutex);
+		idx = bm->chunk_free;
+		if (idx != LS_CHUNK_NONE)
+			bm->chunk_free = bm_chunk(bm, idx)->next;
+		ls_mutex_unlock(&bm->chunk_mutex);
+		if (idx == LS_CHUNK_NONE)
+			return false;
+		c = bm_chunk(bm, idx);
+		c->n = 0;
+		c->next = s->free_head;
+		s->free_head = idx;
+	}
+	c->blocks[c->n++] = block;
+	s->n_free++;
+	return true;
+}
+
+/* Every chunk of s back to the spare ones (block_mutex of s held). */
+static void
+free_list_clear(ls_bm *bm, ls_dt_slot *s)
+{
+	while (s->free_head != LS_CHUNK_NONE)
+	{
+		uint32_t	idx = s->free_head;
+		ls_free_chunk *c = bm_chunk(bm, idx);
+
+		s->free_head = c->next;
+		ls_mutex_lock(&bm->chunk_mutex);
+		c->n = 0;
+		c->next = bm->chunk_free;
+		bm->chunk_free = idx;
+		ls_mutex_unlock(&bm->chunk_mutex);
+	}
+	s->n_free = 0;
+}
+
 /* A free block of dt_id's file: a recycled one, else the next new one. */
 static uint32_t
 block_alloc(ls_bm *bm, uint32_t dt_id)
@@ -243,8 +346,8 @@ block_alloc(ls_bm *bm, uint32_t dt_id)
 	uint32_t	block;
 
 	ls_mutex_lock(&s->block_mutex);
-	if (s->n_free > 0)
-		block = s->free_blocks[--s->n_free];
+	if (s->free_head != LS_CHUNK_NONE)
+		block = free_list_pop(bm, s);
 	else
 	{
 		block = atomic_load_explicit(&s->next_block, memory_order_relaxed);
@@ -272,11 +375,23 @@ pid_release(ls_bm *bm, ls_pid pid)
 	atomic_fetch_sub_explicit(&s->in_use, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&bm->allocated_pages, 1, memory_order_relaxed);
 	ls_mutex_lock(&s->block_mutex);
-	if (s->n_free < LS_DT_FREE_BLOCKS)
-		s->free_blocks[s->n_free++] = ls_pid_block(pid);
-	else
+	if (!free_list_push(bm, s, ls_pid_block(pid)))
 		atomic_fetch_add_explicit(&bm->leaked_blocks, 1, memory_order_relaxed);
 	ls_mutex_unlock(&s->block_mutex);
+}
+
+uint32_t
+ls_bm_dt_free_blocks(ls_bm *bm, uint32_t dt_id)
+{
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+	uint32_t	n;
+
+	if (s == NULL)
+		return 0;
+	ls_mutex_lock(&s->block_mutex);
+	n = s->n_free;
+	ls_mutex_unlock(&s->block_mutex);
+	return n;
 }
 
 uint32_t
@@ -560,7 +675,9 @@ register_slot(ls_bm *bm, uint16_t dt_type, void *obj, const ls_bm_file *file,
 			atomic_store_explicit(&s->next_block, n_blocks, memory_order_relaxed);
 			atomic_store_explicit(&s->unsynced, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->in_use, n_blocks, memory_order_relaxed);
-			s->n_free = 0;
+			ls_mutex_lock(&s->block_mutex);
+			free_list_clear(bm, s);
+			ls_mutex_unlock(&s->block_mutex);
 			bm_undo_reset(bm, i);	/* a new file: not protected */
 			atomic_store_explicit(&s->used, 1, memory_order_release);
 			*dt_id = i;
@@ -602,6 +719,9 @@ ls_bm_unregister_dt(ls_bm *bm, uint32_t dt_id)
 		return;
 	bm_io_forget(bm, dt_id);
 	bm_undo_reset(bm, dt_id);
+	ls_mutex_lock(&s->block_mutex);
+	free_list_clear(bm, s);
+	ls_mutex_unlock(&s->block_mutex);
 	ls_mutex_lock(&bm->dt_mutex);
 	if (atomic_load_explicit(&s->used, memory_order_relaxed) != 0)
 	{
@@ -675,6 +795,7 @@ ls_bm_get_stats(ls_bm *bm, ls_bm_stats *out)
 	out->allocated_pages = atomic_load(&bm->allocated_pages);
 	out->undo_appends = atomic_load(&bm->undo_appends);
 	out->undo_pages = atomic_load(&bm->undo_pages);
+	out->leaked_blocks = atomic_load(&bm->leaked_blocks);
 }
 
 void

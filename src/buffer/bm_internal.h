@@ -50,13 +50,32 @@ typedef struct ls_iof_part
 } ls_iof_part;
 
 /*
+ * Free blocks of the instances' files wait for reuse in chunks of
+ * LS_FREE_CHUNK_BLOCKS, taken from one pool-wide array (bm->chunks_off,
+ * bm->n_chunks entries; spare chunks linked from bm->chunk_free through
+ * next).  An instance's chunks form a list from its slot's free_head; only
+ * the head chunk may be partly filled.  A block freed when no chunk is left
+ * is leaked (counted) until the instance is opened again
+ * (ls_bm_recycle_block after the owner walked its pages).
+ */
+#define LS_FREE_CHUNK_BLOCKS	62
+#define LS_CHUNK_NONE		UINT32_MAX
+
+typedef struct ls_free_chunk
+{
+	uint32_t	next;			/* next chunk of the list, LS_CHUNK_NONE */
+	uint32_t	n;				/* blocks held */
+	uint32_t	blocks[LS_FREE_CHUNK_BLOCKS];
+} ls_free_chunk;
+
+_Static_assert(sizeof(ls_free_chunk) == 256, "a free chunk is 256 bytes");
+
+/*
  * A registered instance and its file.  gen moves on every registration, so
  * a process's cached descriptors of an earlier file in the same slot are
- * recognised as stale (io.c).  Blocks freed by the instance are kept in
- * free_blocks for reuse (up to LS_DT_FREE_BLOCKS; more are leaked until the
- * file is rewritten).
+ * recognised as stale (io.c).  free_head / n_free (under block_mutex): its
+ * free blocks (see ls_free_chunk).
  */
-#define LS_DT_FREE_BLOCKS	62
 
 typedef struct ls_dt_slot
 {
@@ -70,8 +89,8 @@ typedef struct ls_dt_slot
 	_Atomic uint32_t unsynced;	/* written since the last ls_bm_sync_dt */
 	_Atomic uint64_t in_use;	/* blocks handed out and not freed */
 	ls_mutex	block_mutex;
-	uint32_t	n_free;
-	uint32_t	free_blocks[LS_DT_FREE_BLOCKS];
+	uint32_t	free_head;		/* chunk index, LS_CHUNK_NONE */
+	uint32_t	n_free;			/* blocks in the chunks */
 
 	/*
 	 * Undo journal (undo.c).  undo_below = 0: not protected.  undo_epoch
@@ -114,7 +133,14 @@ struct ls_bm
 
 	/* pages in use in all files (handed out and not freed) */
 	alignas(LS_CACHELINE) _Atomic uint64_t allocated_pages;
-	_Atomic uint64_t leaked_blocks;	/* freed while a free-block list was full */
+	_Atomic uint64_t leaked_blocks;	/* freed while no free chunk was left */
+
+	/* free-block chunks (see ls_free_chunk); chunk_mutex nests inside a
+	 * slot's block_mutex, never the other way */
+	alignas(LS_CACHELINE) ls_mutex chunk_mutex;
+	uint32_t	chunk_free;		/* spare chunks, LS_CHUNK_NONE */
+	uint32_t	n_chunks;
+	uint64_t	chunks_off;		/* from the pool header */
 
 	/* provider wake-up word; sleepers counts providers inside a futex wait,
 	 * so that the miss path enters the kernel only when one sleeps */

@@ -192,6 +192,9 @@ typedef struct LsColdShared
 	pg_atomic_uint64 tables_packed;
 	pg_atomic_uint64 tables_loaded;
 	pg_atomic_uint64 cold_reads;
+	pg_atomic_uint64 full_at;	/* when a write last found the hot tier full
+								 * (GetCurrentTimestamp), 0: never */
+	pg_atomic_uint64 full_spills;	/* writes that went to the cold tree for it */
 	LsColdTable tables[FLEXIBLE_ARRAY_MEMBER];
 } LsColdShared;
 
@@ -401,6 +404,8 @@ ls_cold_shmem_startup(int max_tables)
 	pg_atomic_init_u64(&ls_cold->tables_packed, 0);
 	pg_atomic_init_u64(&ls_cold->tables_loaded, 0);
 	pg_atomic_init_u64(&ls_cold->cold_reads, 0);
+	pg_atomic_init_u64(&ls_cold->full_at, 0);
+	pg_atomic_init_u64(&ls_cold->full_spills, 0);
 
 	/*
 	 * A start that does not follow a clean shutdown (a crash, a crash
@@ -781,6 +786,15 @@ ls_cold_table_pages(ls_hot_table *tbl)
 	LsColdTable *ct = ls_cold_of(tbl);
 
 	return ct != NULL ? ls_bm_dt_blocks(ls_cold->bm, ct->tree.dt_id) : 0;
+}
+
+/* Of those, blocks no page uses (freed by merges), kept for reuse. */
+uint64
+ls_cold_table_free_pages(ls_hot_table *tbl)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+
+	return ct != NULL ? ls_bm_dt_free_blocks(ls_cold->bm, ct->tree.dt_id) : 0;
 }
 
 static void
@@ -1387,6 +1401,46 @@ ls_bulk_cold(Relation rel)
 }
 
 /*
+ * May a write of rel go to the cold tree when the hot tier is full?  Not
+ * for temporary tables (no cold tier), nor when the user keeps every write
+ * hot (leanstore.bulk_load_rows = 0): those get "hot tier is full".
+ */
+bool
+ls_cold_can_write(Relation rel)
+{
+	return ls_cold != NULL && ls_bulk_load_rows > 0 &&
+		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
+}
+
+/*
+ * The hot tier was full for a write that then went to the cold tree:
+ * remembered for the rest of this transaction, and (for a second) for
+ * every backend, so that writes of cold rows stop migrating them into the
+ * full tier (ls_cold_write_due).
+ */
+static TransactionId ls_full_xid = InvalidTransactionId;
+
+void
+ls_cold_note_full(void)
+{
+	ls_full_xid = GetTopTransactionIdIfAny();
+	pg_atomic_write_u64(&ls_cold->full_at, (uint64) GetCurrentTimestamp());
+	pg_atomic_fetch_add_u64(&ls_cold->full_spills, 1);
+}
+
+static bool
+ls_cold_full_seen(void)
+{
+	uint64		at;
+
+	if (TransactionIdIsValid(ls_full_xid) && ls_full_xid == GetTopTransactionIdIfAny())
+		return true;
+	at = pg_atomic_read_u64(&ls_cold->full_at);
+	return at != 0 &&
+		!TimestampDifferenceExceeds((TimestampTz) at, GetCurrentTransactionStartTimestamp(), 1000);
+}
+
+/*
  * v (payload, xmin, cmin) becomes the image of rowid, a fresh rowid (no
  * image to replace: appended at once), and is logged.  Caller holds
  * tree_lock shared.
@@ -1407,8 +1461,8 @@ ls_cold_append(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, ls_hot_version 
 }
 
 /*
- * Insert v (a new version: payload, xmin, cmin; freed here) as rowid's
- * image.  The rowid is fresh: no hot row, no image, nobody else writes it.
+ * Insert v (a new version: payload, xmin, cmin; the caller frees it) as
+ * rowid's image.  The rowid is fresh: no hot row, no image, nobody else writes it.
  * Outside epochs.
  */
 void
@@ -1435,7 +1489,6 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 	st = ls_cold_append(ct, tbl, rowid, v);
 	LWLockRelease(ls_cold->tree_lock);
-	ls_hot_version_free(ls_ctx(), v);
 	if (st != LS_OK)
 		ls_cold_report(st, &ct->key, "insert into");
 	ls_cold_raise_end(ct, rowid);
@@ -1641,7 +1694,12 @@ static bool ls_cw_pressure = false;	/* auto: last look at the tier's fill */
  * still counts (none, an aborted writer, lockers that are gone).  Anything
  * else -- our own earlier change, a running locker or writer, a committed
  * delete or update -- is the migrating path's to judge, wait for and
- * report.
+ * report.  One exception: while the hot tier is full (ls_cold_full_seen)
+ * an image this transaction wrote in an earlier command (an update that
+ * found the tier full moved its row there) may be written again: the
+ * image keeps cmin in its header and cmax in its xmax part, so our later
+ * commands judge it as they would a hot version, and an abort of either
+ * writer is clog's to decide.
  */
 static bool
 ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot)
@@ -1650,7 +1708,7 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot)
 
 	ls_version_info(v, &info);
 	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
-		TransactionIdIsCurrentTransactionId(info.xmin))
+		TransactionIdIsCurrentTransactionId(info.xmin) && !ls_cold_full_seen())
 		return false;
 	if (info.xmax_raw != 0)
 	{
@@ -1696,6 +1754,9 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 	ls_epoch_exit();
 	if (hot)
 		return false;
+	/* migrating would need room the hot tier had not a moment ago */
+	if (ls_cold_full_seen())
+		return true;
 	if (ls_cw_relid != RelationGetRelid(rel) || ls_cw_xid != GetTopTransactionIdIfAny())
 	{
 		ls_cw_relid = RelationGetRelid(rel);
@@ -1834,7 +1895,7 @@ ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
  * the new version v goes into the tree at newrowid (a fresh rowid, under
  * this transaction's xid) and the old image's xmax becomes update_word
  * (our update, moved to newrowid), both under the row's locks, the old
- * row's tombstone logged with them.  true: done, v freed.  false: the row
+ * row's tombstone logged with them.  true: done (the caller frees v).  false: the row
  * was migrated meanwhile (someone came to wait for our lock there): v is
  * untouched, and the caller finishes the update on the hot row.
  */
@@ -1880,7 +1941,6 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		ls_cold_report(st, &ct->key, "update");
 	if (!done)
 		return false;
-	ls_hot_version_free(ls_ctx(), v);
 	ls_cold_raise_end(ct, newrowid);
 	ls_vm_note_insert(rel, tbl, newrowid);
 	return true;
@@ -1889,6 +1949,16 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 /* ------------------------------------------------------------------------
  * Migration: a write of a cold row
  * ------------------------------------------------------------------------ */
+
+/*
+ * Set around ls_acquire by a delete or update that can write in the cold
+ * tier instead: a migration that finds the hot tier full then sets
+ * ls_migrate_found_full and reports "no row" (the caller ignores that
+ * answer and writes in the cold tier) instead of raising the error.
+ * Cleared by the caller, and at (sub)transaction abort.
+ */
+bool		ls_migrate_soft = false;
+bool		ls_migrate_found_full = false;
 
 /*
  * Bring rowid's cold image into the hot tier as the row's only version
@@ -1947,6 +2017,12 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 	{
 		if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && ls_cold_relieve())
 			return ls_cold_migrate(rel, tbl, rowid);
+		if (st == LS_NO_SPACE && ls_migrate_soft)
+		{
+			ls_cold_note_full();
+			ls_migrate_found_full = true;
+			return false;
+		}
 		ls_report_status(st, rel, "update");
 	}
 	if (row != NULL)
@@ -2914,6 +2990,24 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 		ls_adopt_fail(name, tbl, ct, "its DEAD rowid count does not match its meta page", LS_CORRUPT);
 
 	/*
+	 * Blocks merges freed before the image was written are in no node of
+	 * it: find them (a walk of the inner nodes) so that the tree reuses
+	 * them instead of growing the file.  Nobody writes the tree yet.
+	 */
+	{
+		uint32		reclaimed;
+
+		st = ls_btree_reclaim(&ct->tree, LS_TREE_FIRST_BLOCK, &reclaimed);
+		if (st != LS_OK)
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("could not find the free pages of leanstore table \"%s\": %s",
+							name, ls_status_str(st)),
+					 errdetail("New pages of the table are added at the end of its file; reads report damaged pages where they meet them."),
+					 errhint("Run leanstore_verify on the table.")));
+	}
+
+	/*
 	 * The visibility map fork survived the restart.  Rows stay cold until a
 	 * write migrates them; migrated rows carry the all-visible mark, and
 	 * inserts below the old limit count as marked too, so every write
@@ -3002,6 +3096,8 @@ ls_cold_get_stats(LsColdStats *out)
 	out->tables_packed = pg_atomic_read_u64(&ls_cold->tables_packed);
 	out->tables_loaded = pg_atomic_read_u64(&ls_cold->tables_loaded);
 	out->cold_pages = bs.allocated_pages;
+	out->pages_leaked = bs.leaked_blocks;
+	out->writes_spilled = pg_atomic_read_u64(&ls_cold->full_spills);
 	out->epoch = ls_cold->epoch;
 }
 

@@ -1091,7 +1091,10 @@ ls_cluster_put(LsClusterState *cs, uint64 rowid, int first, int n)
 	 */
 	if (n == 1 && atomic_load(&cs->chain[0]->xmax_word) == 0 &&
 		ls_bulk_cold(cs->NewTable))
-		ls_cold_insert(cs->NewTable, cs->dst, newid, cs->chain[0]);	/* frees it */
+	{
+		ls_cold_insert(cs->NewTable, cs->dst, newid, cs->chain[0]);
+		ls_version_discard(cs->chain[0]);
+	}
 	else
 		ls_insert_chain(cs->NewTable, cs->dst, newid, cs->chain, n);
 }

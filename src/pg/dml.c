@@ -939,11 +939,11 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
  * loses its visibility map bit if VACUUM marked it (vismap.c: the flag is
  * read after the write was published, in the same epoch).
  */
-static void
+static bool
 ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				TransactionId xid, MultiXactStatus status, uint32 extra_flags,
 				CommandId cid, uint64 next_rowid, ls_hot_version *install,
-				ls_hot_version *carry_to)
+				ls_hot_version *carry_to, bool refuse_lockers)
 {
 	for (int tries = 0;; tries++)
 	{
@@ -988,7 +988,10 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				 rowid, RelationGetRelationName(rel));
 
 		newword = ls_xmax_merge(chk.xmax_word, xid, status, extra_flags);
-		lockers = (carry_to != NULL) ? ls_xmax_lockers(chk.xmax_word, xid) : 0;
+		lockers = (carry_to != NULL || refuse_lockers) ? ls_xmax_lockers(chk.xmax_word, xid) : 0;
+		/* nothing changed yet; the word is checked again under the latch */
+		if (refuse_lockers && lockers != 0)
+			return false;
 
 		ls_epoch_enter();
 		row = ls_recheck(tbl, rowid, &chk);
@@ -1022,7 +1025,7 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 			ls_log_note(tbl, rowid);
 			if (marked)
 				ls_vm_clear(rel, tbl, rowid);
-			return;
+			return true;
 		}
 	}
 }
@@ -1142,12 +1145,30 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	ls_status	st;
 	uint32		xmin_flags = 0;
 	uint64		rowid;
+	bool		cold;
 
 	tup->t_tableOid = RelationGetRelid(rel);
 	stored = ls_toast_if_needed(rel, tup, NULL, options);
 	/* the block is chosen by the row's size on heap (it may throw: first) */
 	rowid = ls_reserve_rowid_for(rel, tbl, stored);
-	v = ls_version_from_heaptuple(rel, stored);
+
+	/*
+	 * Straight to the cold tree past the bulk-load threshold, or when the
+	 * hot tier is full (rows pack cannot move yet: "hot tier is full" is
+	 * not for users while the cold tree has room); a speculative insert
+	 * needs its token in the hot tier.
+	 */
+	cold = !speculative && ls_bulk_cold(rel);
+	v = ls_version_from_heaptuple_in(rel, stored,
+									 cold ? LS_VH_LOCAL :
+									 (!speculative && ls_cold_can_write(rel)) ? LS_VH_TIER_OR_NULL :
+									 LS_VH_TIER);
+	if (v == NULL)
+	{
+		cold = true;
+		ls_cold_note_full();
+		v = ls_version_from_heaptuple_in(rel, stored, LS_VH_LOCAL);
+	}
 	if (options & TABLE_INSERT_FROZEN)
 		xmin_flags = LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN;
 	atomic_store(&v->xmin_word, ls_hv_word(xid, xmin_flags));
@@ -1159,8 +1180,11 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		atomic_store(&v->next_rowid, (uint64) token);
 	}
 
-	if (!speculative && ls_bulk_cold(rel))
-		ls_cold_insert(rel, tbl, rowid, v);	/* frees v */
+	if (cold)
+	{
+		ls_cold_insert(rel, tbl, rowid, v);
+		ls_version_discard(v);
+	}
 	else
 	{
 		ls_epoch_enter();
@@ -1337,6 +1361,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	LOCKMODE	tuplock = NoLock;	/* heavyweight tuple lock held */
 	HeapTuple	oldtup = NULL;
 	TM_Result	res;
+	bool		plain;			/* a delete the cold tier can make */
 
 	tmfd->traversed = false;
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
@@ -1346,29 +1371,32 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	 * only: no crosscheck, no SSI, not a partition move; the rest, and any
 	 * conflict, takes the path below)
 	 */
-	if (crosscheck == InvalidSnapshot && !changingPart && !IsolationIsSerializable() &&
-		snapshot != NULL && IsMVCCSnapshot(snapshot) && ls_row_maybe_cold(tbl, rowid) &&
+	plain = crosscheck == InvalidSnapshot && !changingPart && !IsolationIsSerializable() &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot);
+	if (plain && ls_row_maybe_cold(tbl, rowid) &&
 		ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
-	{
-		ls_hashcache_forget_tuple(rel, oldtup, rowid);
-		if (HeapTupleHasExternal(oldtup))
-			heap_toast_delete(rel, oldtup, false);
-		pgstat_count_heap_delete(rel);
-		ls_mark_written();
-		pfree(oldtup);
-		return TM_Ok;
-	}
+		goto cold_deleted;
 
+	/* a cold row the full hot tier cannot take: delete it in the cold tier */
+	ls_migrate_soft = plain && ls_cold_can_write(rel) && ls_cold_writes != LS_CW_OFF;
+	ls_migrate_found_full = false;
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
 					 crosscheck, false, InvalidTransactionId, LockTupleExclusive,
 					 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock, XLTW_Delete,
 					 tmfd, NULL, &oldtup, NULL, NULL, NULL, NULL, NULL);
+	ls_migrate_soft = false;
+	if (ls_migrate_found_full)
+	{
+		if (!ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
+			ls_report_status(LS_NO_SPACE, rel, "delete from");
+		goto cold_deleted;
+	}
 	if (res == TM_Ok)
 	{
 		ls_finish_write(rel, tbl, rowid, xid, MultiXactStatusUpdate,
 						changingPart ? LS_HV_XMAX_MOVED : 0, cid,
-						LS_ROWID_INVALID, NULL, NULL);
+						LS_ROWID_INVALID, NULL, NULL, false);
 		ls_hashcache_forget_tuple(rel, oldtup, rowid);
 		if (HeapTupleHasExternal(oldtup))
 			heap_toast_delete(rel, oldtup, false);
@@ -1380,6 +1408,17 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	if (tuplock != NoLock)
 		UnlockTuple(rel, tid, tuplock);
 	return res;
+
+cold_deleted:
+	ls_hashcache_forget_tuple(rel, oldtup, rowid);
+	if (HeapTupleHasExternal(oldtup))
+		heap_toast_delete(rel, oldtup, false);
+	pgstat_count_heap_delete(rel);
+	ls_mark_written();
+	pfree(oldtup);
+	if (tuplock != NoLock)
+		UnlockTuple(rel, tid, tuplock);
+	return TM_Ok;
 }
 
 /* ------------------------------------------------------------------------
@@ -1472,6 +1511,33 @@ ls_only_summarizing_indexes(Relation rel)
 	return all;
 }
 
+/*
+ * UPDATE of a hot row when the hot tier has no room for the new version v
+ * (or its row): the old version names us as updater, moved to newrowid,
+ * and v becomes newrowid's image in the cold tree (xmin: us), as a
+ * non-HOT update that a bulk load made.  The old version is marked first:
+ * nobody else can reach newrowid before we commit (its xmin is ours, the
+ * old version's xmax ours in progress), and an error before the image is
+ * written aborts both.  Lockers of the old version would have to move to
+ * the new one (ls_finish_write's carry_to), which an image cannot take
+ * here: then the tier's error stands.  Frees v.
+ */
+static void
+ls_update_into_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, uint64 newrowid,
+					TransactionId xid, CommandId cid, LockTupleMode lockmode,
+					ls_hot_version *v)
+{
+	if (!ls_finish_write(rel, tbl, rowid, xid, ls_mx_status(lockmode, true),
+						 LS_HV_XMAX_MOVED, cid, newrowid, NULL, NULL, true))
+	{
+		ls_version_discard(v);
+		ls_report_status(LS_NO_SPACE, rel, "update a row of");
+	}
+	ls_cold_insert(rel, tbl, newrowid, v);
+	ls_version_discard(v);
+	ls_vm_note_insert(rel, tbl, newrowid);
+}
+
 TM_Result
 ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 				CommandId cid, Snapshot snapshot, Snapshot crosscheck,
@@ -1497,6 +1563,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	uint64		newrowid;
 	TM_Result	res;
 	bool		cold = false;	/* locked in the cold tier */
+	bool		can_spill;
+	bool		spill = false;	/* the hot tier is full: new version cold */
 
 	tmfd->traversed = false;
 	*update_indexes = false;
@@ -1557,11 +1625,28 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		res = TM_Ok;
 	}
 	else
+	{
+		/* a cold row the full hot tier cannot take: update it in the cold tier */
+		ls_migrate_soft = crosscheck == InvalidSnapshot && !IsolationIsSerializable() &&
+			snapshot != NULL && IsMVCCSnapshot(snapshot) &&
+			ls_cold_can_write(rel) && ls_cold_writes != LS_CW_OFF;
+		ls_migrate_found_full = false;
 		res = ls_acquire(rel, tbl, rowid, cid, xid,
 						 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
 						 crosscheck, false, InvalidTransactionId, *lockmode,
 						 wait ? LS_WAIT_BLOCK : LS_WAIT_NONE, &tuplock, XLTW_Update,
 						 tmfd, NULL, &oldtup, NULL, NULL, NULL, NULL, NULL);
+		ls_migrate_soft = false;
+		if (ls_migrate_found_full)
+		{
+			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot,
+										 ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0),
+										 &oldtup))
+				ls_report_status(LS_NO_SPACE, rel, "update a row of");
+			cold = true;
+			res = TM_Ok;
+		}
+	}
 	if (res != TM_Ok)
 	{
 		if (shouldFree)
@@ -1596,7 +1681,26 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	stored = ls_toast_if_needed(rel, newtup, oldtup, 0);
 	/* a new rowid (it may throw) before the version is allocated */
 	newrowid = in_place ? rowid : ls_reserve_rowid_for(rel, tbl, stored);
-	v = ls_version_from_heaptuple(rel, stored);
+
+	/*
+	 * The new version: for an update in the cold tier only an image (this
+	 * backend's memory); else in the hot tier, or, when that is full, an
+	 * image for the cold tree at a new rowid (spill: heap's non-HOT update)
+	 */
+	can_spill = !cold && ls_cold_can_write(rel) && ls_cold_writes != LS_CW_OFF;
+	v = ls_version_from_heaptuple_in(rel, stored,
+									 cold ? LS_VH_LOCAL :
+									 can_spill ? LS_VH_TIER_OR_NULL : LS_VH_TIER);
+	if (v == NULL)
+	{
+		spill = true;
+		if (in_place)
+		{
+			in_place = summarize = false;
+			newrowid = ls_reserve_rowid_for(rel, tbl, stored);
+		}
+		v = ls_version_from_heaptuple_in(rel, stored, LS_VH_LOCAL);
+	}
 	atomic_store(&v->xmin_word, ls_hv_word(xid, 0));
 	v->cmin = cid;
 
@@ -1604,7 +1708,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	{
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), 0,
-						cid, LS_ROWID_INVALID, v, v);
+						cid, LS_ROWID_INVALID, v, v, false);
 		ls_abort_note_insert(tbl, rowid, xid);
 	}
 	else if (cold &&
@@ -1612,15 +1716,39 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 								   ls_xmax_merge(0, xid, ls_mx_status(*lockmode, true),
 												 LS_HV_XMAX_MOVED),
 								   newrowid, v))
+	{
+		ls_version_discard(v);
 		ls_hashcache_forget_tuple(rel, oldtup, rowid);
+	}
 	else
 	{
 		ls_hot_row *newrow;
-		ls_status	st;
+		ls_status	st = LS_NO_SPACE;
 
-		ls_epoch_enter();
-		st = ls_hot_row_insert(ls_ctx(), tbl, newrowid, LS_ORIGIN_INSERTED, v, &newrow);
-		ls_epoch_exit();
+		if ((atomic_load(&v->user_flags) & LS_UF_LOCAL) && !spill)
+		{
+			/* the cold row was migrated meanwhile: the version goes hot */
+			ls_hot_version *hv = ls_version_copy(rel, NULL, v->len, v->data);
+
+			atomic_store(&hv->xmin_word, atomic_load(&v->xmin_word));
+			hv->cmin = v->cmin;
+			ls_version_discard(v);
+			v = hv;
+		}
+		if (!spill)
+		{
+			ls_epoch_enter();
+			st = ls_hot_row_insert(ls_ctx(), tbl, newrowid, LS_ORIGIN_INSERTED, v, &newrow);
+			ls_epoch_exit();
+			spill = (st == LS_NO_SPACE && can_spill);
+		}
+		if (spill)
+		{
+			ls_cold_note_full();
+			ls_update_into_cold(rel, tbl, rowid, newrowid, xid, cid, *lockmode, v);
+			ls_hashcache_forget_tuple(rel, oldtup, rowid);
+			goto written;
+		}
 		if (st != LS_OK)
 		{
 			ls_hot_version_free(ls_ctx(), v);
@@ -1631,10 +1759,11 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_log_note(tbl, newrowid);
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
-						cid, newrowid, NULL, v);
+						cid, newrowid, NULL, v, false);
 		ls_hashcache_forget_tuple(rel, oldtup, rowid);
 	}
 
+written:
 	ls_rowid_to_tid(newrowid, &newtup->t_self);
 	ls_stamp_new_tuple(newtup, xid, cid);
 	slot->tts_tableOid = RelationGetRelid(rel);

@@ -119,6 +119,8 @@ ls_chain_next(ls_hot_row *row, ls_hot_version *v, int *n)
 
 /* Bits of ls_hot_version.user_flags owned by the glue. */
 #define LS_UF_SPECULATIVE	0x0001	/* speculative insert: token in next_rowid */
+#define LS_UF_LOCAL			0x0002	/* in this backend's memory (palloc), never
+									 * installed: an image for the cold tree */
 
 /* ------------------------------------------------------------------------
  * init.c: process context, shared tier, life cycle, errors
@@ -275,6 +277,8 @@ typedef struct LsColdStats
 	uint64		tables_packed;
 	uint64		tables_loaded;
 	uint64		cold_pages;
+	uint64		pages_leaked;	/* freed while no free-block chunk was left */
+	uint64		writes_spilled; /* writes sent to the cold tree: tier full */
 	uint32		epoch;
 } LsColdStats;
 
@@ -327,6 +331,7 @@ extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 							ls_hot_row **rows, uint32 max);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
+extern uint64 ls_cold_table_free_pages(ls_hot_table *tbl);
 /* rowid LS_ROWID_INVALID (no stand-in): the tree's structure is broken */
 typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,
 								   const char *bad);
@@ -353,6 +358,10 @@ typedef enum LsColdWrites
 } LsColdWrites;
 extern int	ls_cold_writes;
 extern bool ls_bulk_cold(Relation rel);
+extern bool ls_cold_can_write(Relation rel);
+extern void ls_cold_note_full(void);
+extern bool ls_migrate_soft;
+extern bool ls_migrate_found_full;
 extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   ls_hot_version *v);
 
@@ -546,7 +555,22 @@ ls_store_borrowed(HeapTuple tup, TupleTableSlot *slot)
 	else
 		ExecForceStoreHeapTuple(tup, slot, false);
 }
+/*
+ * Where a new version is made: in the hot tier (an error when it is full),
+ * in the hot tier or nowhere (NULL when it is full), or in this backend's
+ * memory (LS_UF_LOCAL: for a row that goes straight to the cold tree).
+ */
+typedef enum LsVersionHome
+{
+	LS_VH_TIER,
+	LS_VH_TIER_OR_NULL,
+	LS_VH_LOCAL,
+} LsVersionHome;
+
 extern ls_hot_version *ls_version_from_heaptuple(Relation rel, HeapTuple tup);
+extern ls_hot_version *ls_version_from_heaptuple_in(Relation rel, HeapTuple tup,
+													LsVersionHome home);
+extern void ls_version_discard(ls_hot_version *v);
 extern ls_hot_version *ls_version_copy(Relation rel, ls_hot_version *src,
 									   uint32 len, const void *payload);
 

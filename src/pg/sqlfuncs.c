@@ -65,8 +65,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	LsColdStats cs;
 	ls_hc_stats hc;
 	LsLogStats	ls;
-	Datum		values[48];
-	bool		nulls[48] = {0};
+	Datum		values[50];
+	bool		nulls[50] = {0};
 
 	tupdesc = ls_result_tupdesc(fcinfo);
 	ls_hot_get_stats(ls_shared_hot(), &hs);
@@ -123,6 +123,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[45] = Int64GetDatum((int64) ls.recovery_tables);
 	values[46] = Int64GetDatum((int64) ls.checkpoints);
 	values[47] = Int64GetDatum((int64) ls.checkpoint_us);
+	values[48] = Int64GetDatum((int64) cs.writes_spilled);
+	values[49] = Int64GetDatum((int64) cs.pages_leaked);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -171,8 +173,8 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	Relation	rel;
 	ls_hot_table *tbl;
 	ls_hot_table_stats ts;
-	Datum		values[6];
-	bool		nulls[6] = {0};
+	Datum		values[7];
+	bool		nulls[7] = {0};
 
 	tupdesc = ls_result_tupdesc(fcinfo);
 	rel = ls_open_leanstore(relid, AccessShareLock);
@@ -185,6 +187,8 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	values[4] = Int64GetDatum((int64) ls_hot_table_rowid_limit(tbl));
 	/* the main fork's blocks its cold tree uses, written yet or not */
 	values[5] = Int64GetDatum((int64) ls_cold_table_pages(tbl));
+	/* of those, blocks no page uses, waiting for reuse */
+	values[6] = Int64GetDatum((int64) ls_cold_table_free_pages(tbl));
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "executor/tuptable.h"
+#include "utils/timestamp.h"
 
 #include "ls_pg.h"
 
@@ -162,14 +163,27 @@ ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 	slot->tts_tid = tup->t_self;
 }
 
-/* Allocate a version, reclaiming once before giving up. */
+/*
+ * Allocate a version in the hot tier, reclaiming and then packing once
+ * before giving up: NULL when it is full and may_fail, else an error.
+ */
+static TimestampTz ls_alloc_failed_at = 0;	/* last may_fail answer NULL */
+
 static ls_hot_version *
-ls_alloc_version(Relation rel, uint32 len)
+ls_alloc_version(Relation rel, uint32 len, bool may_fail)
 {
 	ls_hot_version *v = NULL;
 	ls_status	st;
 
 	st = ls_hot_version_alloc(ls_ctx(), len, &v);
+
+	/*
+	 * A write that can go elsewhere does not pay for reclaiming and packing
+	 * again and again while the tier stays full: at most every 100 ms.
+	 */
+	if (st == LS_NO_SPACE && may_fail && ls_alloc_failed_at != 0 &&
+		!TimestampDifferenceExceeds(ls_alloc_failed_at, GetCurrentTimestamp(), 100))
+		return NULL;
 	if (st == LS_NO_SPACE)
 	{
 		ls_hot_reclaim(ls_ctx());
@@ -178,17 +192,46 @@ ls_alloc_version(Relation rel, uint32 len)
 	/* full: pack what may go into the cold tier, then try once more */
 	if (st == LS_NO_SPACE && ls_cold_relieve())
 		st = ls_hot_version_alloc(ls_ctx(), len, &v);
+	if (st == LS_NO_SPACE && may_fail)
+	{
+		ls_alloc_failed_at = GetCurrentTimestamp();
+		return NULL;
+	}
 	if (st != LS_OK)
 		ls_report_status(st, rel, "store a row in");
 	return v;
 }
 
+/* A version in this backend's memory (LS_UF_LOCAL), header zeroed. */
+static ls_hot_version *
+ls_local_version(uint32 len)
+{
+	ls_hot_version *v = palloc(offsetof(ls_hot_version, data) + len);
+
+	memset(v, 0, offsetof(ls_hot_version, data));
+	v->len = len;
+	atomic_store(&v->user_flags, LS_UF_LOCAL);
+	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
+	return v;
+}
+
+/* Free a version that was never installed, wherever it was made. */
+void
+ls_version_discard(ls_hot_version *v)
+{
+	if (atomic_load(&v->user_flags) & LS_UF_LOCAL)
+		pfree(v);
+	else
+		ls_hot_version_free(ls_ctx(), v);
+}
+
 /*
- * A new, uninstalled version holding tup's data as a MinimalTuple image.
- * MVCC words are left zero for the caller.
+ * A new, uninstalled version holding tup's data as a MinimalTuple image,
+ * made where home says (NULL only for LS_VH_TIER_OR_NULL with the tier
+ * full).  MVCC words are left zero for the caller.
  */
 ls_hot_version *
-ls_version_from_heaptuple(Relation rel, HeapTuple tup)
+ls_version_from_heaptuple_in(Relation rel, HeapTuple tup, LsVersionHome home)
 {
 	uint32		len;
 	ls_hot_version *v;
@@ -201,7 +244,10 @@ ls_version_from_heaptuple(Relation rel, HeapTuple tup)
 				 errmsg("row is too big: size %u, maximum size %u",
 						tup->t_len, (unsigned) (LS_HOT_MAX_PAYLOAD + MINIMAL_TUPLE_OFFSET))));
 	len = tup->t_len - MINIMAL_TUPLE_OFFSET;
-	v = ls_alloc_version(rel, len);
+	if (home == LS_VH_LOCAL)
+		v = ls_local_version(len);
+	else if ((v = ls_alloc_version(rel, len, home == LS_VH_TIER_OR_NULL)) == NULL)
+		return NULL;
 	memcpy(v->data, (char *) tup->t_data + MINIMAL_TUPLE_OFFSET, len);
 	mt = (MinimalTuple) v->data;
 	mt->t_len = len;
@@ -210,12 +256,18 @@ ls_version_from_heaptuple(Relation rel, HeapTuple tup)
 	return v;
 }
 
+ls_hot_version *
+ls_version_from_heaptuple(Relation rel, HeapTuple tup)
+{
+	return ls_version_from_heaptuple_in(rel, tup, LS_VH_TIER);
+}
+
 /* A new, uninstalled version with the given payload (MVCC words zero). */
 ls_hot_version *
 ls_version_copy(Relation rel, ls_hot_version *src, uint32 len,
 				const void *payload)
 {
-	ls_hot_version *v = ls_alloc_version(rel, len);
+	ls_hot_version *v = ls_alloc_version(rel, len, false);
 
 	memcpy(v->data, payload, len);
 	if (src != NULL)

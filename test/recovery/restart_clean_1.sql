@@ -50,3 +50,15 @@ CREATE TABLE h_parted AS SELECT * FROM parted;
 CREATE TABLE h_rewritten AS SELECT * FROM rewritten;
 CREATE TABLE limits AS SELECT rowid_limit FROM leanstore_table_stats('t1');
 SELECT count(*), sum(w), sum(k) FROM t1;
+-- pages freed by merges are reused, also after a restart: a cold table
+-- loses most rows (deleted in the cold tier), VACUUM empties its leaves
+SET leanstore.bulk_load_rows = 10;
+SET leanstore.cold_writes = always;
+CREATE TABLE freed (id int PRIMARY KEY, v text) USING leanstore;
+INSERT INTO freed SELECT g, repeat('f', 60) FROM generate_series(1, 40000) g;
+DELETE FROM freed WHERE id > 4000;
+RESET leanstore.cold_writes;
+RESET leanstore.bulk_load_rows;
+VACUUM freed;
+CREATE TABLE freed_before AS SELECT cold_pages, cold_free_pages FROM leanstore_table_stats('freed');
+SELECT cold_free_pages > cold_pages / 2 AS most_pages_free FROM freed_before;

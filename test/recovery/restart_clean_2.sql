@@ -46,3 +46,15 @@ SELECT pg_relation_size('t1') > 0 AS real_size;
 DROP TABLE h_t1, h_wide;
 CREATE TABLE h_t1 AS SELECT * FROM t1;
 CREATE TABLE h_wide AS SELECT * FROM wide;
+-- after the restart the free pages are found again (a walk of the tree's
+-- inner nodes when the table is opened), and new rows fill them: the file
+-- does not grow
+SELECT f.cold_pages = b.cold_pages AS same_file, f.cold_free_pages > b.cold_pages / 2 AS free_found
+  FROM leanstore_table_stats('freed') f, freed_before b;
+SET leanstore.bulk_load_rows = 10;
+INSERT INTO freed SELECT g, repeat('n', 60) FROM generate_series(100001, 120000) g;
+RESET leanstore.bulk_load_rows;
+SELECT f.cold_pages = b.cold_pages AS file_not_grown, f.cold_free_pages < b.cold_free_pages AS free_reused
+  FROM leanstore_table_stats('freed') f, freed_before b;
+SELECT count(*), count(*) FILTER (WHERE v LIKE 'n%') AS new FROM freed;
+SELECT leanstore_verify('freed');

@@ -6,7 +6,9 @@
  * evictions); files split into segments; the caller's page checksum
  * (PostgreSQL's pd_checksum) written and checked; the page header as
  * PostgreSQL's tools read it; blocks read and written outside the pool;
- * dropping a tree frees its frames without writing them.
+ * dropping a tree frees its frames without writing them; blocks freed by
+ * merges reused in the same run and, found by ls_btree_reclaim, after the
+ * tree is opened again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,6 +154,97 @@ test_tree_survives_its_pool(void **state)
 }
 
 static void
+remove_rows(ls_btree *t, uint64_t from, uint64_t to)
+{
+	uint8_t		key[8];
+
+	for (uint64_t k = from; k < to; k++)
+	{
+		ls_put_be64(key, k);
+		assert_int_equal(ls_btree_remove(t, key, 8), LS_OK);
+	}
+}
+
+/*
+ * Blocks freed by merges are reused, far more than one chunk of them, and
+ * a reopened tree finds its unused blocks again (its pool remembered
+ * nothing); a walk over a damaged child reference reclaims nothing.
+ */
+static void
+test_free_blocks_reused(void **state)
+{
+	(void) state;
+	char	   *dir = tu_tempdir();
+	ls_bm_file	file = {.key = {43, 1, 0, 0}};
+	const uint64_t n = 20000;
+	tu_fenv		e;
+	uint32_t	root,
+				height,
+				blocks,
+				freed,
+				reclaimed;
+
+	assert_true(tu_file_create(dir, 43));
+	env_open(&e, dir, 64);
+	assert_int_equal(ls_btree_create_in_file(e.bm, e.tree, &file, 1), LS_OK);
+	put_rows(e.tree, 0, n);
+	blocks = ls_bm_dt_blocks(e.bm, e.tree->dt_id);
+	/* remove 90%: the emptied leaves merge away, their blocks are kept */
+	remove_rows(e.tree, 0, n * 9 / 10);
+	freed = ls_bm_dt_free_blocks(e.bm, e.tree->dt_id);
+	assert_true(freed > blocks / 2);
+	assert_true(freed > 200);	/* several chunks */
+	/* new rows take freed blocks: the file does not grow */
+	put_rows(e.tree, n, n + n / 2);
+	assert_int_equal(ls_bm_dt_blocks(e.bm, e.tree->dt_id), blocks);
+	assert_true(ls_bm_dt_free_blocks(e.bm, e.tree->dt_id) < freed);
+	/* remove them again, write the tree out, open it in a new pool */
+	remove_rows(e.tree, n, n + n / 2);
+	freed = ls_bm_dt_free_blocks(e.bm, e.tree->dt_id);
+	assert_int_equal(ls_bm_flush_all(e.bm), LS_OK);
+	assert_int_equal(ls_bm_sync_dt(e.bm, e.tree->dt_id), LS_OK);
+	assert_int_equal(ls_btree_root(e.tree, &root, &height), LS_OK);
+	tu_fenv_close(&e);
+
+	env_open(&e, dir, 16);
+	assert_int_equal(ls_btree_open(e.bm, e.tree, &file, blocks, root, height), LS_OK);
+	assert_int_equal(ls_bm_dt_free_blocks(e.bm, e.tree->dt_id), 0);
+	assert_int_equal(ls_btree_reclaim(e.tree, 1, &reclaimed), LS_OK);
+	/* every block the run had freed, block 0 (the caller's) not */
+	assert_int_equal(reclaimed, freed);
+	assert_int_equal(ls_bm_dt_free_blocks(e.bm, e.tree->dt_id), freed);
+	{
+		ls_bm_stats s;
+
+		ls_bm_get_stats(e.bm, &s);
+		assert_int_equal(s.allocated_pages, blocks - freed);
+	}
+	put_rows(e.tree, n, n + n / 2);
+	assert_int_equal(ls_bm_dt_blocks(e.bm, e.tree->dt_id), blocks);
+	{
+		ls_btree_info info;
+		char		msg[256];
+
+		assert_int_equal(ls_btree_verify(e.tree, &info, msg, sizeof(msg)), LS_OK);
+		assert_int_equal(info.entries, n / 10 + n / 2);
+		assert_int_equal(info.leaves + info.inner, blocks - 1 - ls_bm_dt_free_blocks(e.bm, e.tree->dt_id));
+	}
+	ls_btree_drop(e.tree);
+	tu_fenv_close(&e);
+
+	/* a file shorter than the tree claims: a child points past its end */
+	env_open(&e, dir, 16);
+	assert_int_equal(ls_btree_open(e.bm, e.tree, &file, root + 1, root, height), LS_OK);
+	assert_int_equal(ls_btree_reclaim(e.tree, 1, &reclaimed), LS_CORRUPT);
+	assert_int_equal(reclaimed, 0);
+	assert_int_equal(ls_bm_dt_free_blocks(e.bm, e.tree->dt_id), 0);
+	ls_btree_drop(e.tree);
+	tu_fenv_close(&e);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
+static void
 test_page_header_and_checksums(void **state)
 {
 	(void) state;
@@ -291,6 +384,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree_survives_its_pool),
+		cmocka_unit_test(test_free_blocks_reused),
 		cmocka_unit_test(test_page_header_and_checksums),
 		cmocka_unit_test(test_drop_writes_nothing),
 		cmocka_unit_test(test_gone_file),

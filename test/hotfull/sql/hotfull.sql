@@ -117,6 +117,35 @@ SELECT (used_bytes - :used_before) < :region_bytes / 10 AS memory_back FROM lean
 SELECT hot_rows, hot_versions FROM leanstore_table_stats('hf_upd');
 SELECT leanstore_verify('hf_upd');
 DROP TABLE hf_upd, hf_other;
+-- With leanstore.bulk_load_rows at its default the same kind of updates
+-- fit: once the hot tier has no room for a new version, an update writes it
+-- into the cold tree at a new rowid (heap's non-HOT update), and further
+-- writes of cold rows are made in the cold tier instead of migrating them
+-- into the full tier; inserts that find it full go to the cold tree too
+RESET leanstore.bulk_load_rows;
+CREATE TABLE hf_upd2 (id int PRIMARY KEY, pad text) USING leanstore;
+INSERT INTO hf_upd2 SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g;
+SELECT writes_spilled AS spilled_before FROM leanstore_stats() \gset
+BEGIN;
+DO $$
+BEGIN
+  FOR i IN 1 .. 10 LOOP
+    UPDATE hf_upd2 SET pad = repeat(chr(98 + i), 200);
+  END LOOP;
+END $$;
+SELECT writes_spilled > :spilled_before AS spilled FROM leanstore_stats();
+INSERT INTO hf_upd2 SELECT g, repeat('i', 200) FROM generate_series(20001, 40000) g;
+SELECT count(*), count(*) FILTER (WHERE pad = repeat('l', 200)) AS updated FROM hf_upd2;
+SET enable_seqscan = off;
+SELECT count(*) FROM hf_upd2 WHERE id BETWEEN 1001 AND 2000 AND pad = repeat('l', 200);
+RESET enable_seqscan;
+DELETE FROM hf_upd2 WHERE id % 2 = 0;
+COMMIT;
+SELECT count(*), count(DISTINCT pad) FROM hf_upd2;
+VACUUM hf_upd2;
+SELECT leanstore_verify('hf_upd2');
+DROP TABLE hf_upd2;
+SET leanstore.bulk_load_rows = 0;
 -- A DELETE (and then an UPDATE) of far more cold rows than the hot tier could take versions for
 -- (every row it deletes used to migrate into the tier first, and failed
 -- there with "hot tier is full"): past leanstore.bulk_load_rows cold rows it
