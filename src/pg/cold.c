@@ -2017,7 +2017,7 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 	{
 		if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && ls_cold_relieve())
 			return ls_cold_migrate(rel, tbl, rowid);
-		if (st == LS_NO_SPACE && ls_migrate_soft)
+		if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && ls_migrate_soft)
 		{
 			ls_cold_note_full();
 			ls_migrate_found_full = true;
