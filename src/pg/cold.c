@@ -30,10 +30,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "common/file_perm.h"
 #include "common/relpath.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -2185,13 +2187,19 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 	len = v->len;
 	payload = palloc(len);
 	memcpy(payload, v->data, len);
-	if (!ls_hot_row_trylock(row))
+	/*
+	 * Held like ls_row_lock's latch: the tree insert (palloc in the file
+	 * callbacks) and the log append below may throw, and the abort path
+	 * then gives the latch back (regress ls_hold, ls_test_pack).
+	 */
+	if (!ls_row_trylock(row))
 		goto out;
+	ls_test_fail_at(LS_FAIL_PACK_LATCH);
 	if (ls_hot_row_is_removed(row) || ls_hot_row_newest(row) != v ||
 		atomic_load(&v->xmax_word) != xmax_word ||
 		ls_cold_store(&ct->tree, rowid, payload, len, xmin, cmin, true) != LS_OK)
 	{
-		ls_hot_row_unlock(row);
+		ls_row_unlock(row);
 		goto out;
 	}
 	ls_cold_raise_end(ct, rowid);
@@ -2202,6 +2210,7 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 	 */
 	ls_log_cold_put(tbl, rowid, payload, len, xmin, true);
 	/* readers that found the row keep its versions (same content) */
+	ls_row_forget_latch();
 	ls_hot_row_evict(ctx, tbl, row);	/* releases the latch */
 	packed = true;
 out:
@@ -2255,6 +2264,34 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 	}
 	return packed;
 }
+
+#ifdef LS_ASSERTS
+/*
+ * Test hook of the asserting build (regress ls_hold creates the SQL
+ * function): pack every row of one table that may go, in this backend;
+ * with fail, the first row whose latch pack takes throws there (fail point
+ * "in-pack"), so that the test sees the abort path give the latch back.
+ * Returns the number of rows packed.
+ */
+PG_FUNCTION_INFO_V1(leanstore_test_pack);
+
+Datum
+leanstore_test_pack(PG_FUNCTION_ARGS)
+{
+	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	ls_hot_table *tbl = ls_table_for(rel);
+	uint64		packed;
+
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	if (PG_GETARG_BOOL(1))
+		ls_test_fail_armed = LS_FAIL_PACK_LATCH;
+	packed = ls_pack_table_rows(tbl, UINT64_MAX, GlobalVisTestFor(NULL), false);
+	ls_test_fail_armed = LS_FAIL_NONE;
+	LWLockRelease(ls_cold->adopt_lock);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_INT64((int64) packed);
+}
+#endif
 
 /* Is the hot tier (stats hs) filled above pct percent? */
 static bool
@@ -2322,7 +2359,10 @@ ls_cold_relieve(void)
 {
 	uint64		packed;
 
-	if (ls_cold == NULL || LWLockHeldByMe(ls_cold->adopt_lock) || !IsTransactionState())
+	/* pack takes row latches: never under one (ls_alloc_version is not) */
+	Assert(!ls_holds_row_latch());
+	if (ls_cold == NULL || LWLockHeldByMe(ls_cold->adopt_lock) || !IsTransactionState() ||
+		ls_holds_row_latch())
 		return false;
 	PushActiveSnapshot(GetTransactionSnapshot());
 	packed = ls_pack_pass(true, 0, UINT64_MAX);

@@ -1,7 +1,8 @@
 /*
  * hold.c - row latches and epochs held like LWLocks.
  *
- * A backend holds at most one row latch (ls_row_lock) and any number of
+ * A backend holds at most one row latch (ls_row_lock, or ls_row_trylock
+ * for pack, which skips a busy row) and any number of
  * nested epochs (ls_epoch_enter).  Both are short: a few stores under the
  * latch, a bounded number of rows inside an epoch, never a wait for another
  * transaction and never across a return to the executor.  Like an LWLock:
@@ -162,6 +163,24 @@ ls_row_lock(ls_hot_row *row)
 	ls_test_fail_at(LS_FAIL_ROW_LATCH);
 }
 
+/*
+ * The latch of row if nobody holds it (pack, which skips a busy row):
+ * held like ls_row_lock's when it returns true.
+ */
+bool
+ls_row_trylock(ls_hot_row *row)
+{
+	Assert(ls_held_latch == NULL);
+	HOLD_INTERRUPTS();
+	if (!ls_hot_row_trylock(row))
+	{
+		ls_resume_interrupts();
+		return false;
+	}
+	ls_held_latch = row;
+	return true;
+}
+
 void
 ls_row_unlock(ls_hot_row *row)
 {
@@ -275,7 +294,7 @@ LsFailPoint ls_test_fail_armed = LS_FAIL_NONE;
 void
 ls_test_fail_fire(void)
 {
-	static const char *const names[] = {"", "in-epoch", "under-latch"};
+	static const char *const names[] = {"", "in-epoch", "under-latch", "in-pack"};
 	LsFailPoint p = ls_test_fail_armed;
 
 	ls_test_fail_armed = LS_FAIL_NONE;

@@ -139,6 +139,7 @@ extern void ls_epoch_enter(void);
 extern void ls_epoch_exit(void);
 extern void ls_row_lock(ls_hot_row *row);
 extern void ls_row_unlock(ls_hot_row *row);
+extern bool ls_row_trylock(ls_hot_row *row);
 extern void ls_row_forget_latch(void);
 extern void ls_release_held(void);
 extern void ls_check_held_at_commit(void);
@@ -157,7 +158,8 @@ typedef enum LsFailPoint
 {
 	LS_FAIL_NONE = 0,
 	LS_FAIL_IN_EPOCH,			/* ls_heaptuple_size */
-	LS_FAIL_ROW_LATCH			/* ls_row_lock, with the latch taken */
+	LS_FAIL_ROW_LATCH,			/* ls_row_lock, with the latch taken */
+	LS_FAIL_PACK_LATCH			/* pack, with a row's latch just tried */
 } LsFailPoint;
 #ifdef LS_ASSERTS
 extern LsFailPoint ls_test_fail_armed;
