@@ -1074,12 +1074,45 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
  * Reads over both tiers
  * ------------------------------------------------------------------------ */
 
+/*
+ * This backend's last read through the functions below: its table, the
+ * rowids it covered and the outermost epoch it was made in.  A chain walk
+ * that passes the bound on a row no RID-map holds (a stand-in, or a row
+ * evicted or removed after the read found it) is named from it
+ * (ls_chain_overrun); the table cannot have gone while that epoch lasts.
+ */
+static ls_hot_table *ls_read_tbl = NULL;
+static uint64 ls_read_lo = 0;
+static uint64 ls_read_hi = 0;
+static uint64 ls_read_epoch = 0;
+
+static inline void
+ls_note_read(ls_hot_table *tbl, uint64 lo, uint64 hi)
+{
+	ls_read_tbl = tbl;
+	ls_read_lo = lo;
+	ls_read_hi = hi;
+	ls_read_epoch = ls_epoch_serial;
+}
+
+/* The table this backend last read rowid from in this epoch, or NULL. */
+ls_hot_table *
+ls_last_read_table(uint64 rowid)
+{
+	Assert(ls_in_epoch());
+	if (ls_read_tbl == NULL || ls_read_epoch != ls_epoch_serial ||
+		rowid < ls_read_lo || rowid >= ls_read_hi)
+		return NULL;
+	return ls_read_tbl;
+}
+
 ls_hot_row *
 ls_row_get(ls_hot_table *tbl, uint64 rowid)
 {
 	ls_hot_row *row = ls_hot_row_get(tbl, rowid);
 	LsColdTable *ct;
 
+	ls_note_read(tbl, rowid, rowid + 1);
 	if (row != NULL || (ct = ls_cold_of(tbl)) == NULL)
 		return row;
 	row = ls_cold_standin(ct, rowid);
@@ -1104,6 +1137,7 @@ ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid, ls_hot_map_hint *hint)
 {
 	ls_hot_row *row = ls_hot_row_get_hinted(tbl, rowid, hint);
 
+	ls_note_read(tbl, rowid, rowid + 1);
 	if (row != NULL || ls_cold_of(tbl) == NULL)
 		return row;
 	return ls_row_get(tbl, rowid);
@@ -1258,7 +1292,11 @@ ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, 
 	ls_hot_row **cold;
 
 	if (ct == NULL || lo >= end)
-		return lo < end ? ls_hot_scan_batch(tbl, cursor, end, rows, max) : 0;
+	{
+		n = lo < end ? ls_hot_scan_batch(tbl, cursor, end, rows, max) : 0;
+		ls_note_read(tbl, lo, *cursor);
+		return n;
+	}
 	hot = ls_standin_alloc(sizeof(ls_hot_row *) * max * 2);
 	cold = hot + max;
 	nh = ls_hot_scan_batch(tbl, &hc, end, hot, max);
@@ -1287,6 +1325,7 @@ ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, 
 	if (n == max && (i < nh || j < nc))
 		hi = rows[n - 1]->rowid + 1;
 	*cursor = hi;
+	ls_note_read(tbl, lo, hi);
 	return n;
 }
 
@@ -2290,6 +2329,41 @@ leanstore_test_pack(PG_FUNCTION_ARGS)
 	LWLockRelease(ls_cold->adopt_lock);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_INT64((int64) packed);
+}
+
+/*
+ * Test hook of the asserting build (regress ls_chain): read the row at tid
+ * as a scan would and report that a walk of its chain passed the bound;
+ * with evict, pack it first (in the same epoch, as the worker could after
+ * the read found it), so that no RID-map holds what the walk has.  A cold
+ * row comes back as a stand-in, which no map holds either.  The error must
+ * name the table.
+ */
+PG_FUNCTION_INFO_V1(leanstore_test_chain_overrun);
+
+Datum
+leanstore_test_chain_overrun(PG_FUNCTION_ARGS)
+{
+	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	uint64		rowid = ls_tid_to_rowid((ItemPointer) PG_GETARG_POINTER(1));
+	ls_hot_table *tbl = ls_table_for(rel);
+	LsColdTable *ct;
+	ls_hot_row *row;
+
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	ct = ls_cold_ensure(tbl, ERROR);
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ls_epoch_enter();
+	row = rowid == LS_ROWID_INVALID ? NULL : ls_row_get(tbl, rowid);
+	if (row != NULL && PG_GETARG_BOOL(2) && !ls_row_is_standin(row))
+		(void) ls_pack_one(ct, tbl, rowid, GlobalVisTestFor(NULL), false);
+	if (row != NULL)
+		ls_chain_overrun(row);
+	LWLockRelease(ls_cold->tree_lock);
+	LWLockRelease(ls_cold->adopt_lock);
+	ls_epoch_exit();			/* raises the overrun */
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
 }
 #endif
 

@@ -48,6 +48,9 @@ static uint64 ls_chain_bad_rowid;
 /* Epoch levels entered through ls_epoch_enter (each holds interrupts). */
 static int	ls_epoch_holds = 0;
 
+/* Outermost epochs entered so far (ls_note_read: "still the same epoch?") */
+uint64		ls_epoch_serial = 0;
+
 bool
 ls_row_latch_held_by_me(const ls_hot_row *row)
 {
@@ -82,7 +85,8 @@ ls_epoch_enter(void)
 
 	HOLD_INTERRUPTS();
 	ls_hot_epoch_enter(ctx);
-	ls_epoch_holds++;
+	if (ls_epoch_holds++ == 0)
+		ls_epoch_serial++;
 }
 
 static void ls_chain_report(void) pg_attribute_noreturn();
@@ -107,8 +111,11 @@ ls_epoch_exit(void)
 
 /*
  * A chain walk passed the bound (inside an epoch): find the row's table
- * (rare path: look the rowid up in every table of the tier) and remember
- * it for ls_epoch_exit, which raises the error outside the epoch.
+ * (rare path: look the rowid up in every table of the tier; a row no map
+ * holds -- a cold stand-in, or a row evicted or removed after the read
+ * that found it -- belongs to the table this backend last read it from,
+ * ls_last_read_table) and remember it for ls_epoch_exit, which raises the
+ * error outside the epoch.
  */
 void
 ls_chain_overrun(ls_hot_row *row)
@@ -128,9 +135,11 @@ ls_chain_overrun(ls_hot_row *row)
 		if (ls_hot_row_get(tbl, row->rowid) == row)
 		{
 			ls_chain_bad_key = ls_hot_table_get_key(tbl);
-			break;
+			return;
 		}
 	}
+	if ((tbl = ls_last_read_table(row->rowid)) != NULL)
+		ls_chain_bad_key = ls_hot_table_get_key(tbl);
 }
 
 static void

@@ -80,6 +80,7 @@ ls_blocks_for_limit(uint64 limit)
 
 /* hold.c: the bound in effect (the asserting build's tests lower it) */
 extern int	ls_chain_bound;
+extern uint64 ls_epoch_serial;
 extern void ls_chain_overrun(ls_hot_row *row) pg_attribute_cold;
 
 /*
@@ -335,6 +336,7 @@ typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,
 extern uint64 ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg);
 extern void ls_cold_hold_pack(bool hold);
 extern void ls_standins_release(void);
+extern ls_hot_table *ls_last_read_table(uint64 rowid);
 
 static inline bool
 ls_row_is_standin(const ls_hot_row *row)
