@@ -759,7 +759,8 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		 */
 		if (nindexes > 0 && params->nworkers > 0 && RelationUsesLocalBuffers(rel))
 			ereport(WARNING,
-					(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
 							RelationGetRelationName(rel))));
 		istats = palloc0(sizeof(IndexBulkDeleteResult *) * Max(nindexes, 1));
 		cursor = 0;
