@@ -107,6 +107,28 @@ SELECT leanstore_verify('ls_hold_p');
 DROP PROCEDURE ls_hold_pack_fail();
 DROP FUNCTION ls_test_pack(regclass, bool);
 DROP TABLE ls_hold_p;
+-- VACUUM forgets dead rowids in bounded epochs and serves a cancel between
+-- them: a cancel that arrives inside the first epoch (interrupts held
+-- there) stops it right after that epoch; the rowids not reached stay DEAD
+-- until the next VACUUM.  (Deletes migrate the rows, also under
+-- regress-cold, so that VACUUM has rowids to forget.)
+CREATE FUNCTION ls_test_pause(text) RETURNS bigint
+    AS 'leanstore', 'leanstore_test_pause' LANGUAGE C STRICT;
+SET leanstore.cold_writes = off;
+CREATE TABLE ls_hold_v (id int PRIMARY KEY, v text) USING leanstore;
+INSERT INTO ls_hold_v SELECT g, 'v' FROM generate_series(1, 2000) g;
+DELETE FROM ls_hold_v WHERE id > 1000;
+SELECT ls_test_pause('cancel:vacuum-forget') > 0 AS armed;
+VACUUM ls_hold_v;
+SELECT dead_rowids BETWEEN 1 AND 999 AS some_left_dead FROM leanstore_table_stats('ls_hold_v');
+SELECT ls_test_hold('state');
+VACUUM ls_hold_v;
+SELECT dead_rowids FROM leanstore_table_stats('ls_hold_v');
+SELECT count(*), sum(id) FROM ls_hold_v;
+SELECT leanstore_verify('ls_hold_v');
+RESET leanstore.cold_writes;
+DROP TABLE ls_hold_v;
+DROP FUNCTION ls_test_pause(text);
 DROP TABLE ls_hold_t;
 DROP FUNCTION ls_test_row_latched(regclass, tid);
 DROP FUNCTION ls_test_hold(text);

@@ -554,6 +554,7 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
+		ls_test_cancel("vacuum-forget");	/* served after this epoch */
 		for (; i < end; i++)
 			ls_hot_rowid_forget(ls_ctx(), tbl, ds->rowids[i]);
 		ls_epoch_exit();

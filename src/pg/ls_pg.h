@@ -644,8 +644,10 @@ extern uint64 ls_xact_hot_versions(void);
 extern void ls_progress_rowid(int param, uint64 rowid, BlockNumber *reported);
 #ifdef LS_ASSERTS
 extern void ls_test_pause(const char *name);
+extern void ls_test_cancel(const char *name);
 #else
 #define ls_test_pause(name) ((void) 0)
+#define ls_test_cancel(name) ((void) 0)
 #endif
 
 /* utility.c: ProcessUtility hook (CREATE DATABASE from a template) */
