@@ -7,6 +7,7 @@
 #   make installcheck       pg_regress (run through test/run, which sets up the cluster)
 #   make bench-core         the core benchmark (buffer-managed tree vs in-memory tree)
 #   make check-layering     no core file includes postgres.h
+#   make check-messages     src/pg's error reports follow the message style
 
 EXTENSION = leanstore
 MODULE_big = leanstore
@@ -95,14 +96,14 @@ UNIT_ASAN_BINS = $(addprefix build/asan/bin/,$(UNIT_NAMES))
 unit_objs = $(patsubst src/%.c,build/$(1)/core/%.o,$(CORE_SRCS)) \
 	$(patsubst test/unit/%.c,build/$(1)/unit/%.o,$(UNIT_SRCS) $(UNIT_HELPERS))
 
-.PHONY: unit asan unit-build asan-build check-layering bench-core
+.PHONY: unit asan unit-build asan-build check-layering check-messages bench-core
 .SECONDARY: $(call unit_objs,release) $(call unit_objs,asan) \
 	$(patsubst src/%.c,build/bench/core/%.o,$(CORE_SRCS))
 
 unit-build: $(UNIT_RELEASE_BINS)
 asan-build: $(UNIT_ASAN_BINS)
 
-unit: unit-build check-layering
+unit: unit-build check-layering check-messages
 	@test/unit/run-all build/release/bin $(UNIT_NAMES)
 
 asan: asan-build
@@ -112,6 +113,9 @@ asan: asan-build
 
 check-layering:
 	@test/unit/check-layering
+
+check-messages:
+	@test/unit/check-messages
 
 # ---------------------------------------------------------------------------
 # Core benchmark

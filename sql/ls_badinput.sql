@@ -53,6 +53,32 @@ SELECT * FROM leanstore_table_stats(0);
 SELECT leanstore_verify(4294967295);
 -- names that do not exist fail in regclass input, before leanstore
 SELECT leanstore_verify('no_such_table');
+-- leanstore_verify refuses the same kinds, and both functions OID 0 and the
+-- largest OID
+SELECT leanstore_verify('bi_mv_heap');
+SELECT leanstore_verify('bi_seq');
+SELECT leanstore_verify('bi_comp');
+SELECT leanstore_verify('bi_ft');
+SELECT leanstore_verify('pg_class');
+SELECT leanstore_verify(0);
+SELECT * FROM leanstore_table_stats(4294967295);
+\set VERBOSITY sqlstate
+SELECT leanstore_verify((SELECT reltoastrelid FROM pg_class WHERE oid = 'bi_ls'::regclass));
+\set VERBOSITY default
+-- the table AM handler takes no SQL value
+SELECT leanstore_tableam_handler(NULL);
+-- the functions are for superusers (REVOKE ... FROM PUBLIC), and so are
+-- the superuser-only settings
+CREATE ROLE regress_ls_badinput;
+SET ROLE regress_ls_badinput;
+SELECT * FROM leanstore_stats();
+SELECT leanstore_checkpoint();
+SELECT * FROM leanstore_table_stats('bi_ls');
+SELECT leanstore_verify('bi_ls');
+SET leanstore.hash_cache_test_bits = 1;
+SET leanstore.debug_crash_point = 'pack';
+RESET ROLE;
+DROP ROLE regress_ls_badinput;
 -- GUCs: both are fixed at server start
 SHOW leanstore.hot_memory;
 SHOW leanstore.max_tables;
@@ -93,6 +119,72 @@ RESET leanstore.bulk_load_rows;
 SET leanstore.hash_cache = 'perhaps';
 SET leanstore.hash_cache_test_bits = 65;
 SET leanstore.hash_cache_test_bits = -1;
+-- the same GUCs at their bounds (accepted) and as the wrong kind
+ALTER SYSTEM SET leanstore.buffer_pool = '2MB';
+ALTER SYSTEM SET leanstore.buffer_pool = '1TB';
+ALTER SYSTEM SET leanstore.buffer_pool = '1025GB';
+ALTER SYSTEM RESET leanstore.buffer_pool;
+ALTER SYSTEM SET leanstore.pack_threshold = 1;
+ALTER SYSTEM SET leanstore.pack_threshold = 100;
+ALTER SYSTEM SET leanstore.pack_threshold = 'high';
+ALTER SYSTEM RESET leanstore.pack_threshold;
+SET leanstore.hash_cache_memory = 1;
+ALTER SYSTEM SET leanstore.hash_cache_memory = 0;
+ALTER SYSTEM SET leanstore.hash_cache_memory = 1048576;
+ALTER SYSTEM RESET leanstore.hash_cache_memory;
+SET leanstore.bulk_load_rows = 0;
+SHOW leanstore.bulk_load_rows;
+SET leanstore.bulk_load_rows = 'many';
+RESET leanstore.bulk_load_rows;
+SET leanstore.hash_cache_test_bits = 0;
+SET leanstore.hash_cache_test_bits = 64;
+RESET leanstore.hash_cache_test_bits;
+-- cold_writes (off | auto | always, any session)
+SET leanstore.cold_writes = 'sometimes';
+SET leanstore.cold_writes = '';
+SET leanstore.cold_writes = off;
+SET leanstore.cold_writes = always;
+SHOW leanstore.cold_writes;
+RESET leanstore.cold_writes;
+-- the log: directory (not empty), buffer (256kB .. 64MB) at server start;
+-- checkpoint_timeout (0 .. 1 day) and max_log_size (32MB .. 1TB) on reload
+SET leanstore.log_directory = 'elsewhere';
+ALTER SYSTEM SET leanstore.log_directory = '';
+ALTER SYSTEM SET leanstore.log_directory = 'pg_leanstore/log';
+ALTER SYSTEM RESET leanstore.log_directory;
+SET leanstore.log_buffer = '1MB';
+ALTER SYSTEM SET leanstore.log_buffer = '255kB';
+ALTER SYSTEM SET leanstore.log_buffer = '256kB';
+ALTER SYSTEM SET leanstore.log_buffer = '64MB';
+ALTER SYSTEM SET leanstore.log_buffer = '65MB';
+ALTER SYSTEM SET leanstore.log_buffer = 'big';
+ALTER SYSTEM RESET leanstore.log_buffer;
+SET leanstore.checkpoint_timeout = '1min';
+ALTER SYSTEM SET leanstore.checkpoint_timeout = -1;
+ALTER SYSTEM SET leanstore.checkpoint_timeout = 0;
+ALTER SYSTEM SET leanstore.checkpoint_timeout = '1d';
+ALTER SYSTEM SET leanstore.checkpoint_timeout = 86401;
+ALTER SYSTEM SET leanstore.checkpoint_timeout = 'soon';
+ALTER SYSTEM RESET leanstore.checkpoint_timeout;
+SET leanstore.max_log_size = '1GB';
+ALTER SYSTEM SET leanstore.max_log_size = '31MB';
+ALTER SYSTEM SET leanstore.max_log_size = '32MB';
+ALTER SYSTEM SET leanstore.max_log_size = '1TB';
+ALTER SYSTEM SET leanstore.max_log_size = '1025GB';
+ALTER SYSTEM RESET leanstore.max_log_size;
+-- the crash tests' switches: a crash point must be one leanstore has (a
+-- misspelt one would never crash); the log fault is none, write or sync
+SET leanstore.debug_crash_point = 'no-such-point';
+BEGIN;
+SET LOCAL leanstore.debug_crash_point = 'drop-commit';
+SHOW leanstore.debug_crash_point;
+ROLLBACK;
+SET leanstore.debug_crash_point = '';
+RESET leanstore.debug_crash_point;
+SET leanstore.debug_log_fault = 'write';
+ALTER SYSTEM SET leanstore.debug_log_fault = 'sometimes';
+ALTER SYSTEM SET leanstore.debug_log_fault = 'none';
+ALTER SYSTEM RESET leanstore.debug_log_fault;
 -- names under leanstore. are reserved: a misspelt setting is an error
 SET leanstore.hot_mem = '1GB';
 ALTER SYSTEM SET leanstore.hot_mem = '1GB';

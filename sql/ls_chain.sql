@@ -77,5 +77,24 @@ SELECT id, v FROM lc ORDER BY id;
 SELECT ls_test_chain_bound(1);
 SELECT ls_test_chain_bound(-5);
 SELECT leanstore_verify('lc');
+-- a walk that passes the bound on a row no RID-map holds is named too: a
+-- cold row's stand-in, and a hot row that pack evicted after the read found
+-- it (the table is the one this backend read the row from)
+CREATE FUNCTION ls_test_chain_overrun(regclass, tid, bool) RETURNS void
+    AS 'leanstore', 'leanstore_test_chain_overrun' LANGUAGE C STRICT;
+CREATE FUNCTION ls_test_pack(regclass, bool) RETURNS bigint
+    AS 'leanstore', 'leanstore_test_pack' LANGUAGE C STRICT;
+CREATE TABLE lc_cold (id int PRIMARY KEY, v int) USING leanstore;
+INSERT INTO lc_cold VALUES (1, 0), (2, 0);
+SELECT ls_test_pack('lc_cold', false) + ls_test_pack('lc_cold', false) >= 0 AS passes;
+SELECT hot_rows FROM leanstore_table_stats('lc_cold');
+SELECT ls_test_chain_overrun('lc_cold', ctid, false) FROM lc_cold WHERE id = 1;
+INSERT INTO lc_cold VALUES (3, 0);
+SELECT ls_test_chain_overrun('lc_cold', ctid, true) FROM lc_cold WHERE id = 3;
+SELECT hot_rows FROM leanstore_table_stats('lc_cold');
+SELECT count(*) FROM lc_cold;
+DROP TABLE lc_cold;
+DROP FUNCTION ls_test_pack(regclass, bool);
+DROP FUNCTION ls_test_chain_overrun(regclass, tid, bool);
 DROP TABLE lc;
 DROP FUNCTION ls_test_chain_bound(int);

@@ -1,7 +1,8 @@
 -- CREATE DATABASE from a template that holds leanstore tables would copy
 -- their definitions but not their rows (they live in leanstore's shared
 -- memory): it is refused before anything is done, for both strategies.
--- ALTER DATABASE ... SET TABLESPACE keeps the tables' rows.
+-- ALTER DATABASE ... SET TABLESPACE would move their files behind
+-- leanstore's back: refused the same way.
 CREATE DATABASE ls_tpl;
 \c ls_tpl
 CREATE EXTENSION leanstore;
@@ -26,14 +27,27 @@ INSERT INTO cp_t VALUES (1), (2);
 SELECT count(*) FROM cp_t;
 \c contrib_regression
 DROP DATABASE ls_cp;
--- ALTER DATABASE ... SET TABLESPACE moves the files; the leanstore tables
--- of the database's default tablespace keep their rows
+-- ALTER DATABASE ... SET TABLESPACE moves the files of the default
+-- tablespace; leanstore's buffer pool and log name the old place: refused
+-- while leanstore tables are there (test/recovery/template_copy.sh checks
+-- it after restarts too, and that a moved table was lost before)
 SET allow_in_place_tablespaces = on;
 CREATE TABLESPACE ls_db_space LOCATION '';
+CREATE TABLESPACE ls_db_space2 LOCATION '';
 RESET allow_in_place_tablespaces;
 \c ls_tpl
 CREATE TABLE tpl_t (id int PRIMARY KEY, v text) USING leanstore;
 INSERT INTO tpl_t SELECT g, 'v' || g FROM generate_series(1, 100) g;
+\c contrib_regression
+ALTER DATABASE ls_tpl SET TABLESPACE ls_db_space;
+SELECT spcname FROM pg_database d JOIN pg_tablespace s ON s.oid = d.dattablespace
+ WHERE datname = 'ls_tpl';
+-- a move to where the database already is: PostgreSQL's no-op
+ALTER DATABASE ls_tpl SET TABLESPACE pg_default;
+-- a leanstore table in another tablespace does not move with the database
+\c ls_tpl
+SELECT count(*), sum(id) FROM tpl_t;
+ALTER TABLE tpl_t SET TABLESPACE ls_db_space2;
 \c contrib_regression
 ALTER DATABASE ls_tpl SET TABLESPACE ls_db_space;
 \c ls_tpl
@@ -50,3 +64,4 @@ SELECT count(*) FROM tpl_t;
 \c contrib_regression
 DROP DATABASE ls_tpl;
 DROP TABLESPACE ls_db_space;
+DROP TABLESPACE ls_db_space2;

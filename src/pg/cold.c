@@ -30,10 +30,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "common/file_perm.h"
 #include "common/relpath.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -1086,12 +1088,45 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
  * Reads over both tiers
  * ------------------------------------------------------------------------ */
 
+/*
+ * This backend's last read through the functions below: its table, the
+ * rowids it covered and the outermost epoch it was made in.  A chain walk
+ * that passes the bound on a row no RID-map holds (a stand-in, or a row
+ * evicted or removed after the read found it) is named from it
+ * (ls_chain_overrun); the table cannot have gone while that epoch lasts.
+ */
+static ls_hot_table *ls_read_tbl = NULL;
+static uint64 ls_read_lo = 0;
+static uint64 ls_read_hi = 0;
+static uint64 ls_read_epoch = 0;
+
+static inline void
+ls_note_read(ls_hot_table *tbl, uint64 lo, uint64 hi)
+{
+	ls_read_tbl = tbl;
+	ls_read_lo = lo;
+	ls_read_hi = hi;
+	ls_read_epoch = ls_epoch_serial;
+}
+
+/* The table this backend last read rowid from in this epoch, or NULL. */
+ls_hot_table *
+ls_last_read_table(uint64 rowid)
+{
+	Assert(ls_in_epoch());
+	if (ls_read_tbl == NULL || ls_read_epoch != ls_epoch_serial ||
+		rowid < ls_read_lo || rowid >= ls_read_hi)
+		return NULL;
+	return ls_read_tbl;
+}
+
 ls_hot_row *
 ls_row_get(ls_hot_table *tbl, uint64 rowid)
 {
 	ls_hot_row *row = ls_hot_row_get(tbl, rowid);
 	LsColdTable *ct;
 
+	ls_note_read(tbl, rowid, rowid + 1);
 	if (row != NULL || (ct = ls_cold_of(tbl)) == NULL)
 		return row;
 	row = ls_cold_standin(ct, rowid);
@@ -1116,6 +1151,7 @@ ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid, ls_hot_map_hint *hint)
 {
 	ls_hot_row *row = ls_hot_row_get_hinted(tbl, rowid, hint);
 
+	ls_note_read(tbl, rowid, rowid + 1);
 	if (row != NULL || ls_cold_of(tbl) == NULL)
 		return row;
 	return ls_row_get(tbl, rowid);
@@ -1270,7 +1306,11 @@ ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, 
 	ls_hot_row **cold;
 
 	if (ct == NULL || lo >= end)
-		return lo < end ? ls_hot_scan_batch(tbl, cursor, end, rows, max) : 0;
+	{
+		n = lo < end ? ls_hot_scan_batch(tbl, cursor, end, rows, max) : 0;
+		ls_note_read(tbl, lo, *cursor);
+		return n;
+	}
 	hot = ls_standin_alloc(sizeof(ls_hot_row *) * max * 2);
 	cold = hot + max;
 	nh = ls_hot_scan_batch(tbl, &hc, end, hot, max);
@@ -1299,6 +1339,7 @@ ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, 
 	if (n == max && (i < nh || j < nc))
 		hi = rows[n - 1]->rowid + 1;
 	*cursor = hi;
+	ls_note_read(tbl, lo, hi);
 	return n;
 }
 
@@ -2261,13 +2302,19 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 	len = v->len;
 	payload = palloc(len);
 	memcpy(payload, v->data, len);
-	if (!ls_hot_row_trylock(row))
+	/*
+	 * Held like ls_row_lock's latch: the tree insert (palloc in the file
+	 * callbacks) and the log append below may throw, and the abort path
+	 * then gives the latch back (regress ls_hold, ls_test_pack).
+	 */
+	if (!ls_row_trylock(row))
 		goto out;
+	ls_test_fail_at(LS_FAIL_PACK_LATCH);
 	if (ls_hot_row_is_removed(row) || ls_hot_row_newest(row) != v ||
 		atomic_load(&v->xmax_word) != xmax_word ||
 		ls_cold_store(&ct->tree, rowid, payload, len, xmin, cmin, true) != LS_OK)
 	{
-		ls_hot_row_unlock(row);
+		ls_row_unlock(row);
 		goto out;
 	}
 	ls_cold_raise_end(ct, rowid);
@@ -2278,6 +2325,7 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 	 */
 	ls_log_cold_put(tbl, rowid, payload, len, xmin, true);
 	/* readers that found the row keep its versions (same content) */
+	ls_row_forget_latch();
 	ls_hot_row_evict(ctx, tbl, row);	/* releases the latch */
 	packed = true;
 out:
@@ -2331,6 +2379,69 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 	}
 	return packed;
 }
+
+#ifdef LS_ASSERTS
+/*
+ * Test hook of the asserting build (regress ls_hold creates the SQL
+ * function): pack every row of one table that may go, in this backend;
+ * with fail, the first row whose latch pack takes throws there (fail point
+ * "in-pack"), so that the test sees the abort path give the latch back.
+ * Returns the number of rows packed.
+ */
+PG_FUNCTION_INFO_V1(leanstore_test_pack);
+
+Datum
+leanstore_test_pack(PG_FUNCTION_ARGS)
+{
+	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	ls_hot_table *tbl = ls_table_for(rel);
+	uint64		packed;
+
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	if (PG_GETARG_BOOL(1))
+		ls_test_fail_armed = LS_FAIL_PACK_LATCH;
+	packed = ls_pack_table_rows(tbl, UINT64_MAX, GlobalVisTestFor(NULL), false);
+	ls_test_fail_armed = LS_FAIL_NONE;
+	LWLockRelease(ls_cold->adopt_lock);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_INT64((int64) packed);
+}
+
+/*
+ * Test hook of the asserting build (regress ls_chain): read the row at tid
+ * as a scan would and report that a walk of its chain passed the bound;
+ * with evict, pack it first (in the same epoch, as the worker could after
+ * the read found it), so that no RID-map holds what the walk has.  A cold
+ * row comes back as a stand-in, which no map holds either.  The error must
+ * name the table.
+ */
+PG_FUNCTION_INFO_V1(leanstore_test_chain_overrun);
+
+Datum
+leanstore_test_chain_overrun(PG_FUNCTION_ARGS)
+{
+	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	uint64		rowid = ls_tid_to_rowid((ItemPointer) PG_GETARG_POINTER(1));
+	ls_hot_table *tbl = ls_table_for(rel);
+	LsColdTable *ct;
+	ls_hot_row *row;
+
+	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+	ct = ls_cold_ensure(tbl, ERROR);
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ls_epoch_enter();
+	row = rowid == LS_ROWID_INVALID ? NULL : ls_row_get(tbl, rowid);
+	if (row != NULL && PG_GETARG_BOOL(2) && !ls_row_is_standin(row))
+		(void) ls_pack_one(ct, tbl, rowid, GlobalVisTestFor(NULL), false);
+	if (row != NULL)
+		ls_chain_overrun(row);
+	LWLockRelease(ls_cold->tree_lock);
+	LWLockRelease(ls_cold->adopt_lock);
+	ls_epoch_exit();			/* raises the overrun */
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
+}
+#endif
 
 /* Is the hot tier (stats hs) filled above pct percent? */
 static bool
@@ -2398,7 +2509,10 @@ ls_cold_relieve(void)
 {
 	uint64		packed;
 
-	if (ls_cold == NULL || LWLockHeldByMe(ls_cold->adopt_lock) || !IsTransactionState())
+	/* pack takes row latches: never under one (ls_alloc_version is not) */
+	Assert(!ls_holds_row_latch());
+	if (ls_cold == NULL || LWLockHeldByMe(ls_cold->adopt_lock) || !IsTransactionState() ||
+		ls_holds_row_latch())
 		return false;
 	PushActiveSnapshot(GetTransactionSnapshot());
 	packed = ls_pack_pass(true, 0, UINT64_MAX);

@@ -554,6 +554,7 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
+		ls_test_cancel("vacuum-forget");	/* served after this epoch */
 		for (; i < end; i++)
 			ls_hot_rowid_forget(ls_ctx(), tbl, ds->rowids[i]);
 		ls_epoch_exit();
@@ -759,7 +760,8 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		 */
 		if (nindexes > 0 && params->nworkers > 0 && RelationUsesLocalBuffers(rel))
 			ereport(WARNING,
-					(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
 							RelationGetRelationName(rel))));
 		istats = palloc0(sizeof(IndexBulkDeleteResult *) * Max(nindexes, 1));
 		cursor = 0;

@@ -1,7 +1,8 @@
 /*
  * hold.c - row latches and epochs held like LWLocks.
  *
- * A backend holds at most one row latch (ls_row_lock) and any number of
+ * A backend holds at most one row latch (ls_row_lock, or ls_row_trylock
+ * for pack, which skips a busy row) and any number of
  * nested epochs (ls_epoch_enter).  Both are short: a few stores under the
  * latch, a bounded number of rows inside an epoch, never a wait for another
  * transaction and never across a return to the executor.  Like an LWLock:
@@ -47,6 +48,9 @@ static uint64 ls_chain_bad_rowid;
 /* Epoch levels entered through ls_epoch_enter (each holds interrupts). */
 static int	ls_epoch_holds = 0;
 
+/* Outermost epochs entered so far (ls_note_read: "still the same epoch?") */
+uint64		ls_epoch_serial = 0;
+
 bool
 ls_row_latch_held_by_me(const ls_hot_row *row)
 {
@@ -81,7 +85,8 @@ ls_epoch_enter(void)
 
 	HOLD_INTERRUPTS();
 	ls_hot_epoch_enter(ctx);
-	ls_epoch_holds++;
+	if (ls_epoch_holds++ == 0)
+		ls_epoch_serial++;
 }
 
 static void ls_chain_report(void) pg_attribute_noreturn();
@@ -106,8 +111,11 @@ ls_epoch_exit(void)
 
 /*
  * A chain walk passed the bound (inside an epoch): find the row's table
- * (rare path: look the rowid up in every table of the tier) and remember
- * it for ls_epoch_exit, which raises the error outside the epoch.
+ * (rare path: look the rowid up in every table of the tier; a row no map
+ * holds -- a cold stand-in, or a row evicted or removed after the read
+ * that found it -- belongs to the table this backend last read it from,
+ * ls_last_read_table) and remember it for ls_epoch_exit, which raises the
+ * error outside the epoch.
  */
 void
 ls_chain_overrun(ls_hot_row *row)
@@ -127,9 +135,11 @@ ls_chain_overrun(ls_hot_row *row)
 		if (ls_hot_row_get(tbl, row->rowid) == row)
 		{
 			ls_chain_bad_key = ls_hot_table_get_key(tbl);
-			break;
+			return;
 		}
 	}
+	if ((tbl = ls_last_read_table(row->rowid)) != NULL)
+		ls_chain_bad_key = ls_hot_table_get_key(tbl);
 }
 
 static void
@@ -160,6 +170,24 @@ ls_row_lock(ls_hot_row *row)
 	ls_hot_row_lock(row);
 	ls_held_latch = row;
 	ls_test_fail_at(LS_FAIL_ROW_LATCH);
+}
+
+/*
+ * The latch of row if nobody holds it (pack, which skips a busy row):
+ * held like ls_row_lock's when it returns true.
+ */
+bool
+ls_row_trylock(ls_hot_row *row)
+{
+	Assert(ls_held_latch == NULL);
+	HOLD_INTERRUPTS();
+	if (!ls_hot_row_trylock(row))
+	{
+		ls_resume_interrupts();
+		return false;
+	}
+	ls_held_latch = row;
+	return true;
 }
 
 void
@@ -275,7 +303,7 @@ LsFailPoint ls_test_fail_armed = LS_FAIL_NONE;
 void
 ls_test_fail_fire(void)
 {
-	static const char *const names[] = {"", "in-epoch", "under-latch"};
+	static const char *const names[] = {"", "in-epoch", "under-latch", "in-pack"};
 	LsFailPoint p = ls_test_fail_armed;
 
 	ls_test_fail_armed = LS_FAIL_NONE;

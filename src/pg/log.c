@@ -82,9 +82,58 @@ static const struct config_enum_entry ls_log_fault_options[] = {
 	{NULL, 0, false}
 };
 
+/* The points ls_debug_crash is called with (and the GUC's description). */
+static const char *const ls_crash_points[] = {
+	"commit-before-log", "commit-after-log", "drop-commit", "recovery-replay",
+	"recovery-relog", "recovery-end", "bulk-load", "pack", "checkpoint-clean",
+	"checkpoint-relog"
+};
+
+static bool
+ls_crash_point_known(const char *point)
+{
+	for (int i = 0; i < (int) lengthof(ls_crash_points); i++)
+		if (strcmp(ls_crash_points[i], point) == 0)
+			return true;
+	return false;
+}
+
+/* leanstore.debug_crash_point: empty or a known point (a typo never crashes) */
+static bool
+ls_check_crash_point(char **newval, void **extra, GucSource source)
+{
+	char		known[256] = "";
+
+	(void) extra;
+	(void) source;
+	if (*newval == NULL || (*newval)[0] == '\0' || ls_crash_point_known(*newval))
+		return true;
+	for (int i = 0; i < (int) lengthof(ls_crash_points); i++)
+	{
+		if (i > 0)
+			strlcat(known, ", ", sizeof(known));
+		strlcat(known, ls_crash_points[i], sizeof(known));
+	}
+	GUC_check_errdetail("Known points: %s.", known);
+	return false;
+}
+
+/* leanstore.log_directory: a path, not empty */
+static bool
+ls_check_log_directory(char **newval, void **extra, GucSource source)
+{
+	(void) extra;
+	(void) source;
+	if (*newval != NULL && (*newval)[0] != '\0')
+		return true;
+	GUC_check_errdetail("leanstore.log_directory must name a directory.");
+	return false;
+}
+
 void
 ls_debug_crash(const char *point)
 {
+	Assert(ls_crash_point_known(point));
 	if (unlikely(ls_debug_crash_point != NULL && ls_debug_crash_point[0] != '\0') &&
 		strcmp(ls_debug_crash_point, point) == 0)
 	{
@@ -1266,7 +1315,7 @@ ls_log_register(void)
 							   "pg_leanstore/log",
 							   PGC_POSTMASTER,
 							   0,
-							   NULL, NULL, NULL);
+							   ls_check_log_directory, NULL, NULL);
 	DefineCustomIntVariable("leanstore.log_buffer",
 							"Log buffer of each backend, in shared memory.",
 							"Rounded down to a power of two; a row image may take up to half of it.",
@@ -1302,7 +1351,7 @@ ls_log_register(void)
 							   "",
 							   PGC_SUSET,
 							   GUC_NOT_IN_SAMPLE,
-							   NULL, NULL, NULL);
+							   ls_check_crash_point, NULL, NULL);
 	DefineCustomEnumVariable("leanstore.debug_log_fault",
 							 "Make the log writer's next write or sync fail with EIO (tests only).",
 							 NULL,

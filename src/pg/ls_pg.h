@@ -80,6 +80,7 @@ ls_blocks_for_limit(uint64 limit)
 
 /* hold.c: the bound in effect (the asserting build's tests lower it) */
 extern int	ls_chain_bound;
+extern uint64 ls_epoch_serial;
 extern void ls_chain_overrun(ls_hot_row *row) pg_attribute_cold;
 
 /*
@@ -141,6 +142,7 @@ extern void ls_epoch_enter(void);
 extern void ls_epoch_exit(void);
 extern void ls_row_lock(ls_hot_row *row);
 extern void ls_row_unlock(ls_hot_row *row);
+extern bool ls_row_trylock(ls_hot_row *row);
 extern void ls_row_forget_latch(void);
 extern void ls_release_held(void);
 extern void ls_check_held_at_commit(void);
@@ -159,7 +161,8 @@ typedef enum LsFailPoint
 {
 	LS_FAIL_NONE = 0,
 	LS_FAIL_IN_EPOCH,			/* ls_heaptuple_size */
-	LS_FAIL_ROW_LATCH			/* ls_row_lock, with the latch taken */
+	LS_FAIL_ROW_LATCH,			/* ls_row_lock, with the latch taken */
+	LS_FAIL_PACK_LATCH			/* pack, with a row's latch just tried */
 } LsFailPoint;
 #ifdef LS_ASSERTS
 extern LsFailPoint ls_test_fail_armed;
@@ -338,6 +341,7 @@ typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,
 extern uint64 ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg);
 extern void ls_cold_hold_pack(bool hold);
 extern void ls_standins_release(void);
+extern ls_hot_table *ls_last_read_table(uint64 rowid);
 
 static inline bool
 ls_row_is_standin(const ls_hot_row *row)
@@ -664,8 +668,10 @@ extern uint64 ls_xact_hot_versions(void);
 extern void ls_progress_rowid(int param, uint64 rowid, BlockNumber *reported);
 #ifdef LS_ASSERTS
 extern void ls_test_pause(const char *name);
+extern void ls_test_cancel(const char *name);
 #else
 #define ls_test_pause(name) ((void) 0)
+#define ls_test_cancel(name) ((void) 0)
 #endif
 
 /* utility.c: ProcessUtility hook (CREATE DATABASE from a template) */

@@ -14,6 +14,12 @@
  * SQL function leanstore_test_pause(name), so that an isolation spec that
  * holds the lock can read the progress views at a known point
  * (isolation ls-progress).  Never called inside an epoch.
+ *
+ * Cancel points (asserting build only): ls_test_cancel(name), armed with
+ * leanstore_test_pause('cancel:' || name), makes a cancel pending as
+ * pg_cancel_backend would, at a known place inside an epoch (interrupts
+ * held), so that a test sees where the command serves it (regress ls_hold:
+ * VACUUM's forget pass between its bounded epochs).
  */
 #include "postgres.h"
 
@@ -56,6 +62,18 @@ ls_test_pause(const char *name)
 	ls_pause_armed = NULL;
 	DirectFunctionCall1(pg_advisory_lock_int8, Int64GetDatum(LS_TEST_PAUSE_KEY));
 	DirectFunctionCall1(pg_advisory_unlock_int8, Int64GetDatum(LS_TEST_PAUSE_KEY));
+}
+
+void
+ls_test_cancel(const char *name)
+{
+	if (ls_pause_armed == NULL || strncmp(ls_pause_armed, "cancel:", 7) != 0 ||
+		strcmp(ls_pause_armed + 7, name) != 0)
+		return;
+	pfree(ls_pause_armed);
+	ls_pause_armed = NULL;
+	QueryCancelPending = true;
+	InterruptPending = true;
 }
 
 PG_FUNCTION_INFO_V1(leanstore_test_pause);

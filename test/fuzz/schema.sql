@@ -84,6 +84,14 @@ SELECT g,
 	CASE WHEN g % 25 = 0 THEN (SELECT string_agg(md5((g * 1000 + k)::text), '') FROM generate_series(1, 150) k) END
 FROM generate_series(1, 1000) g;
 UPDATE f_types SET t = NULL, j = NULL, ia = NULL, r = NULL, pt = NULL WHERE id % 17 = 0;
+-- the wide values must really be out of line (a schema change that kept
+-- them inline would quietly stop fuzzing TOAST)
+DO $$
+BEGIN
+	IF (SELECT pg_relation_size(reltoastrelid) FROM pg_class WHERE oid = 'f_types'::regclass) = 0 THEN
+		RAISE EXCEPTION 'f_types has no TOASTed values';
+	END IF;
+END $$;
 
 CREATE INDEX f_types_i8 ON f_types (i8);
 CREATE UNIQUE INDEX f_types_u ON f_types (u);
