@@ -159,13 +159,18 @@ ls_log_writer_failed(void)
 #define LS_LOG_WAIT_MS		100		/* committers look up this often */
 
 /*
- * Rowids are reserved in the log in steps of 2^12 (about 14 virtual
- * blocks): after a crash, every rowid between a table's last clean image
- * and its reservation that holds no row becomes DEAD (a crashed
- * transaction may have handed it out, and its index entries are in
- * PostgreSQL's WAL), so the step bounds that work and memory.
+ * Rowids are reserved in the log in steps of 2^16 (about 230 virtual
+ * blocks of pgbench_accounts' shape): after a crash, every rowid between a
+ * table's last clean image and its reservation that holds no row becomes
+ * DEAD (a crashed transaction may have handed it out, and its index
+ * entries are in PostgreSQL's WAL), so the step bounds that work and
+ * memory (at most two steps: 131072 DEAD rowids, 1.3 MB of RID-map chunks
+ * until VACUUM, logged as runs).  Each step costs the inserting backend a
+ * wait for the log to be durable (ls_log_rowid_used): with steps of 2^12 a
+ * COPY of 2M rows waited 488 times and took 2.4-3x heap's time, with 2^16
+ * 1.1-1.35x (bench/run load, COPY of 10M rows: 2.63x heap on 69326e1).
  */
-#define LS_HWM_SHIFT		12
+#define LS_HWM_SHIFT		16
 
 /* Custom WAL resource manager: a leanstore-only transaction's WAL record. */
 #define LS_RMGR_ID			141
