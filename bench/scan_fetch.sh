@@ -27,8 +27,10 @@
 #
 # Environment: SF_ROWS rows for `time` (default 1000000), SF_SECS seconds
 # per run (5), SF_RUNS runs per engine and workload (5), SF_CG_ROWS rows for
-# callgrind (100000), SF_CG_LOOKUPS (20000), SF_NO_BUILD=1 skips make
-# install. Output also in bench/out/scan_fetch-*.txt.
+# callgrind (100000), SF_CG_LOOKUPS (20000), SF_CG_BULK the callgrind
+# server's leanstore.bulk_load_rows (default: the server's, 10000: a load
+# of 100000 rows leaves 90% of them cold; 0: every row hot), SF_NO_BUILD=1
+# skips make install. Output also in bench/out/scan_fetch-*.txt.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
@@ -48,6 +50,7 @@ SECS=${SF_SECS:-5}
 RUNS=${SF_RUNS:-5}
 CG_ROWS=${SF_CG_ROWS:-100000}
 CG_LOOKUPS=${SF_CG_LOOKUPS:-20000}
+CG_BULK=${SF_CG_BULK:-}
 OUT=$REPO/bench/out
 STATUS=0
 WORKLOADS="count filter point range bitmap"
@@ -198,14 +201,14 @@ run_callgrind() {
 	chown -R "$LS_PG_USER": "$dir"
 	ls_log "callgrind: one backend of a server under callgrind, $CG_ROWS rows, $CG_LOOKUPS lookups (takes a few minutes)"
 	bench_callgrind_server "$dir" "$dir/data" -c leanstore.hot_memory=256MB \
-		-c shared_buffers=128MB || return 1
+		-c shared_buffers=128MB ${CG_BULK:+-c leanstore.bulk_load_rows=$CG_BULK} || return 1
 	n=$(ls "$dir"/cg.out.* 2>/dev/null | wc -l)
 	if [ "$n" -ne "${#stmts[@]}" ]; then
 		echo "expected ${#stmts[@]} callgrind dumps (one per statement), got $n" >&2
 		return 1
 	fi
 	echo
-	echo "callgrind instructions per row / per lookup ($CG_ROWS rows; whole statement, incl. executor overhead)"
+	echo "callgrind instructions per row / per lookup ($CG_ROWS rows, bulk_load_rows ${CG_BULK:-default}; whole statement, incl. executor overhead)"
 	printf '%-8s %14s %14s %10s\n' workload heap leanstore "l/h"
 	declare -A per
 	for i in "${!stmts[@]}"; do

@@ -332,6 +332,30 @@ extern ls_hot_row *ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid,
 									 ls_hot_map_hint *hint);
 extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 							ls_hot_row **rows, uint32 max);
+
+/*
+ * A scan's buffer for cold rows built in place (ls_rows_batch_direct): an
+ * image of one chunk, with no xmax part, whose inserter is frozen, is
+ * vis_xid (an inserter the caller found visible to its MVCC snapshot) or
+ * committed below the snapshot's xmin is visible to that snapshot; it
+ * becomes a HeapTuple at buf + used, copied straight from the leaf under
+ * its latch, instead of a stand-in.
+ */
+typedef struct LsColdDirect
+{
+	char	   *buf;
+	Size		cap;
+	Size		used;			/* in and out */
+	Oid			relid;
+	TransactionId vis_xid;		/* InvalidTransactionId: none */
+	TransactionId snap_xmin;	/* the snapshot's xmin: an inserter below it
+								 * that committed (ls_xmin_seen_committed)
+								 * is visible too */
+} LsColdDirect;
+
+extern uint32 ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end,
+								   ls_hot_row **rows, HeapTuple *tups,
+								   uint32 max, LsColdDirect *direct);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
 extern uint64 ls_cold_table_free_pages(ls_hot_table *tbl);
@@ -439,6 +463,14 @@ extern bool ls_xmin_aborted(ls_hot_version *v, const LsVersionInfo *info);
 extern bool ls_xmax_is_lock_only(const LsVersionInfo *info);
 extern bool ls_xmax_committed_update(ls_hot_version *v, LsVersionInfo *info);
 
+/*
+ * The inserter clog last said committed to this backend (the xmin of a
+ * version it hinted committed).  Commit is final, so cold images of that
+ * inserter are read as hinted committed (stand-ins, in-place builds) with no
+ * clog lookup: a bulk load's rows, read one after another, settle at once.
+ */
+extern TransactionId ls_xmin_seen_committed;
+
 extern bool ls_version_visible(ls_hot_version *v, Snapshot snapshot);
 extern ls_hot_version *ls_row_visible_version(ls_hot_row *row, Snapshot snapshot);
 
@@ -525,6 +557,68 @@ extern HeapTuple ls_version_to_heaptuple(ls_hot_version *v, Relation rel,
 extern Size ls_heaptuple_size(ls_hot_version *v, Relation rel);
 extern void ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 							 TupleTableSlot *slot);
+/*
+ * A HeapTuple in buf (MAXALIGNed, ls_version_tuple_size bytes): the
+ * HeapTupleData header, then the tuple header and the MinimalTuple image
+ * (len bytes; infomask and infomask2 are the image's own, passed in so that
+ * they need not be read back from the fresh copy or from an unaligned
+ * source), with xmin, xmax and their hints from the version words, cmin,
+ * t_self = rowid and t_ctid = ctid.  Never throws, touches nothing but buf:
+ * runs inside epochs and under a cold leaf's latch.
+ */
+static inline HeapTuple
+ls_tuple_fill(char *buf, const void *image, uint32 len, uint16 infomask,
+			  uint16 infomask2, uint64 xmin_word, uint64 xmax_word,
+			  CommandId cmin, Oid relid, uint64 rowid, uint64 ctid)
+{
+	HeapTuple	tup = (HeapTuple) buf;
+	HeapTupleHeader hdr = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
+	uint32		xmin_flags = ls_hv_flags(xmin_word);
+	uint32		xmax_flags = ls_hv_flags(xmax_word);
+
+	infomask &= ~HEAP_XACT_MASK;
+	infomask2 &= ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
+	memcpy((char *) hdr + MINIMAL_TUPLE_OFFSET, image, len);
+
+	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
+	tup->t_tableOid = relid;
+	ls_rowid_to_tid(rowid, &tup->t_self);
+	tup->t_data = hdr;
+
+	HeapTupleHeaderSetXmin(hdr, ls_hv_xid(xmin_word));
+	if (xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN))
+		infomask |= HEAP_XMIN_COMMITTED;
+	else if (xmin_flags & LS_HV_XMIN_ABORTED)
+		infomask |= HEAP_XMIN_INVALID;
+	HeapTupleHeaderSetXmax(hdr, ls_hv_xid(xmax_word));
+	if (ls_hv_xid(xmax_word) == InvalidTransactionId ||
+		(xmax_flags & LS_HV_XMAX_ABORTED))
+		infomask |= HEAP_XMAX_INVALID;
+	else
+	{
+		if (xmax_flags & LS_HV_XMAX_IS_MULTI)
+			infomask |= HEAP_XMAX_IS_MULTI;
+		if (xmax_flags & LS_HV_XMAX_COMMITTED)
+			infomask |= HEAP_XMAX_COMMITTED;
+		if (xmax_flags & LS_HV_XMAX_LOCK_ONLY)
+			infomask |= HEAP_XMAX_LOCK_ONLY;
+		if (xmax_flags & LS_HV_XMAX_KEYSHR_LOCK)
+			infomask |= HEAP_XMAX_KEYSHR_LOCK;
+		if (xmax_flags & LS_HV_XMAX_EXCL_LOCK)
+			infomask |= HEAP_XMAX_EXCL_LOCK;
+		if (xmax_flags & LS_HV_XMAX_KEYS_UPDATED)
+			infomask2 |= HEAP_KEYS_UPDATED;
+	}
+	hdr->t_infomask = infomask;
+	hdr->t_infomask2 = infomask2;
+	/* t_infomask must be final before HeapTupleHeaderSetCmin looks at it */
+	HeapTupleHeaderSetCmin(hdr, cmin);
+	/* computed, not copied from t_self: that load would have to wait for
+	 * the three 16-bit stores just made (store forwarding) */
+	ls_rowid_to_tid(ctid, &hdr->t_ctid);
+	return tup;
+}
+
 extern HeapTuple ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid,
 									 char *buf);
 extern void ls_report_bad_version(Relation rel) pg_attribute_noreturn();
@@ -632,6 +726,13 @@ typedef struct LsScanDescData
 	bool		bexhausted;		/* forward: nothing after this batch */
 	uint64		last_rowid;		/* last row handed out (LS_ROWID_INVALID: none) */
 	HeapTuple	btups[LS_BATCH_ROWS];
+	/*
+	 * Forward MVCC batches: an inserter of cold rows (not this transaction)
+	 * seen visible to rs_snapshot, so later images it inserted are built in
+	 * place (LsColdDirect); fixed by the snapshot, reset with the scan.
+	 */
+	TransactionId vis_xid;
+	Snapshot	vis_snapshot;	/* the snapshot vis_xid was decided for */
 	/* bitmap: candidates rowids[ncand_next .. nrows) not yet looked at */
 	int			ncand_next;
 	/* analyze: the current block's sample rows, copied in one pass */
@@ -642,7 +743,8 @@ typedef struct LsScanDescData
 
 typedef LsScanDescData *LsScanDesc;
 
-extern int	ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max);
+extern int	ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, HeapTuple *tups,
+							  int max, LsColdDirect *direct);
 extern uint64 ls_rel_rowid_limit(Relation rel);
 extern BlockNumber ls_table_nblocks(ls_hot_table *tbl);
 
