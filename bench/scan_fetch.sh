@@ -29,8 +29,9 @@
 # per run (5), SF_RUNS runs per engine and workload (5), SF_CG_ROWS rows for
 # callgrind (100000), SF_CG_LOOKUPS (20000), SF_CG_BULK the callgrind
 # server's leanstore.bulk_load_rows (default: the server's, 10000: a load
-# of 100000 rows leaves 90% of them cold; 0: every row hot), SF_NO_BUILD=1
-# skips make install. Output also in bench/out/scan_fetch-*.txt.
+# of 100000 rows leaves 90% of them cold; 0: every row hot), SF_BULK the
+# same for `time`, SF_NO_BUILD=1 skips make install. Output also in
+# bench/out/scan_fetch-*.txt.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
@@ -51,6 +52,7 @@ RUNS=${SF_RUNS:-5}
 CG_ROWS=${SF_CG_ROWS:-100000}
 CG_LOOKUPS=${SF_CG_LOOKUPS:-20000}
 CG_BULK=${SF_CG_BULK:-}
+BULK=${SF_BULK:-}
 OUT=$REPO/bench/out
 STATUS=0
 WORKLOADS="count filter point range bitmap"
@@ -92,7 +94,8 @@ run_time() {
 	pgbench=$LS_PG_BIN/pgbench
 	dir=$SF_DIR
 	conf=$dir/bench.conf
-	bench_pair_conf "jit = off" "max_parallel_workers_per_gather = 0" >"$conf"
+	bench_pair_conf "jit = off" "max_parallel_workers_per_gather = 0" \
+		${BULK:+"leanstore.bulk_load_rows = $BULK"} >"$conf"
 	ls_cluster_start "$dir" "$conf" || return 1
 	ls_log "loading $ROWS rows into t_heap and t_leanstore"
 	ls_as_pg $psql -d postgres <<-EOF || return 1
@@ -145,7 +148,7 @@ run_time() {
 		done
 	done
 	echo
-	echo "$ROWS rows, 1 client, ${SECS}s per run (heap and leanstore queries randomly mixed in one run), $RUNS runs per workload"
+	echo "$ROWS rows (bulk_load_rows ${BULK:-default}), 1 client, ${SECS}s per run (heap and leanstore queries randomly mixed in one run), $RUNS runs per workload"
 	printf '%-7s %-26s %-26s %s\n' workload "heap q/s (med min max)" "leanstore q/s (med min max)" "ratio l/h (med min max)"
 	for w in $WORKLOADS; do
 		local h l r

@@ -1201,6 +1201,37 @@ typedef struct LsRangeState
 } LsRangeState;
 
 /*
+ * The HeapTuple of a cold image visible beyond doubt, in buf: the image
+ * (len bytes, maybe unaligned in the leaf) after the tuple header, xmin
+ * hinted committed (and frozen when it is), no xmax, t_ctid = t_self, as
+ * ls_version_copy_out makes of such a version.  Touches nothing but buf
+ * (the leaf is latched).
+ */
+static inline HeapTuple
+ls_image_tuple(char *buf, const LsColdRow *hdr, Oid relid, uint64 rowid)
+{
+	HeapTuple	tup = (HeapTuple) buf;
+	HeapTupleHeader th = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
+	uint32		len = hdr->total_len;
+	uint16		mask[2];		/* the image's t_infomask2, t_infomask */
+
+	memcpy(mask, (const char *) (hdr + 1) + offsetof(MinimalTupleData, t_infomask2),
+		   sizeof(mask));
+	memcpy((char *) th + MINIMAL_TUPLE_OFFSET, hdr + 1, len);
+	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
+	tup->t_tableOid = relid;
+	ls_rowid_to_tid(rowid, &tup->t_self);
+	tup->t_data = th;
+	HeapTupleHeaderSetXmin(th, hdr->xmin);
+	HeapTupleHeaderSetXmax(th, InvalidTransactionId);
+	th->t_infomask = (mask[1] & ~HEAP_XACT_MASK) | HEAP_XMIN_COMMITTED | HEAP_XMAX_INVALID;
+	th->t_infomask2 = mask[0] & ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
+	HeapTupleHeaderSetCmin(th, hdr->cmin);
+	ls_rowid_to_tid(rowid, &th->t_ctid);
+	return tup;
+}
+
+/*
  * Build the row of first-chunk entry hdr (vlen bytes) in place when the
  * caller's direct buffer takes it: one chunk, no xmax part, an inserter
  * visible to the caller's snapshot (frozen, or its vis_xid), room left.
@@ -1210,34 +1241,24 @@ ls_range_direct(LsColdDirect *d, uint64 rowid, const LsColdRow *hdr, uint32 vlen
 {
 	uint32		len = hdr->total_len;
 	Size		size;
-	uint16		mask[2];
-	uint64		xmin_word;
 
 	if (d == NULL || (hdr->flags & LS_COLD_XMAX) ||
 		vlen != sizeof(LsColdRow) + len || len < SizeofMinimalTupleHeader)
 		return NULL;
 	if (hdr->flags & LS_COLD_FROZEN)
-		xmin_word = ls_hv_word(hdr->xmin, LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN);
+		 /* visible to every MVCC snapshot */ ;
 	else if (hdr->xmin == d->vis_xid && TransactionIdIsNormal(hdr->xmin))
-		xmin_word = ls_hv_word(hdr->xmin, LS_HV_XMIN_COMMITTED);
+		 /* the caller found it visible */ ;
 	else if (hdr->xmin == ls_xmin_seen_committed && TransactionIdIsNormal(hdr->xmin) &&
 			 NormalTransactionIdPrecedes(hdr->xmin, d->snap_xmin))
-	{
-		/* committed before the snapshot was taken: visible to it */
-		d->vis_xid = hdr->xmin;
-		xmin_word = ls_hv_word(hdr->xmin, LS_HV_XMIN_COMMITTED);
-	}
+		d->vis_xid = hdr->xmin; /* committed before the snapshot was taken */
 	else
 		return NULL;
 	size = MAXALIGN(HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + len);
 	if (d->used + size > d->cap)
 		return NULL;
-	/* the image's t_infomask2 and t_infomask, maybe unaligned in the leaf */
-	memcpy(mask, (const char *) (hdr + 1) + offsetof(MinimalTupleData, t_infomask2),
-		   sizeof(mask));
 	d->used += size;
-	return ls_tuple_fill(d->buf + d->used - size, hdr + 1, len, mask[1], mask[0],
-						 xmin_word, 0, hdr->cmin, d->relid, rowid, rowid);
+	return ls_image_tuple(d->buf + d->used - size, hdr, d->relid, rowid);
 }
 
 static bool

@@ -557,68 +557,6 @@ extern HeapTuple ls_version_to_heaptuple(ls_hot_version *v, Relation rel,
 extern Size ls_heaptuple_size(ls_hot_version *v, Relation rel);
 extern void ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 							 TupleTableSlot *slot);
-/*
- * A HeapTuple in buf (MAXALIGNed, ls_version_tuple_size bytes): the
- * HeapTupleData header, then the tuple header and the MinimalTuple image
- * (len bytes; infomask and infomask2 are the image's own, passed in so that
- * they need not be read back from the fresh copy or from an unaligned
- * source), with xmin, xmax and their hints from the version words, cmin,
- * t_self = rowid and t_ctid = ctid.  Never throws, touches nothing but buf:
- * runs inside epochs and under a cold leaf's latch.
- */
-static inline HeapTuple
-ls_tuple_fill(char *buf, const void *image, uint32 len, uint16 infomask,
-			  uint16 infomask2, uint64 xmin_word, uint64 xmax_word,
-			  CommandId cmin, Oid relid, uint64 rowid, uint64 ctid)
-{
-	HeapTuple	tup = (HeapTuple) buf;
-	HeapTupleHeader hdr = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
-	uint32		xmin_flags = ls_hv_flags(xmin_word);
-	uint32		xmax_flags = ls_hv_flags(xmax_word);
-
-	infomask &= ~HEAP_XACT_MASK;
-	infomask2 &= ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
-	memcpy((char *) hdr + MINIMAL_TUPLE_OFFSET, image, len);
-
-	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
-	tup->t_tableOid = relid;
-	ls_rowid_to_tid(rowid, &tup->t_self);
-	tup->t_data = hdr;
-
-	HeapTupleHeaderSetXmin(hdr, ls_hv_xid(xmin_word));
-	if (xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN))
-		infomask |= HEAP_XMIN_COMMITTED;
-	else if (xmin_flags & LS_HV_XMIN_ABORTED)
-		infomask |= HEAP_XMIN_INVALID;
-	HeapTupleHeaderSetXmax(hdr, ls_hv_xid(xmax_word));
-	if (ls_hv_xid(xmax_word) == InvalidTransactionId ||
-		(xmax_flags & LS_HV_XMAX_ABORTED))
-		infomask |= HEAP_XMAX_INVALID;
-	else
-	{
-		if (xmax_flags & LS_HV_XMAX_IS_MULTI)
-			infomask |= HEAP_XMAX_IS_MULTI;
-		if (xmax_flags & LS_HV_XMAX_COMMITTED)
-			infomask |= HEAP_XMAX_COMMITTED;
-		if (xmax_flags & LS_HV_XMAX_LOCK_ONLY)
-			infomask |= HEAP_XMAX_LOCK_ONLY;
-		if (xmax_flags & LS_HV_XMAX_KEYSHR_LOCK)
-			infomask |= HEAP_XMAX_KEYSHR_LOCK;
-		if (xmax_flags & LS_HV_XMAX_EXCL_LOCK)
-			infomask |= HEAP_XMAX_EXCL_LOCK;
-		if (xmax_flags & LS_HV_XMAX_KEYS_UPDATED)
-			infomask2 |= HEAP_KEYS_UPDATED;
-	}
-	hdr->t_infomask = infomask;
-	hdr->t_infomask2 = infomask2;
-	/* t_infomask must be final before HeapTupleHeaderSetCmin looks at it */
-	HeapTupleHeaderSetCmin(hdr, cmin);
-	/* computed, not copied from t_self: that load would have to wait for
-	 * the three 16-bit stores just made (store forwarding) */
-	ls_rowid_to_tid(ctid, &hdr->t_ctid);
-	return tup;
-}
-
 extern HeapTuple ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid,
 									 char *buf);
 extern void ls_report_bad_version(Relation rel) pg_attribute_noreturn();

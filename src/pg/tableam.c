@@ -598,7 +598,15 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 			{
 				ls_prefetch_step(rows, i, n);
 				rowid = row->rowid;
-				v = ls_row_visible_version_fast(row, snapshot);
+				v = ls_hot_row_newest(row);
+				if (snapshot->snapshot_type != SNAPSHOT_MVCC || v == NULL ||
+					!ls_visible_mvcc_settled(v, snapshot))
+				{
+					/* the full rules (ls_row_visible_version_fast's slow way) */
+					v = ls_row_visible_version(row, snapshot);
+					if (v != NULL && row->origin == LS_ORIGIN_COLD)
+						ls_scan_note_cold_inserter(scan, v, snapshot, &direct);
+				}
 
 				if (v != NULL && !ls_batch_add(scan, v, relid, rowid, &used, &need))
 				{
@@ -607,8 +615,6 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 					stop = true;
 					break;
 				}
-				if (v != NULL && row->origin == LS_ORIGIN_COLD)
-					ls_scan_note_cold_inserter(scan, v, snapshot, &direct);
 				if (ssi)
 					nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
 			}

@@ -26,23 +26,73 @@
 HeapTuple
 ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
 {
+	HeapTuple	tup = (HeapTuple) buf;
+	HeapTupleHeader hdr = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
+	uint32		len = v->len;
 	uint64		xmin_word = atomic_load_explicit(&v->xmin_word, memory_order_acquire);
 	uint64		xmax_word = atomic_load_explicit(&v->xmax_word, memory_order_acquire);
-	uint64		ctid = rowid;
+	uint32		xmin_flags = ls_hv_flags(xmin_word);
+	uint32		xmax_flags = ls_hv_flags(xmax_word);
+	uint16		infomask;
+	uint16		infomask2;
 
 	Assert(ls_in_epoch());
-	if (ls_hv_flags(xmax_word) & LS_HV_XMAX_MOVED)
+	/* flags from the source, not from the fresh copy (store forwarding) */
+	infomask = ((MinimalTuple) v->data)->t_infomask & ~HEAP_XACT_MASK;
+	infomask2 = ((MinimalTuple) v->data)->t_infomask2 &
+		~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
+	memcpy((char *) hdr + MINIMAL_TUPLE_OFFSET, v->data, len);
+
+	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
+	tup->t_tableOid = relid;
+	ls_rowid_to_tid(rowid, &tup->t_self);
+	tup->t_data = hdr;
+
+	HeapTupleHeaderSetXmin(hdr, ls_hv_xid(xmin_word));
+	if (xmin_flags & (LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN))
+		infomask |= HEAP_XMIN_COMMITTED;
+	else if (xmin_flags & LS_HV_XMIN_ABORTED)
+		infomask |= HEAP_XMIN_INVALID;
+	HeapTupleHeaderSetXmax(hdr, ls_hv_xid(xmax_word));
+	if (ls_hv_xid(xmax_word) == InvalidTransactionId ||
+		(xmax_flags & LS_HV_XMAX_ABORTED))
+		infomask |= HEAP_XMAX_INVALID;
+	else
+	{
+		if (xmax_flags & LS_HV_XMAX_IS_MULTI)
+			infomask |= HEAP_XMAX_IS_MULTI;
+		if (xmax_flags & LS_HV_XMAX_COMMITTED)
+			infomask |= HEAP_XMAX_COMMITTED;
+		if (xmax_flags & LS_HV_XMAX_LOCK_ONLY)
+			infomask |= HEAP_XMAX_LOCK_ONLY;
+		if (xmax_flags & LS_HV_XMAX_KEYSHR_LOCK)
+			infomask |= HEAP_XMAX_KEYSHR_LOCK;
+		if (xmax_flags & LS_HV_XMAX_EXCL_LOCK)
+			infomask |= HEAP_XMAX_EXCL_LOCK;
+		if (xmax_flags & LS_HV_XMAX_KEYS_UPDATED)
+			infomask2 |= HEAP_KEYS_UPDATED;
+	}
+	hdr->t_infomask = infomask;
+	hdr->t_infomask2 = infomask2;
+	/* t_infomask must be final before HeapTupleHeaderSetCmin looks at it */
+	HeapTupleHeaderSetCmin(hdr, v->cmin);
+	if (xmax_flags & LS_HV_XMAX_MOVED)
 	{
 		uint64		next = atomic_load_explicit(&v->next_rowid, memory_order_acquire);
 		uint16		uflags = atomic_load_explicit(&v->user_flags, memory_order_acquire);
 
 		if (next != LS_ROWID_INVALID && !(uflags & LS_UF_SPECULATIVE))
-			ctid = next;
+			ls_rowid_to_tid(next, &hdr->t_ctid);
+		else
+			ls_rowid_to_tid(rowid, &hdr->t_ctid);
 	}
-	/* flags from the source, not from the fresh copy (store forwarding) */
-	return ls_tuple_fill(buf, v->data, v->len, ((MinimalTuple) v->data)->t_infomask,
-						 ((MinimalTuple) v->data)->t_infomask2, xmin_word, xmax_word,
-						 v->cmin, relid, rowid, ctid);
+	else
+	{
+		/* computed again, not copied from t_self: that load would have to
+		 * wait for the three 16-bit stores just made (store forwarding) */
+		ls_rowid_to_tid(rowid, &hdr->t_ctid);
+	}
+	return tup;
 }
 
 /*
