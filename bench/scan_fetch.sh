@@ -27,8 +27,11 @@
 #
 # Environment: SF_ROWS rows for `time` (default 1000000), SF_SECS seconds
 # per run (5), SF_RUNS runs per engine and workload (5), SF_CG_ROWS rows for
-# callgrind (100000), SF_CG_LOOKUPS (20000), SF_NO_BUILD=1 skips make
-# install. Output also in bench/out/scan_fetch-*.txt.
+# callgrind (100000), SF_CG_LOOKUPS (20000), SF_CG_BULK the callgrind
+# server's leanstore.bulk_load_rows (default: the server's, 10000: a load
+# of 100000 rows leaves 90% of them cold; 0: every row hot), SF_BULK the
+# same for `time`, SF_NO_BUILD=1 skips make install. Output also in
+# bench/out/scan_fetch-*.txt.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
@@ -48,6 +51,8 @@ SECS=${SF_SECS:-5}
 RUNS=${SF_RUNS:-5}
 CG_ROWS=${SF_CG_ROWS:-100000}
 CG_LOOKUPS=${SF_CG_LOOKUPS:-20000}
+CG_BULK=${SF_CG_BULK:-}
+BULK=${SF_BULK:-}
 OUT=$REPO/bench/out
 STATUS=0
 WORKLOADS="count filter point range bitmap"
@@ -89,7 +94,8 @@ run_time() {
 	pgbench=$LS_PG_BIN/pgbench
 	dir=$SF_DIR
 	conf=$dir/bench.conf
-	bench_pair_conf "jit = off" "max_parallel_workers_per_gather = 0" >"$conf"
+	bench_pair_conf "jit = off" "max_parallel_workers_per_gather = 0" \
+		${BULK:+"leanstore.bulk_load_rows = $BULK"} >"$conf"
 	ls_cluster_start "$dir" "$conf" || return 1
 	ls_log "loading $ROWS rows into t_heap and t_leanstore"
 	ls_as_pg $psql -d postgres <<-EOF || return 1
@@ -142,7 +148,7 @@ run_time() {
 		done
 	done
 	echo
-	echo "$ROWS rows, 1 client, ${SECS}s per run (heap and leanstore queries randomly mixed in one run), $RUNS runs per workload"
+	echo "$ROWS rows (bulk_load_rows ${BULK:-default}), 1 client, ${SECS}s per run (heap and leanstore queries randomly mixed in one run), $RUNS runs per workload"
 	printf '%-7s %-26s %-26s %s\n' workload "heap q/s (med min max)" "leanstore q/s (med min max)" "ratio l/h (med min max)"
 	for w in $WORKLOADS; do
 		local h l r
@@ -198,14 +204,14 @@ run_callgrind() {
 	chown -R "$LS_PG_USER": "$dir"
 	ls_log "callgrind: one backend of a server under callgrind, $CG_ROWS rows, $CG_LOOKUPS lookups (takes a few minutes)"
 	bench_callgrind_server "$dir" "$dir/data" -c leanstore.hot_memory=256MB \
-		-c shared_buffers=128MB || return 1
+		-c shared_buffers=128MB ${CG_BULK:+-c leanstore.bulk_load_rows=$CG_BULK} || return 1
 	n=$(ls "$dir"/cg.out.* 2>/dev/null | wc -l)
 	if [ "$n" -ne "${#stmts[@]}" ]; then
 		echo "expected ${#stmts[@]} callgrind dumps (one per statement), got $n" >&2
 		return 1
 	fi
 	echo
-	echo "callgrind instructions per row / per lookup ($CG_ROWS rows; whole statement, incl. executor overhead)"
+	echo "callgrind instructions per row / per lookup ($CG_ROWS rows, bulk_load_rows ${CG_BULK:-default}; whole statement, incl. executor overhead)"
 	printf '%-8s %14s %14s %10s\n' workload heap leanstore "l/h"
 	declare -A per
 	for i in "${!stmts[@]}"; do

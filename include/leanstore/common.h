@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ------------------------------------------------------------------------
  * Status codes
@@ -98,11 +99,18 @@ ls_cpu_relax(void)
 static inline void
 ls_put_be64(uint8_t *dst, uint64_t v)
 {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* one load/store and a byte swap: keys are decoded once per entry a
+	 * range scan meets */
+	v = __builtin_bswap64(v);
+	memcpy(dst, &v, sizeof(v));
+#else
 	for (int i = 7; i >= 0; i--)
 	{
 		dst[i] = (uint8_t) (v & 0xff);
 		v >>= 8;
 	}
+#endif
 }
 
 static inline uint64_t
@@ -110,8 +118,13 @@ ls_get_be64(const uint8_t *src)
 {
 	uint64_t	v = 0;
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, src, sizeof(v));
+	v = __builtin_bswap64(v);
+#else
 	for (int i = 0; i < 8; i++)
 		v = (v << 8) | src[i];
+#endif
 	return v;
 }
 

@@ -645,13 +645,28 @@ bool
 ls_node_scan(const uint8_t *n, uint16_t from, uint16_t to, bool asc, ls_btree_scan_fn fn, void *arg)
 {
 	uint8_t		key[LS_BTREE_MAX_KEY];
+	const uint8_t *prefix;
+	uint32_t	plen = prefix_of(n, &prefix);
+	const ls_node_slot *slots = ls_node_cslots(n);
 
+	/* the prefix is the node's: copied once, each slot adds its suffix */
+	if (plen > LS_BTREE_MAX_KEY)
+		plen = LS_BTREE_MAX_KEY;
+	memcpy(key, prefix, plen);
 	for (uint16_t i = 0; i < to - from; i++)
 	{
 		uint16_t	pos = asc ? (uint16_t) (from + i) : (uint16_t) (to - 1 - i);
-		uint32_t	klen = ls_node_key(n, pos, key);
+		const ls_node_slot *s = &slots[pos < LS_NODE_MAX_SLOTS ? pos : 0];
+		uint32_t	slen;
+		const uint8_t *suffix = slot_suffix(n, s, &slen);
 		uint32_t	vlen;
-		const uint8_t *v = ls_node_value(n, pos, &vlen);
+		const uint8_t *v = bounded(n, s->off, s->vlen, &vlen);
+		uint32_t	klen;
+
+		if (LS_UNLIKELY(plen + slen > LS_BTREE_MAX_KEY))
+			slen = LS_BTREE_MAX_KEY - plen;
+		memcpy(key + plen, suffix, slen);
+		klen = plen + slen;
 
 		if (!fn(arg, key, klen, v, vlen))
 			return false;

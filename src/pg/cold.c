@@ -1030,7 +1030,10 @@ ls_standin_new(uint64 rowid, const LsColdRow *hdr)
 	atomic_store(&row->newest, v);
 	atomic_store(&v->xmin_word,
 				 ls_hv_word(hdr->xmin, (hdr->flags & LS_COLD_FROZEN) ?
-							LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN : 0));
+							LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN :
+							hdr->xmin == ls_xmin_seen_committed &&
+							TransactionIdIsNormal(hdr->xmin) ?
+							LS_HV_XMIN_COMMITTED : 0));
 	v->cmin = hdr->cmin;
 	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
 	if (hdr->flags & LS_COLD_XMAX)
@@ -1158,9 +1161,14 @@ ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid, ls_hot_map_hint *hint)
 }
 
 /*
- * Cold range read: entries of [lo, hi) copied under the leaf latch into
- * ls_range_buf as records {rowid, klen, vlen, value}, at most max rows,
- * stopping (cut) before a row the buffer could not hold whole.
+ * Cold range read: the rows of [lo, hi), at most max, read leaf by leaf
+ * under the leaf's shared latch (a consistent snapshot of the leaf, so
+ * nothing read there needs validating).  A row the caller's LsColdDirect
+ * can take (ls_range_direct) becomes a HeapTuple in the caller's buffer
+ * there and then: its one copy.  Any other row is copied as records
+ * {rowid, klen, vlen, value} into ls_range_buf and becomes a stand-in after
+ * the scan.  The scan stops (cut) before a row for which neither has room.
+ * Nothing in the callback may throw (the latch is held).
  */
 typedef struct LsRangeRec
 {
@@ -1169,6 +1177,13 @@ typedef struct LsRangeRec
 	uint32		vlen;
 	/* value follows, MAXALIGNed record size */
 } LsRangeRec;
+
+/* One row of a range read: built in place (tup), or a stand-in to make. */
+typedef struct LsRangeRow
+{
+	uint64		rowid;
+	HeapTuple	tup;			/* NULL: its records are in ls_range_buf */
+} LsRangeRow;
 
 typedef struct LsRangeState
 {
@@ -1179,7 +1194,72 @@ typedef struct LsRangeState
 	bool		cut;			/* stopped early: more rows may lie below hi */
 	uint64		cut_at;			/* first rowid not taken */
 	bool		bad;
+	bool		cont;			/* continuations of the last row go to the
+								 * buffer (it is a stand-in) */
+	LsColdDirect *direct;		/* NULL: stand-ins only */
+	LsRangeRow *out;			/* max of them */
 } LsRangeState;
+
+/*
+ * The HeapTuple of a cold image visible beyond doubt, in buf: the image
+ * (len bytes, maybe unaligned in the leaf) after the tuple header, xmin
+ * hinted committed (and frozen when it is), no xmax, t_ctid = t_self, as
+ * ls_version_copy_out makes of such a version.  Touches nothing but buf
+ * (the leaf is latched).
+ */
+static inline HeapTuple
+ls_image_tuple(char *buf, const LsColdRow *hdr, Oid relid, uint64 rowid)
+{
+	HeapTuple	tup = (HeapTuple) buf;
+	HeapTupleHeader th = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
+	uint32		len = hdr->total_len;
+	uint16		mask[2];		/* the image's t_infomask2, t_infomask */
+
+	memcpy(mask, (const char *) (hdr + 1) + offsetof(MinimalTupleData, t_infomask2),
+		   sizeof(mask));
+	memcpy((char *) th + MINIMAL_TUPLE_OFFSET, hdr + 1, len);
+	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
+	tup->t_tableOid = relid;
+	ls_rowid_to_tid(rowid, &tup->t_self);
+	tup->t_data = th;
+	HeapTupleHeaderSetXmin(th, hdr->xmin);
+	HeapTupleHeaderSetXmax(th, InvalidTransactionId);
+	th->t_infomask = (mask[1] & ~HEAP_XACT_MASK) | HEAP_XMIN_COMMITTED | HEAP_XMAX_INVALID;
+	th->t_infomask2 = mask[0] & ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
+	HeapTupleHeaderSetCmin(th, hdr->cmin);
+	ls_rowid_to_tid(rowid, &th->t_ctid);
+	return tup;
+}
+
+/*
+ * Build the row of first-chunk entry hdr (vlen bytes) in place when the
+ * caller's direct buffer takes it: one chunk, no xmax part, an inserter
+ * visible to the caller's snapshot (frozen, or its vis_xid), room left.
+ */
+static inline HeapTuple
+ls_range_direct(LsColdDirect *d, uint64 rowid, const LsColdRow *hdr, uint32 vlen)
+{
+	uint32		len = hdr->total_len;
+	Size		size;
+
+	if (d == NULL || (hdr->flags & LS_COLD_XMAX) ||
+		vlen != sizeof(LsColdRow) + len || len < SizeofMinimalTupleHeader)
+		return NULL;
+	if (hdr->flags & LS_COLD_FROZEN)
+		 /* visible to every MVCC snapshot */ ;
+	else if (hdr->xmin == d->vis_xid && TransactionIdIsNormal(hdr->xmin))
+		 /* the caller found it visible */ ;
+	else if (hdr->xmin == ls_xmin_seen_committed && TransactionIdIsNormal(hdr->xmin) &&
+			 NormalTransactionIdPrecedes(hdr->xmin, d->snap_xmin))
+		d->vis_xid = hdr->xmin; /* committed before the snapshot was taken */
+	else
+		return NULL;
+	size = MAXALIGN(HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + len);
+	if (d->used + size > d->cap)
+		return NULL;
+	d->used += size;
+	return ls_image_tuple(d->buf + d->used - size, hdr, d->relid, rowid);
+}
 
 static bool
 ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
@@ -1197,6 +1277,7 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 	if (klen == 8)
 	{
 		const LsColdRow *hdr = (const LsColdRow *) val;
+		HeapTuple	tup;
 		Size		whole;
 
 		if (vlen < sizeof(LsColdRow) || vlen < ls_cold_head(hdr) ||
@@ -1205,19 +1286,40 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 			rs->bad = true;
 			return false;
 		}
-		/* the whole row: first chunk and continuations, with headers */
-		whole = MAXALIGN(sizeof(LsRangeRec) + LS_BTREE_MAX_VALUE) *
-			(Size) ls_cold_chunks(hdr->total_len);
-		if (rs->rows == rs->max || rs->used + whole > LS_RANGE_BUF)
+		if (rs->rows == rs->max)
 		{
 			rs->cut = true;
 			rs->cut_at = rowid;
 			return false;
 		}
-		rs->rows++;
+		if ((tup = ls_range_direct(rs->direct, rowid, hdr, vlen)) != NULL)
+		{
+			rs->out[rs->rows].rowid = rowid;
+			rs->out[rs->rows++].tup = tup;
+			rs->cont = false;
+			return true;
+		}
+		/* the whole row: first chunk and continuations, with headers */
+		whole = MAXALIGN(sizeof(LsRangeRec) + LS_BTREE_MAX_VALUE) *
+			(Size) ls_cold_chunks(hdr->total_len);
+		if (rs->used + whole > LS_RANGE_BUF)
+		{
+			rs->cut = true;
+			rs->cut_at = rowid;
+			return false;
+		}
+		rs->out[rs->rows].rowid = rowid;
+		rs->out[rs->rows++].tup = NULL;
+		rs->cont = true;
 	}
-	else if (rs->rows == 0)
-		return true;			/* a continuation of a row before lo */
+	else if (!rs->cont)
+	{
+		/* a continuation of a row before lo, or of one built in place */
+		if (rs->rows == 0)
+			return true;
+		rs->bad = true;			/* that row had one chunk */
+		return false;
+	}
 	rec = (LsRangeRec *) (ls_range_buf + rs->used);
 	rec->rowid = rowid;
 	rec->klen = klen;
@@ -1228,16 +1330,18 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 }
 
 /*
- * Stand-ins for the cold rows of [lo, hi), at most max; *hi is lowered
- * when fewer than all could be taken.  Returns how many.
+ * The cold rows of [lo, hi), at most max, in rowid order: rowids[i] and
+ * either tups[i] (built in direct's buffer) or, tups[i] NULL, the stand-in
+ * out[i]; *hi is lowered when fewer than all could be taken.  Returns how
+ * many.
  */
 static uint32
-ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 max)
+ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
+			  HeapTuple *tups, uint64 *rowids, uint32 max, LsColdDirect *direct)
 {
 	LsRangeState rs = {0};
 	uint8		start[8];
 	ls_status	st;
-	uint32		n = 0;
 	Size		off = 0;
 
 	if (lo >= *hi || max == 0)
@@ -1246,21 +1350,31 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 m
 		ls_range_buf = MemoryContextAlloc(TopMemoryContext, LS_RANGE_BUF);
 	rs.hi = *hi;
 	rs.max = max;
+	rs.direct = direct;
+	rs.out = ls_standin_alloc(sizeof(LsRangeRow) * max);
 	ls_put_be64(start, lo);
 	st = ls_btree_scan_asc(&ct->tree, start, 8, ls_range_cb, &rs);
 	if (st != LS_OK || rs.bad)
 		ls_cold_report(st != LS_OK ? st : LS_CORRUPT, &ct->key, "scan");
 	if (rs.cut)
 		*hi = rs.cut_at;
-	while (off < rs.used)
+	for (uint32 i = 0; i < rs.rows; i++)
 	{
-		LsRangeRec *rec = (LsRangeRec *) (ls_range_buf + off);
-		const LsColdRow *hdr = (const LsColdRow *) (rec + 1);
+		LsRangeRec *rec;
+		const LsColdRow *hdr;
 		ls_hot_row *row;
 		ls_hot_version *v;
 		uint32		have;
 
-		Assert(rec->klen == 8);
+		rowids[i] = rs.out[i].rowid;
+		tups[i] = rs.out[i].tup;
+		out[i] = NULL;
+		if (tups[i] != NULL)
+			continue;
+		rec = (LsRangeRec *) (ls_range_buf + off);
+		hdr = (const LsColdRow *) (rec + 1);
+		if (off >= rs.used || rec->klen != 8 || rec->rowid != rowids[i])
+			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
 		row = ls_standin_new(rec->rowid, hdr);
 		v = ls_hot_row_newest(row);
 		have = Min(rec->vlen - ls_cold_head(hdr), hdr->total_len);
@@ -1279,10 +1393,10 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 m
 		}
 		if (have != hdr->total_len)
 			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
-		out[n++] = row;
+		out[i] = row;
 	}
-	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, n);
-	return n;
+	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, rs.rows);
+	return rs.rows;
 }
 
 /*
@@ -1292,6 +1406,20 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out, uint32 m
  */
 uint32
 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, uint32 max)
+{
+	return ls_rows_batch_direct(tbl, cursor, end, rows, NULL, max, NULL);
+}
+
+/*
+ * ls_rows_batch for a scan with an MVCC snapshot that builds its tuples in
+ * direct's buffer: cold rows direct can take come back as tups[i] (rows[i]
+ * NULL), built in place and visible; every other row as rows[i] (tups[i]
+ * NULL).  A direct row a hot row shadows is dropped (its bytes stay used).
+ * direct NULL (tups may be NULL then): ls_rows_batch.
+ */
+uint32
+ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows,
+					 HeapTuple *tups, uint32 max, LsColdDirect *direct)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	uint64		lo = *cursor;
@@ -1304,40 +1432,51 @@ ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row **rows, 
 	uint32		j = 0;
 	ls_hot_row **hot;
 	ls_hot_row **cold;
+	HeapTuple  *ctups;
+	uint64	   *crowids;
 
+	Assert(direct == NULL || tups != NULL);
 	if (ct == NULL || lo >= end)
 	{
 		n = lo < end ? ls_hot_scan_batch(tbl, cursor, end, rows, max) : 0;
+		if (tups != NULL)
+			memset(tups, 0, sizeof(HeapTuple) * n);
 		ls_note_read(tbl, lo, *cursor);
 		return n;
 	}
-	hot = ls_standin_alloc(sizeof(ls_hot_row *) * max * 2);
+	hot = ls_standin_alloc((sizeof(ls_hot_row *) * 2 + sizeof(HeapTuple) +
+							sizeof(uint64)) * max);
 	cold = hot + max;
+	ctups = (HeapTuple *) (cold + max);
+	crowids = (uint64 *) (ctups + max);
 	nh = ls_hot_scan_batch(tbl, &hc, end, hot, max);
 	hi = nh == max ? hot[nh - 1]->rowid + 1 : end;
-	nc = ls_cold_range(ct, lo, &hi, cold, max);
+	nc = ls_cold_range(ct, lo, &hi, cold, ctups, crowids, max, direct);
 	while (n < max && (i < nh || j < nc))
 	{
 		ls_hot_row *h = i < nh && hot[i]->rowid < hi ? hot[i] : NULL;
-		ls_hot_row *c = j < nc ? cold[j] : NULL;
 
-		if (h == NULL && c == NULL)
+		if (h == NULL && j >= nc)
 			break;
-		if (c == NULL || (h != NULL && h->rowid <= c->rowid))
+		if (j >= nc || (h != NULL && h->rowid <= crowids[j]))
 		{
-			if (c != NULL && c->rowid == h->rowid)
+			if (j < nc && crowids[j] == h->rowid)
 				j++;			/* the hot row shadows its image */
+			if (tups != NULL)
+				tups[n] = NULL;
 			rows[n++] = h;
 			i++;
 		}
 		else
 		{
-			rows[n++] = c;
+			if (tups != NULL)
+				tups[n] = ctups[j];
+			rows[n++] = cold[j];
 			j++;
 		}
 	}
 	if (n == max && (i < nh || j < nc))
-		hi = rows[n - 1]->rowid + 1;
+		hi = rows[n - 1] != NULL ? rows[n - 1]->rowid + 1 : crowids[j - 1] + 1;
 	*cursor = hi;
 	ls_note_read(tbl, lo, hi);
 	return n;
@@ -1379,12 +1518,14 @@ ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg)
 	for (;;)
 	{
 		ls_hot_row *batch[64];
+		HeapTuple	tups[lengthof(batch)];
+		uint64		rowids[lengthof(batch)];
 		uint64		hi = LS_HOT_MAX_ROWID;
 		uint32		n;
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		n = ls_cold_range(ct, cursor, &hi, batch, lengthof(batch));
+		n = ls_cold_range(ct, cursor, &hi, batch, tups, rowids, lengthof(batch), NULL);
 		for (uint32 i = 0; i < n; i++)
 		{
 			uint64		rowid = batch[i]->rowid;

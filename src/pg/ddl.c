@@ -1610,7 +1610,7 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 		MemoryContextReset(batchcxt);
 
 		ls_epoch_enter();
-		n = ls_scan_next_rows(scan, rows, LS_INDEX_BATCH);
+		n = ls_scan_next_rows(scan, rows, NULL, LS_INDEX_BATCH, NULL);
 		for (int i = 0; i < n; i++)
 		{
 			LsBuildRow *b = &batch[i];

@@ -332,6 +332,30 @@ extern ls_hot_row *ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid,
 									 ls_hot_map_hint *hint);
 extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 							ls_hot_row **rows, uint32 max);
+
+/*
+ * A scan's buffer for cold rows built in place (ls_rows_batch_direct): an
+ * image of one chunk, with no xmax part, whose inserter is frozen, is
+ * vis_xid (an inserter the caller found visible to its MVCC snapshot) or
+ * committed below the snapshot's xmin is visible to that snapshot; it
+ * becomes a HeapTuple at buf + used, copied straight from the leaf under
+ * its latch, instead of a stand-in.
+ */
+typedef struct LsColdDirect
+{
+	char	   *buf;
+	Size		cap;
+	Size		used;			/* in and out */
+	Oid			relid;
+	TransactionId vis_xid;		/* InvalidTransactionId: none */
+	TransactionId snap_xmin;	/* the snapshot's xmin: an inserter below it
+								 * that committed (ls_xmin_seen_committed)
+								 * is visible too */
+} LsColdDirect;
+
+extern uint32 ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end,
+								   ls_hot_row **rows, HeapTuple *tups,
+								   uint32 max, LsColdDirect *direct);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
 extern uint64 ls_cold_table_free_pages(ls_hot_table *tbl);
@@ -438,6 +462,14 @@ extern bool ls_xmin_committed(ls_hot_version *v, const LsVersionInfo *info);
 extern bool ls_xmin_aborted(ls_hot_version *v, const LsVersionInfo *info);
 extern bool ls_xmax_is_lock_only(const LsVersionInfo *info);
 extern bool ls_xmax_committed_update(ls_hot_version *v, LsVersionInfo *info);
+
+/*
+ * The inserter clog last said committed to this backend (the xmin of a
+ * version it hinted committed).  Commit is final, so cold images of that
+ * inserter are read as hinted committed (stand-ins, in-place builds) with no
+ * clog lookup: a bulk load's rows, read one after another, settle at once.
+ */
+extern TransactionId ls_xmin_seen_committed;
 
 extern bool ls_version_visible(ls_hot_version *v, Snapshot snapshot);
 extern ls_hot_version *ls_row_visible_version(ls_hot_row *row, Snapshot snapshot);
@@ -632,6 +664,13 @@ typedef struct LsScanDescData
 	bool		bexhausted;		/* forward: nothing after this batch */
 	uint64		last_rowid;		/* last row handed out (LS_ROWID_INVALID: none) */
 	HeapTuple	btups[LS_BATCH_ROWS];
+	/*
+	 * Forward MVCC batches: an inserter of cold rows (not this transaction)
+	 * seen visible to rs_snapshot, so later images it inserted are built in
+	 * place (LsColdDirect); fixed by the snapshot, reset with the scan.
+	 */
+	TransactionId vis_xid;
+	Snapshot	vis_snapshot;	/* the snapshot vis_xid was decided for */
 	/* bitmap: candidates rowids[ncand_next .. nrows) not yet looked at */
 	int			ncand_next;
 	/* analyze: the current block's sample rows, copied in one pass */
@@ -642,7 +681,8 @@ typedef struct LsScanDescData
 
 typedef LsScanDescData *LsScanDesc;
 
-extern int	ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max);
+extern int	ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, HeapTuple *tups,
+							  int max, LsColdDirect *direct);
 extern uint64 ls_rel_rowid_limit(Relation rel);
 extern BlockNumber ls_table_nblocks(ls_hot_table *tbl);
 

@@ -149,6 +149,8 @@ ls_scan_reset(LsScanDesc scan)
 	scan->bnext = 0;
 	scan->bexhausted = false;
 	scan->last_rowid = LS_ROWID_INVALID;
+	scan->vis_xid = InvalidTransactionId;
+	scan->vis_snapshot = NULL;
 	scan->sample_next_block = 0;
 	scan->stat_block = 0;
 	ls_stats_prepare(rel);
@@ -336,10 +338,13 @@ ls_scan_prev_row(LsScanDesc scan)
 /*
  * Forward, for a batch: up to max live rows (any version) in range into
  * rows[] (0 at the end), for the scan's own batches and for callers that do
- * their own visibility decisions (index builds).  Caller inside an epoch.
+ * their own visibility decisions (index builds, direct NULL).  With direct,
+ * cold rows it takes come back built in its buffer instead (tups[i], rows[i]
+ * NULL; see ls_rows_batch_direct).  Caller inside an epoch.
  */
 int
-ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max)
+ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, HeapTuple *tups, int max,
+				  LsColdDirect *direct)
 {
 	Assert(ls_in_epoch());
 	for (;;)
@@ -351,7 +356,8 @@ ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, int max)
 		if (scan->cursor < scan->tr_min)
 			scan->cursor = scan->tr_min;
 		if (scan->cursor < hi)
-			n = ls_rows_batch(scan->tbl, &scan->cursor, hi, rows, (uint32) max);
+			n = ls_rows_batch_direct(scan->tbl, &scan->cursor, hi, rows, tups,
+									 (uint32) max, direct);
 		if (n > 0)
 		{
 			ls_scan_count_blocks(scan, scan->cursor);
@@ -440,7 +446,8 @@ static inline void
 ls_prefetch_header(ls_hot_row *row)
 {
 #if defined(__GNUC__)
-	__builtin_prefetch(row);
+	if (row != NULL)
+		__builtin_prefetch(row);
 #endif
 }
 
@@ -448,7 +455,11 @@ static inline void
 ls_prefetch_version(ls_hot_row *row)
 {
 #if defined(__GNUC__)
-	ls_hot_version *v = atomic_load_explicit(&row->newest, memory_order_relaxed);
+	ls_hot_version *v;
+
+	if (row == NULL)
+		return;					/* a cold row built in place */
+	v = atomic_load_explicit(&row->newest, memory_order_relaxed);
 
 	if (v != NULL)
 	{
@@ -480,6 +491,31 @@ ls_prefetch_step(ls_hot_row **rows, int i, int n)
 }
 
 /*
+ * A cold stand-in's version v was found visible to the scan's MVCC snapshot:
+ * when its inserter is not frozen, not this transaction's and it has no
+ * deleter, that inserter is committed and not in the snapshot, which stays
+ * true for the scan's life.  Remember it: later images it inserted are
+ * built in place (LsColdDirect.vis_xid), with no clog lookup.
+ */
+static inline void
+ls_scan_note_cold_inserter(LsScanDesc scan, ls_hot_version *v, Snapshot snapshot,
+						   LsColdDirect *direct)
+{
+	uint64		xmin_word = atomic_load_explicit(&v->xmin_word, memory_order_acquire);
+	TransactionId xmin = ls_hv_xid(xmin_word);
+
+	if (snapshot->snapshot_type != SNAPSHOT_MVCC || xmin == direct->vis_xid ||
+		(ls_hv_flags(xmin_word) & LS_HV_XMIN_FROZEN) ||
+		!TransactionIdIsNormal(xmin) ||
+		ls_hv_xid(atomic_load_explicit(&v->xmax_word, memory_order_acquire)) != InvalidTransactionId ||
+		TransactionIdIsCurrentTransactionId(xmin))
+		return;
+	scan->vis_xid = xmin;
+	scan->vis_snapshot = snapshot;
+	direct->vis_xid = xmin;
+}
+
+/*
  * Forward: fill the batch with the next visible rows, in one epoch: at most
  * LS_ROWS_PER_EPOCH rows looked at, stopping early when the buffer is full
  * or rw-conflicts were collected (reported here, after the epoch, before
@@ -493,6 +529,8 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	Oid			relid = RelationGetRelid(rel);
 	TransactionId ssi_xids[LS_SSI_BATCH_XIDS];
 	ls_hot_row *rows[LS_ROWS_PER_EPOCH];
+	HeapTuple	tups[LS_ROWS_PER_EPOCH];
+	LsColdDirect direct;
 	int			nssi = 0;
 	int			looked = 0;
 	Size		used = 0;
@@ -510,11 +548,32 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	ls_batch_forget(scan);
 	*exhausted = false;
 
+	/*
+	 * MVCC batches take cold rows visible beyond doubt (frozen, or inserted
+	 * by scan->vis_xid) straight from the leaf into the batch buffer, the
+	 * buffer's bytes shared with the rows copied below.
+	 */
+	direct.buf = scan->bbuf;
+	direct.cap = scan->bbufsize;
+	direct.relid = relid;
+	direct.vis_xid = scan->vis_snapshot == snapshot ? scan->vis_xid : InvalidTransactionId;
+	direct.snap_xmin = snapshot->xmin;
+
 	ls_epoch_enter();
 	while (!stop && looked < LS_ROWS_PER_EPOCH)
 	{
-		int			n = ls_scan_next_rows(scan, rows, LS_ROWS_PER_EPOCH - looked);
+		int			n;
 
+		direct.used = used;
+		n = ls_scan_next_rows(scan, rows, tups, LS_ROWS_PER_EPOCH - looked,
+							  snapshot->snapshot_type == SNAPSHOT_MVCC ? &direct : NULL);
+		used = direct.used;
+		if (direct.vis_xid != InvalidTransactionId)
+		{
+			/* the range read may have found one (ls_xmin_seen_committed) */
+			scan->vis_xid = direct.vis_xid;
+			scan->vis_snapshot = snapshot;
+		}
 		scan->started = true;
 		if (n == 0)
 		{
@@ -526,24 +585,44 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 		{
 			ls_hot_row *row = rows[i];
 			ls_hot_version *v;
+			uint64		rowid;
 
-			ls_prefetch_step(rows, i, n);
-			v = ls_row_visible_version_fast(row, snapshot);
-
-			if (v != NULL && !ls_batch_add(scan, v, relid, row->rowid, &used, &need))
+			if (row == NULL)
 			{
-				/* look at this row again in the next batch */
-				scan->cursor = row->rowid;
-				stop = true;
-				break;
+				/* a cold row built in place: visible, no xmax, no SSI xids */
+				scan->btups[scan->bn++] = tups[i];
+				rowid = ls_tid_to_rowid(&tups[i]->t_self);
+				v = NULL;
+			}
+			else
+			{
+				ls_prefetch_step(rows, i, n);
+				rowid = row->rowid;
+				v = ls_hot_row_newest(row);
+				if (snapshot->snapshot_type != SNAPSHOT_MVCC || v == NULL ||
+					!ls_visible_mvcc_settled(v, snapshot))
+				{
+					/* the full rules (ls_row_visible_version_fast's slow way) */
+					v = ls_row_visible_version(row, snapshot);
+					if (v != NULL && row->origin == LS_ORIGIN_COLD)
+						ls_scan_note_cold_inserter(scan, v, snapshot, &direct);
+				}
+
+				if (v != NULL && !ls_batch_add(scan, v, relid, rowid, &used, &need))
+				{
+					/* look at this row again in the next batch */
+					scan->cursor = rowid;
+					stop = true;
+					break;
+				}
+				if (ssi)
+					nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
 			}
 			looked++;
-			if (ssi)
-				nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
 			if (scan->bn >= maxrows || nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
 			{
 				/* the next batch goes on after this row */
-				scan->cursor = row->rowid + 1;
+				scan->cursor = rowid + 1;
 				stop = true;
 				break;
 			}

@@ -53,12 +53,17 @@ ls_version_info(ls_hot_version *v, LsVersionInfo *info)
 	info->user_flags = atomic_load_explicit(&v->user_flags, memory_order_acquire);
 }
 
+/* The last inserter this backend saw committed (see ls_pg.h). */
+TransactionId ls_xmin_seen_committed = InvalidTransactionId;
+
 static void
 ls_hint_xmin(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
 	atomic_fetch_or_explicit(&v->xmin_word, (uint64) flag << 32,
 							 memory_order_acq_rel);
 	info->xmin_flags |= flag;
+	if (flag == LS_HV_XMIN_COMMITTED)
+		ls_xmin_seen_committed = info->xmin;
 }
 
 /*
