@@ -69,3 +69,19 @@ SELECT count(*), sum(id), sum(length(pad)) FROM cs_t;
 
 DROP FUNCTION cs_compare();
 DROP TABLE cs_t;
+
+-- wide cold rows, every 50th with an xmax in its image (a delete rolled
+-- back): a batch whose first row is such a stand-in, followed by rows built
+-- in place that fill the batch buffer, must still make progress (it came
+-- back to the same row for ever)
+SET leanstore.bulk_load_rows = 10;
+CREATE TABLE cs_w (id int, pad text) USING leanstore;
+INSERT INTO cs_w SELECT g, repeat(chr(97 + g % 26), 600) FROM generate_series(1, 5000) g;
+BEGIN;
+SET LOCAL leanstore.cold_writes = always;
+DELETE FROM cs_w WHERE id % 50 = 1;
+ROLLBACK;
+SELECT count(*), sum(id), sum(length(pad)) FROM cs_w;
+SELECT count(*) FROM cs_w WHERE id % 50 = 1;
+RESET leanstore.bulk_load_rows;
+DROP TABLE cs_w;

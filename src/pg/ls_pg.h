@@ -671,6 +671,9 @@ typedef struct LsScanDescData
 	 */
 	TransactionId vis_xid;
 	Snapshot	vis_snapshot;	/* the snapshot vis_xid was decided for */
+	bool		no_direct;		/* next batch: no row built in place (the
+								 * last one's first row found the buffer
+								 * taken by rows built after it) */
 	/* bitmap: candidates rowids[ncand_next .. nrows) not yet looked at */
 	int			ncand_next;
 	/* analyze: the current block's sample rows, copied in one pass */

@@ -150,6 +150,7 @@ ls_scan_reset(LsScanDesc scan)
 	scan->bexhausted = false;
 	scan->last_rowid = LS_ROWID_INVALID;
 	scan->vis_xid = InvalidTransactionId;
+	scan->no_direct = false;
 	scan->vis_snapshot = NULL;
 	scan->sample_next_block = 0;
 	scan->stat_block = 0;
@@ -566,7 +567,8 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 
 		direct.used = used;
 		n = ls_scan_next_rows(scan, rows, tups, LS_ROWS_PER_EPOCH - looked,
-							  snapshot->snapshot_type == SNAPSHOT_MVCC ? &direct : NULL);
+							  snapshot->snapshot_type == SNAPSHOT_MVCC && !scan->no_direct ?
+							  &direct : NULL);
 		used = direct.used;
 		if (direct.vis_xid != InvalidTransactionId)
 		{
@@ -631,8 +633,18 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	ls_epoch_exit();
 	if (nssi > 0)
 		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
+	scan->no_direct = false;
 	if (stop && scan->bn == 0 && need > 0)
-		ls_batch_reserve(scan, need);	/* a row wider than the buffer */
+	{
+		/*
+		 * The first row did not fit: wider than the buffer, or the range
+		 * read built rows after it in place and took the room (then the
+		 * same batch would come again, for ever).  The next batch builds
+		 * nothing in place, in a buffer that takes the row.
+		 */
+		ls_batch_reserve(scan, need);
+		scan->no_direct = true;
+	}
 	else if (stop && scan->bn == 0 && nssi == 0)
 		ls_report_bad_version(rel);
 }
