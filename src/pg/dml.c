@@ -1180,6 +1180,24 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		atomic_store(&v->next_rowid, (uint64) token);
 	}
 
+	if (!cold)
+	{
+		ls_epoch_enter();
+		st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
+		ls_epoch_exit();
+		/* no room for the row itself (its map entry): the cold tree then */
+		if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && !speculative &&
+			ls_cold_can_write(rel))
+		{
+			cold = true;
+			ls_cold_note_full();
+		}
+		else if (st != LS_OK)
+		{
+			ls_hot_version_free(ls_ctx(), v);
+			ls_report_status(st, rel, "insert into");
+		}
+	}
 	if (cold)
 	{
 		ls_cold_insert(rel, tbl, rowid, v);
@@ -1187,14 +1205,6 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	}
 	else
 	{
-		ls_epoch_enter();
-		st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
-		ls_epoch_exit();
-		if (st != LS_OK)
-		{
-			ls_hot_version_free(ls_ctx(), v);
-			ls_report_status(st, rel, "insert into");
-		}
 		if (!(options & TABLE_INSERT_FROZEN))
 			ls_abort_note_insert(tbl, rowid, xid);
 		ls_log_note(tbl, rowid);
@@ -1740,7 +1750,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 			ls_epoch_enter();
 			st = ls_hot_row_insert(ls_ctx(), tbl, newrowid, LS_ORIGIN_INSERTED, v, &newrow);
 			ls_epoch_exit();
-			spill = (st == LS_NO_SPACE && can_spill);
+			spill = ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && can_spill);
 		}
 		if (spill)
 		{
