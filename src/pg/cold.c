@@ -1788,6 +1788,7 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
 	LsVacuumState res = LS_V_LIVE;
+	bool		dead_later = false;
 
 	*kept_xmin = InvalidTransactionId;
 	if (ct == NULL)
@@ -1839,6 +1840,12 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 				ls_log_cold_remove(tbl, rowid);
 			if (st == LS_OK)
 				st = ls_adopt_dead(tbl, rowid);
+			/* the DEAD slot needs hot memory: pack, then again below */
+			if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
+			{
+				dead_later = true;
+				st = LS_OK;
+			}
 			res = LS_V_DEAD;
 		}
 		else if (rewrite)
@@ -1855,6 +1862,20 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 		}
 	}
 	ls_cold_only_end(rowid);
+
+	/*
+	 * The image is gone; its rowid still has to become DEAD (its index
+	 * entries go with VACUUM's index pass).  The hot tier was full: pack
+	 * what may go (outside every lock) and try once more.
+	 */
+	if (dead_later)
+	{
+		ls_status	st;
+
+		ls_cold_relieve();
+		if ((st = ls_adopt_dead(tbl, rowid)) != LS_OK)
+			ls_report_status(st, NULL, "vacuum");
+	}
 	return res;
 }
 
