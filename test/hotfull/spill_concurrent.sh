@@ -10,9 +10,9 @@
 # committed are there, leanstore_verify passes, and writes were spilled.
 # Ranges are disjoint: a row lock on a row another transaction moved into
 # the cold tree still needs room in the hot tier (README: no cold path).
-# The buffer pool is 64MB: with 16MB, VACUUM of the table failed once in a
-# loaded CI run with "could not access the cold tree ...: no space" (no
-# frame could be freed for 2 s; an open bug, see the session 7 note).
+# This test found that VACUUM failed ("could not access the cold tree ...:
+# no space") when a removed image's DEAD slot found the hot tier still
+# full (pack behind under load): VACUUM now packs and marks it again.
 # Run by test/run (suite hotfull, as root); $1: output file.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
