@@ -1594,6 +1594,13 @@ ls_cold_can_write(Relation rel)
 		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
 }
 
+/* The same for a delete or an update (leanstore.cold_writes = off: never). */
+bool
+ls_cold_rewrite_allowed(Relation rel)
+{
+	return ls_cold_writes != LS_CW_OFF && ls_cold_can_write(rel);
+}
+
 /*
  * The hot tier was full for a write that then went to the cold tree:
  * remembered for the rest of this transaction, and (for a second) for

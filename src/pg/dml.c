@@ -1388,7 +1388,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		goto cold_deleted;
 
 	/* a cold row the full hot tier cannot take: delete it in the cold tier */
-	ls_migrate_soft = plain && ls_cold_can_write(rel) && ls_cold_writes != LS_CW_OFF;
+	ls_migrate_soft = plain && ls_cold_rewrite_allowed(rel);
 	ls_migrate_found_full = false;
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
 					 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
@@ -1573,6 +1573,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	uint64		newrowid;
 	TM_Result	res;
 	bool		cold = false;	/* locked in the cold tier */
+	bool		plain;			/* an update the cold tier can make */
+	uint64		lock_word;		/* our lock, as ls_acquire would take it */
 	bool		can_spill;
 	bool		spill = false;	/* the hot tier is full: new version cold */
 
@@ -1625,11 +1627,11 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * for DELETE): lock the row in its image now, write the new version
 	 * into the tree below
 	 */
-	if (crosscheck == InvalidSnapshot && !IsolationIsSerializable() &&
-		snapshot != NULL && IsMVCCSnapshot(snapshot) && ls_row_maybe_cold(tbl, rowid) &&
-		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot,
-								ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0),
-								&oldtup))
+	plain = crosscheck == InvalidSnapshot && !IsolationIsSerializable() &&
+		snapshot != NULL && IsMVCCSnapshot(snapshot);
+	lock_word = ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0);
+	if (plain && ls_row_maybe_cold(tbl, rowid) &&
+		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, lock_word, &oldtup))
 	{
 		cold = true;
 		res = TM_Ok;
@@ -1637,9 +1639,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	else
 	{
 		/* a cold row the full hot tier cannot take: update it in the cold tier */
-		ls_migrate_soft = crosscheck == InvalidSnapshot && !IsolationIsSerializable() &&
-			snapshot != NULL && IsMVCCSnapshot(snapshot) &&
-			ls_cold_can_write(rel) && ls_cold_writes != LS_CW_OFF;
+		ls_migrate_soft = plain && ls_cold_rewrite_allowed(rel);
 		ls_migrate_found_full = false;
 		res = ls_acquire(rel, tbl, rowid, cid, xid,
 						 (snapshot && IsMVCCSnapshot(snapshot)) ? snapshot : NULL,
@@ -1649,9 +1649,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_migrate_soft = false;
 		if (ls_migrate_found_full)
 		{
-			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot,
-										 ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0),
-										 &oldtup))
+			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, lock_word, &oldtup))
 				ls_report_status(LS_NO_SPACE, rel, "update a row of");
 			cold = true;
 			res = TM_Ok;
@@ -1697,7 +1695,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * backend's memory); else in the hot tier, or, when that is full, an
 	 * image for the cold tree at a new rowid (spill: heap's non-HOT update)
 	 */
-	can_spill = !cold && ls_cold_can_write(rel) && ls_cold_writes != LS_CW_OFF;
+	can_spill = !cold && ls_cold_rewrite_allowed(rel);
 	v = ls_version_from_heaptuple_in(rel, stored,
 									 cold ? LS_VH_LOCAL :
 									 can_spill ? LS_VH_TIER_OR_NULL : LS_VH_TIER);

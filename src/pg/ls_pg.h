@@ -387,6 +387,7 @@ typedef enum LsColdWrites
 extern int	ls_cold_writes;
 extern bool ls_bulk_cold(Relation rel);
 extern bool ls_cold_can_write(Relation rel);
+extern bool ls_cold_rewrite_allowed(Relation rel);
 extern void ls_cold_note_full(void);
 extern bool ls_migrate_soft;
 extern bool ls_migrate_found_full;
