@@ -327,9 +327,54 @@ alloc_once(ls_hot_ctx *ctx, int cls, hot_blk **out)
 }
 
 /*
+ * Last resort when neither cls nor the page pool has a block: a free block
+ * of a larger class, up to HOT_BORROW_FACTOR times the size.  Memory moves
+ * between classes only at page granularity, so after churn of one size the
+ * free bytes can sit in partly used pages of other classes while the tier
+ * is far from full (seen: a 32-byte request failing with half of the heap
+ * free).  The block keeps its page's class: hot_obj_size and hot_free read
+ * it from the page, so nothing else needs to know it was borrowed.  Sets
+ * *cls to the class served.
+ */
+#define HOT_BORROW_FACTOR	8
+
+static ls_status
+alloc_borrow(ls_hot_ctx *ctx, int *cls, hot_blk **out)
+{
+	uint64_t	limit = (uint64_t) ls_hot_class_size[*cls] * HOT_BORROW_FACTOR;
+
+	for (int c = *cls + 1; c < HOT_NCLASS && ls_hot_class_size[c] <= limit; c++)
+	{
+		ls_hot	   *hot = ctx->hot;
+		hot_class  *hc = &hot->classes[c];
+		hot_cache  *cache = &ctx->cache[c];
+		uint32_t	got;
+
+		if (cache->count == 0)
+		{
+			ls_mutex_lock(&hc->lock);
+			got = class_take(hot, c, cache, 1);
+			ls_mutex_unlock(&hc->lock);
+			if (got == 0)
+				continue;
+			atomic_fetch_sub_explicit(&hot->free_bytes, ls_hot_class_size[c],
+									  memory_order_relaxed);
+			hot_ctx_add(&ctx->cached_bytes, ls_hot_class_size[c]);
+		}
+		*out = cache->head;
+		cache->head = (*out)->next;
+		cache->count--;
+		*cls = c;
+		return LS_OK;
+	}
+	return LS_NO_SPACE;
+}
+
+/*
  * Allocate an object of bytes (prefix not included).  When the heap is full,
  * give this process's cached blocks back (they may free whole pages for
- * other classes), reclaim retired memory and try again.
+ * other classes), reclaim retired memory and try again; then take a block
+ * of a larger class (alloc_borrow).
  */
 ls_status
 hot_alloc(ls_hot_ctx *ctx, size_t bytes, void **out)
@@ -350,6 +395,8 @@ hot_alloc(ls_hot_ctx *ctx, size_t bytes, void **out)
 		hot_cache_flush_all(ctx);
 		st = alloc_once(ctx, cls, &b);
 	}
+	if (st == LS_NO_SPACE)
+		st = alloc_borrow(ctx, &cls, &b);
 	if (st != LS_OK)
 		return st;
 

@@ -39,7 +39,8 @@ ls_hot_version_alloc(ls_hot_ctx *ctx, uint32_t len, ls_hot_version **out)
 	atomic_init(&v->next_rowid, LS_ROWID_INVALID);
 	atomic_init(&v->older, NULL);
 	v->len = len;
-	v->size_class = (uint16_t) hot_class_for(sizeof(ls_hot_version) + len + HOT_BLK_HDR);
+	/* the block's class, larger than len needs when the block was borrowed */
+	v->size_class = (uint16_t) hot_class_for(hot_obj_size(ctx->hot, v));
 	atomic_init(&v->user_flags, 0);
 	*out = v;
 	return LS_OK;

@@ -88,5 +88,9 @@ if [ "$(cat "$out")" = "$expected" ]; then
 	echo "spill_concurrent: ok"
 else
 	echo "spill_concurrent: FAILED"
+	echo "--- clients' errors (first 10)"
+	grep -h -i "error\|abort" "$dir/upd.log" "$dir/read.log" | head -n 10
+	echo "--- server log: errors and warnings (first 20)"
+	grep -E "ERROR|WARNING|PANIC|FATAL|TRAP" "$dir/server.log" | head -n 20
 	exit 1
 fi

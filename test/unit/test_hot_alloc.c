@@ -258,6 +258,62 @@ test_exhaustion_and_recovery(void **state)
 }
 
 /*
+ * Free bytes stranded in another class's pages: fill the heap with one
+ * class, free all but one block of each page (no page goes back to the
+ * pool), then ask for a smaller object.  It gets a borrowed block of the
+ * larger class instead of LS_NO_SPACE (hotfull-spill's final VACUUM failed
+ * with "hot tier is full" at half of the tier in use); the block keeps its
+ * page's class, so freeing it and the recount stay exact.  A request whose
+ * larger classes hold nothing still fails.
+ */
+static void
+test_borrow_from_larger_class(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(4u << 20, 4);
+	size_t		n;
+	ls_hot_version **vs = fill(f, 1000, &n);	/* 1000 + overhead -> 1280-byte class */
+	uint64_t	pages = stats(f).heap_bytes / 65536;
+	uint32_t	per_page = 65536 / 1280;
+	ls_hot_version *small,
+			   *big;
+	uint64_t	before;
+	size_t		kept = 0;
+
+	assert_int_equal(n, pages * per_page);
+	/* fill() handed out blocks page after page: keep the first of each */
+	for (size_t i = 0; i < n; i++)
+	{
+		if (i % per_page == 0)
+			vs[kept++] = vs[i];
+		else
+			ls_hot_version_free(f->ctx, vs[i]);
+	}
+	ls_hot_detach(f->ctx);		/* the freed blocks back to their pages */
+	assert_int_equal(ls_hot_attach(f->hot, 0, &f->ctx), LS_OK);
+	assert_balanced(f);
+
+	/* no free page and no block of the small class anywhere */
+	before = stats(f).used_bytes;
+	assert_int_equal(ls_hot_version_alloc(f->ctx, 150, &small), LS_OK);
+	assert_int_equal(stats(f).used_bytes - before, 1280);
+	memset(small->data, 0x5a, 150);
+	assert_balanced(f);
+	/* more than eight times the size apart: nothing to borrow */
+	assert_int_equal(ls_hot_version_alloc(f->ctx, 40, &big), LS_NO_SPACE);
+	ls_hot_version_free(f->ctx, small);
+	assert_int_equal(stats(f).used_bytes, before);
+	assert_balanced(f);
+	for (size_t i = 0; i < kept; i++)
+		ls_hot_version_free(f->ctx, vs[i]);
+	free(vs);
+	ls_hot_detach(f->ctx);
+	assert_int_equal(stats(f).used_bytes, 0);
+	assert_int_equal(stats(f).free_bytes, stats(f).heap_bytes);
+	fixture_free(f);
+}
+
+/*
  * Blocks allocated by one context and freed by another return to the right
  * pages; detach gives every cached block back.
  */
@@ -298,6 +354,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_rejects_bad_config),
+		cmocka_unit_test(test_borrow_from_larger_class),
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_reuse_after_free),
 		cmocka_unit_test(test_exhaustion_and_recovery),
