@@ -129,6 +129,33 @@ SELECT leanstore_verify('ls_hold_v');
 RESET leanstore.cold_writes;
 DROP TABLE ls_hold_v;
 DROP FUNCTION ls_test_pause(text);
+-- VACUUM removes the cold image of a row whose insert aborted only after
+-- its rowid got a DEAD slot, which needs hot memory.  When the tier stays
+-- full (armed here), VACUUM does not fail ("hot tier is full" before) and
+-- leaves no rowid with neither image nor slot: the images stay for a later
+-- VACUUM, and their xid holds relfrozenxid back even under FREEZE.
+CREATE TABLE ls_hold_d (id int PRIMARY KEY, v text) USING leanstore;
+INSERT INTO ls_hold_d VALUES (0, 'kept');
+BEGIN;
+SET LOCAL leanstore.bulk_load_rows = 5;
+INSERT INTO ls_hold_d SELECT g, 'v' || g FROM generate_series(1, 200) g;
+SELECT txid_current() AS ls_hold_load_xid \gset
+ROLLBACK;
+SELECT ls_test_hold('dead-slot-full');
+VACUUM (FREEZE) ls_hold_d;
+SELECT ls_test_hold('disarm');
+SELECT relfrozenxid::text::bigint <= :ls_hold_load_xid AS images_hold_relfrozenxid
+FROM pg_class WHERE relname = 'ls_hold_d';
+SELECT count(*), sum(id) FROM ls_hold_d;
+SELECT leanstore_verify('ls_hold_d');
+VACUUM (FREEZE) ls_hold_d;
+SELECT relfrozenxid::text::bigint > :ls_hold_load_xid AS images_removed
+FROM pg_class WHERE relname = 'ls_hold_d';
+SET enable_seqscan = off;
+SELECT count(*), sum(id) FROM ls_hold_d WHERE id >= 0;
+RESET enable_seqscan;
+SELECT leanstore_verify('ls_hold_d');
+DROP TABLE ls_hold_d;
 DROP TABLE ls_hold_t;
 DROP FUNCTION ls_test_row_latched(regclass, tid);
 DROP FUNCTION ls_test_hold(text);

@@ -1786,7 +1786,10 @@ ls_cold_xmax_fate(ls_hot_version *v, TransactionId oldest_xmin)
  * logged as a PUT, which replay would apply after that delete's
  * tombstone).  Outside epochs.  Returns what the row is now: LS_V_DEAD
  * (removed), LS_V_LIVE, LS_V_RECENTLY_DEAD or LS_V_INSERT_IN_PROGRESS;
- * *kept_xmin is an unfrozen xmin the image keeps (else invalid).
+ * *kept_xmin is an unfrozen xmin the image keeps (else invalid).  A
+ * removable image stays when its DEAD slot finds no hot memory even after
+ * ls_cold_relieve: LS_V_RECENTLY_DEAD, and *kept_xmin is the older of its
+ * xmin and its deleter's xid, which a later VACUUM still has to read.
  */
 LsVacuumState
 ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
@@ -1794,12 +1797,17 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
-	LsVacuumState res = LS_V_LIVE;
-	bool		dead_later = false;
+	LsVacuumState res;
+	bool		relieved = false;
 
-	*kept_xmin = InvalidTransactionId;
 	if (ct == NULL)
+	{
+		*kept_xmin = InvalidTransactionId;
 		return LS_V_LIVE;
+	}
+again:
+	res = LS_V_LIVE;
+	*kept_xmin = InvalidTransactionId;
 	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
 	{
 		ls_hot_version *v = ls_hot_row_newest(standin);
@@ -1842,18 +1850,52 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 		}
 		if (remove)
 		{
-			st = ls_cold_remove(&ct->tree, rowid);
+			/*
+			 * The DEAD slot first: it needs hot memory, the removal does
+			 * not, and a rowid must never hold neither an image nor a DEAD
+			 * slot (its index entries would point at nothing that VACUUM
+			 * knows of, and the block could be marked all-visible).  Until
+			 * the image is gone the slot shadows it; the image is dead to
+			 * every snapshot anyway.
+			 */
+			st = ls_adopt_dead(tbl, rowid);
 			if (st == LS_OK)
-				ls_log_cold_remove(tbl, rowid);
-			if (st == LS_OK)
-				st = ls_adopt_dead(tbl, rowid);
-			/* the DEAD slot needs hot memory: pack, then again below */
-			if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
 			{
-				dead_later = true;
+				st = ls_cold_remove(&ct->tree, rowid);
+				if (st == LS_OK)
+					ls_log_cold_remove(tbl, rowid);
+				else
+					ls_hot_rowid_forget(ls_ctx(), tbl, rowid);
+				res = LS_V_DEAD;
+			}
+			else if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && !relieved)
+			{
+				/* pack what may go, outside every lock, and judge again */
+				ls_cold_only_end(rowid);
+				ls_cold_relieve();
+				relieved = true;
+				goto again;
+			}
+			else if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
+			{
+				/*
+				 * Still no room: the image stays for a later VACUUM, which
+				 * needs its xids (the deleter's too) to stay readable.
+				 */
+				LsVersionInfo info;
+				TransactionId xmax;
+
+				ls_version_info(v, &info);
+				xmax = info.xmax;
+				res = LS_V_RECENTLY_DEAD;
+				if (!frozen)
+					*kept_xmin = xmin;
+				if (TransactionIdIsNormal(xmax) &&
+					(!TransactionIdIsValid(*kept_xmin) ||
+					 TransactionIdPrecedes(xmax, *kept_xmin)))
+					*kept_xmin = xmax;
 				st = LS_OK;
 			}
-			res = LS_V_DEAD;
 		}
 		else if (rewrite)
 		{
@@ -1869,20 +1911,6 @@ ls_cold_settle(ls_hot_table *tbl, uint64 rowid, TransactionId oldest_xmin,
 		}
 	}
 	ls_cold_only_end(rowid);
-
-	/*
-	 * The image is gone; its rowid still has to become DEAD (its index
-	 * entries go with VACUUM's index pass).  The hot tier was full: pack
-	 * what may go (outside every lock) and try once more.
-	 */
-	if (dead_later)
-	{
-		ls_status	st;
-
-		ls_cold_relieve();
-		if ((st = ls_adopt_dead(tbl, rowid)) != LS_OK)
-			ls_report_status(st, NULL, "vacuum");
-	}
 	return res;
 }
 
@@ -3044,6 +3072,11 @@ ls_adopt_dead(ls_hot_table *tbl, uint64 rowid)
 	ls_hot_row *row;
 	ls_status	st;
 
+#ifdef LS_ASSERTS
+	/* regress ls_hold: VACUUM meets a hot tier that stays full */
+	if (unlikely(ls_test_fail_armed == LS_FAIL_DEAD_SLOT))
+		return LS_NO_SPACE;
+#endif
 	st = ls_hot_version_alloc(ctx, SizeofMinimalTupleHeader, &v);
 	if (st != LS_OK)
 		return st;

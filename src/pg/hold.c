@@ -303,7 +303,7 @@ LsFailPoint ls_test_fail_armed = LS_FAIL_NONE;
 void
 ls_test_fail_fire(void)
 {
-	static const char *const names[] = {"", "in-epoch", "under-latch", "in-pack"};
+	static const char *const names[] = {"", "in-epoch", "under-latch", "in-pack", "dead-slot"};
 	LsFailPoint p = ls_test_fail_armed;
 
 	ls_test_fail_armed = LS_FAIL_NONE;
@@ -386,6 +386,10 @@ leanstore_test_hold(PG_FUNCTION_ARGS)
 		ls_test_fail_armed = LS_FAIL_IN_EPOCH;
 	else if (strcmp(what, "fail-under-latch") == 0)
 		ls_test_fail_armed = LS_FAIL_ROW_LATCH;
+	else if (strcmp(what, "dead-slot-full") == 0)
+		ls_test_fail_armed = LS_FAIL_DEAD_SLOT;
+	else if (strcmp(what, "disarm") == 0)
+		ls_test_fail_armed = LS_FAIL_NONE;
 	else if (strcmp(what, "state") == 0)
 		elog(NOTICE, "epoch held: %s, row latch held: %s, holdoffs: %u, fail point armed: %s",
 			 ls_in_epoch() ? "yes" : "no", ls_holds_row_latch() ? "yes" : "no",

@@ -162,7 +162,9 @@ typedef enum LsFailPoint
 	LS_FAIL_NONE = 0,
 	LS_FAIL_IN_EPOCH,			/* ls_heaptuple_size */
 	LS_FAIL_ROW_LATCH,			/* ls_row_lock, with the latch taken */
-	LS_FAIL_PACK_LATCH			/* pack, with a row's latch just tried */
+	LS_FAIL_PACK_LATCH,			/* pack, with a row's latch just tried */
+	LS_FAIL_DEAD_SLOT			/* ls_adopt_dead finds no hot memory (no
+								 * ERROR: armed until disarmed) */
 } LsFailPoint;
 #ifdef LS_ASSERTS
 extern LsFailPoint ls_test_fail_armed;
