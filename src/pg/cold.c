@@ -1487,7 +1487,8 @@ ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row *
  * invariants (ls_btree_verify: keys ordered within and across pages, fences,
  * levels, counts), then every cold row, batch by batch inside an epoch:
  * its rowid lies below the table's rowid limit, it is not a DEAD rowid
- * (a row leaving as DEAD loses its image first), and a hot row of the same
+ * (VACUUM, which the caller's lock keeps away, takes the DEAD slot and
+ * removes the image under one stripe lock), and a hot row of the same
  * rowid is one that came from the image (migrated or cached), never one
  * inserted hot.  cb gets every stand-in (bad NULL: the caller checks the
  * version) and every problem (rowid 0 for the tree as a whole).  Returns
