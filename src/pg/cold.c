@@ -1618,7 +1618,7 @@ ls_cold_note_full(void)
 	pg_atomic_fetch_add_u64(&ls_cold->full_spills, 1);
 }
 
-static bool
+bool
 ls_cold_full_seen(void)
 {
 	uint64		at;
@@ -1928,6 +1928,35 @@ static uint64 ls_cw_count = 0;
 static bool ls_cw_pressure = false;	/* auto: last look at the tier's fill */
 
 /*
+ * Is the image's xmax a lock this very (sub)transaction took in the cold
+ * tier (ls_cold_lock_row, or an update's first half)?  Only the same xid
+ * counts: a lock of a subtransaction that later aborts must not be written
+ * over by its parent, nor the other way round.
+ */
+static bool
+ls_cold_own_lock(const LsVersionInfo *info)
+{
+	TransactionId cur = GetCurrentTransactionIdIfAny();
+
+	return (info->xmax_flags & LS_HV_XMAX_LOCK_ONLY) &&
+		!(info->xmax_flags & LS_HV_XMAX_IS_MULTI) &&
+		TransactionIdIsValid(cur) && TransactionIdEquals(info->xmax, cur);
+}
+
+/* Strength of a single locker's lock-only flags (heap's LockTupleMode order). */
+static int
+ls_cold_lock_rank(uint32 flags)
+{
+	if (flags & LS_HV_XMAX_KEYS_UPDATED)
+		return 3;				/* FOR UPDATE */
+	if ((flags & LS_HV_XMAX_EXCL_LOCK) && (flags & LS_HV_XMAX_KEYSHR_LOCK))
+		return 1;				/* FOR SHARE */
+	if (flags & LS_HV_XMAX_EXCL_LOCK)
+		return 2;				/* FOR NO KEY UPDATE */
+	return 0;					/* FOR KEY SHARE */
+}
+
+/*
  * May v, a stand-in's version, get this transaction's xmax in place?  Its
  * inserter committed, is not us and is seen by snapshot; no other xmax
  * still counts (none, an aborted writer, lockers that are gone).  Anything
@@ -1955,6 +1984,8 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot)
 
 		if (info.xmax_flags & LS_HV_XMAX_IS_MULTI)
 			return false;
+		if (ls_cold_own_lock(&info))
+			return true;		/* we judged it when we locked it */
 		xs = ls_xmax_status(v, &info);
 		if (xs == LS_XS_CURRENT || xs == LS_XS_IN_PROGRESS)
 			return false;
@@ -2039,7 +2070,8 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
  */
 static bool
 ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-			  Snapshot snapshot, const LsColdXmax *x, bool tomb, HeapTuple *oldtup)
+			  Snapshot snapshot, const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
+			  Snapshot shown_to, bool *newer)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
@@ -2057,11 +2089,22 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 		if (v->len <= LS_COLD_XMAX_PAYLOAD && ls_cold_plain_target(v, snapshot))
 		{
 			Size		size = ls_heaptuple_size(v, rel);
+			LsColdXmax	mine = *x;
+			LsVersionInfo info;
 
+			ls_version_info(v, &info);
+			/* a lock over our own stronger one keeps the stronger */
+			if (ls_cold_own_lock(&info) &&
+				(ls_hv_flags(x->xmax_word) & LS_HV_XMAX_LOCK_ONLY) &&
+				ls_cold_lock_rank(info.xmax_flags) > ls_cold_lock_rank(ls_hv_flags(x->xmax_word)))
+				mine.xmax_word = info.xmax_raw;
+			if (newer != NULL)
+				*newer = shown_to != NULL && IsMVCCSnapshot(shown_to) &&
+					!ls_version_visible(v, shown_to);
 			*oldtup = ls_version_to_heaptuple(v, rel, rowid, palloc(size), size);
 			st = ls_cold_restamp(ct, rowid, v,
 								 (ls_hv_flags(atomic_load(&v->xmin_word)) & LS_HV_XMIN_FROZEN) != 0,
-								 x);
+								 &mine);
 			done = (st == LS_OK);
 		}
 	}
@@ -2108,7 +2151,7 @@ ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 	LsColdXmax	x = ls_cold_xmax_part(ls_hv_word(xid, LS_HV_XMAX_KEYS_UPDATED), cid,
 										  LS_ROWID_INVALID);
 
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, true, oldtup);
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, true, oldtup, NULL, NULL);
 }
 
 /*
@@ -2126,7 +2169,28 @@ ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 {
 	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
 
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, false, oldtup);
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, false, oldtup, NULL, NULL);
+}
+
+/*
+ * A row lock (SELECT ... FOR UPDATE/SHARE, EvalPlanQual's lock) of a cold
+ * row that the full hot tier cannot take (ls_tuple_lock, after the
+ * migration found no room): the image gets lock_word, as for an update's
+ * first half.  Plain cases only (ls_cold_plain_target with judge: the
+ * inserter committed and is seen by judge, no xmax that counts, or a lock
+ * of our own); false: nothing done.  *newer: the row is not visible to
+ * shown_to (EvalPlanQual must run).  *tup is the row (palloc'd).
+ */
+bool
+ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
+				 Snapshot judge, Snapshot shown_to, uint64 lock_word,
+				 HeapTuple *tup, bool *newer)
+{
+	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
+
+	Assert(ls_hv_flags(lock_word) & LS_HV_XMAX_LOCK_ONLY);
+	*newer = false;
+	return ls_cold_stamp(rel, tbl, rowid, xid, judge, &x, false, tup, shown_to, newer);
 }
 
 /*
@@ -2162,6 +2226,10 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 			elog(ERROR, "row " UINT64_FORMAT " of leanstore table \"%s\" lost this transaction's lock",
 				 rowid, RelationGetRelationName(rel));
 		}
+		/* over our FOR UPDATE lock an update counts as a key update (heap) */
+		if (ls_hv_flags(atomic_load(&old->xmax_word)) & LS_HV_XMAX_KEYS_UPDATED)
+			update_word = ls_hv_word(ls_hv_xid(update_word),
+									 ls_hv_flags(update_word) | LS_HV_XMAX_KEYS_UPDATED);
 		x = ls_cold_xmax_part(update_word, cid, newrowid);
 		/* the new row first: a reader meets the old one or both */
 		st = ls_cold_append(ct, tbl, newrowid, v);

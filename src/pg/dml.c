@@ -1827,6 +1827,44 @@ ls_error_moved_partition(Relation rel, ItemPointer locked_tid, LOCKMODE tuplock)
 			 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
 }
 
+/*
+ * ls_tuple_lock's lock of a cold row while the hot tier is full: the lock
+ * goes into the row's image instead of migrating the row (plain cases:
+ * the inserter committed and is seen by rule, or, without one, by a fresh
+ * snapshot -- a lock in READ COMMITTED takes the newest committed row, as
+ * heap's does; no other xmax that counts, or a lock of our own).  false:
+ * nothing done.  On true the row is in slot and *newer says whether
+ * snapshot does not see it.
+ */
+static bool
+ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
+				LockTupleMode mode, Snapshot rule, Snapshot snapshot,
+				TupleTableSlot *slot, bool *newer)
+{
+	uint64		lock_word = ls_xmax_merge(0, xid, ls_mx_status(mode, false), 0);
+	HeapTuple	tup;
+
+	if (!ls_cold_lock_row(rel, tbl, rowid, xid, rule ? rule : GetLatestSnapshot(),
+						  snapshot, lock_word, &tup, newer))
+		return false;
+	if (slot != NULL)
+	{
+		/* the slot owns a copy in its own context (ls_store_version) */
+		MemoryContext oldcxt = MemoryContextSwitchTo(slot->tts_mcxt);
+		HeapTuple	copy = heap_copytuple(tup);
+
+		MemoryContextSwitchTo(oldcxt);
+		if (TTS_IS_HEAPTUPLE(slot))
+			ExecStoreHeapTuple(copy, slot, true);
+		else
+			ExecForceStoreHeapTuple(copy, slot, true);
+		slot->tts_tableOid = RelationGetRelid(rel);
+		slot->tts_tid = copy->t_self;
+	}
+	pfree(tup);
+	return true;
+}
+
 TM_Result
 ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 			  TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
@@ -1845,6 +1883,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	TransactionId follow_xid = InvalidTransactionId;
 	uint64		follow_rowid = LS_ROWID_INVALID;
 	int			restarts = 0;
+	bool		cold_ok;		/* may lock in the cold tier when it is full */
 
 	switch (wait_policy)
 	{
@@ -1862,6 +1901,8 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		IsolationUsesXactSnapshot())
 		rule = snapshot;
 	tmfd->traversed = false;
+	/* plain cases, as for a delete or an update in the cold tier */
+	cold_ok = !IsolationIsSerializable() && ls_cold_rewrite_allowed(rel);
 
 again:
 	for (;;)
@@ -1869,10 +1910,34 @@ again:
 		bool		newer = false;
 		LsRowCheck chk;
 
-		res = ls_acquire(rel, tbl, rowid, cid, xid, rule, NULL, true,
-						 InvalidTransactionId, mode, policy, &tuplock, XLTW_Lock,
-						 tmfd, slot, NULL, snapshot, &newer, &chk,
-						 &follow_xid, &follow_rowid);
+		/*
+		 * A cold row the full hot tier cannot take: lock it in its image
+		 * (first try that directly while the tier was full a moment ago:
+		 * each failed migration packs first)
+		 */
+		if (cold_ok && ls_cold_full_seen() && ls_row_maybe_cold(tbl, rowid) &&
+			ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot, slot, &newer))
+		{
+			res = TM_Ok;
+			follow_xid = InvalidTransactionId;	/* no updater to follow */
+		}
+		else
+		{
+			ls_migrate_soft = cold_ok;
+			ls_migrate_found_full = false;
+			res = ls_acquire(rel, tbl, rowid, cid, xid, rule, NULL, true,
+							 InvalidTransactionId, mode, policy, &tuplock, XLTW_Lock,
+							 tmfd, slot, NULL, snapshot, &newer, &chk,
+							 &follow_xid, &follow_rowid);
+			ls_migrate_soft = false;
+			if (ls_migrate_found_full)
+			{
+				if (!ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot,
+									 slot, &newer))
+					ls_report_status(LS_NO_SPACE, rel, "lock a row of");
+				res = TM_Ok;
+			}
+		}
 		if (res == TM_Ok && follow && newer)
 			tmfd->traversed = true;
 		if (res == TM_Updated && chk.keyshare_moved)

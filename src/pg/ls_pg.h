@@ -391,6 +391,7 @@ extern bool ls_bulk_cold(Relation rel);
 extern bool ls_cold_can_write(Relation rel);
 extern bool ls_cold_rewrite_allowed(Relation rel);
 extern void ls_cold_note_full(void);
+extern bool ls_cold_full_seen(void);
 extern bool ls_migrate_soft;
 extern bool ls_migrate_found_full;
 extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
@@ -404,6 +405,9 @@ extern bool ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid,
 extern bool ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									TransactionId xid, Snapshot snapshot,
 									uint64 lock_word, HeapTuple *oldtup);
+extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
+							 TransactionId xid, Snapshot judge, Snapshot shown_to,
+							 uint64 lock_word, HeapTuple *tup, bool *newer);
 extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								  TransactionId xid, CommandId cid,
 								  uint64 update_word, uint64 newrowid,

@@ -145,6 +145,41 @@ SELECT count(*), count(DISTINCT pad) FROM hf_upd2;
 VACUUM hf_upd2;
 SELECT leanstore_verify('hf_upd2');
 DROP TABLE hf_upd2;
+-- Row locks of cold rows while the hot tier is full (this transaction's
+-- own versions fill it): SELECT ... FOR UPDATE / FOR SHARE put the lock
+-- into the row's image instead of migrating the row ("hot tier is full"
+-- before); the same transaction then updates and deletes the locked rows
+-- there, and locks rows its own spilled updates wrote.
+CREATE TABLE hf_lock (id int PRIMARY KEY, n int, pad text) USING leanstore;
+INSERT INTO hf_lock SELECT g, 0, repeat('c', 200) FROM generate_series(1, 100000) g;
+CREATE TABLE hf_fill (id int PRIMARY KEY, pad text) USING leanstore;
+INSERT INTO hf_fill SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g;
+BEGIN;
+DO $$
+BEGIN
+  FOR i IN 1 .. 10 LOOP
+    UPDATE hf_fill SET pad = repeat(chr(98 + i), 200);
+  END LOOP;
+END $$;
+SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 50001 AND 52000 FOR UPDATE) l;
+SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 60001 AND 62000 FOR SHARE) l;
+SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 70001 AND 72000 FOR KEY SHARE) l;
+UPDATE hf_lock SET n = n + 1 WHERE id BETWEEN 50001 AND 51000;
+UPDATE hf_lock SET n = n + 1 WHERE id BETWEEN 60001 AND 61000;
+DELETE FROM hf_lock WHERE id BETWEEN 51001 AND 51500;
+DELETE FROM hf_lock WHERE id BETWEEN 70001 AND 70500;
+SELECT count(*) FROM (SELECT id FROM hf_fill WHERE id <= 1000 FOR UPDATE) l;
+UPDATE hf_fill SET pad = 'locked' WHERE id <= 1000;
+SELECT count(*), sum(n), count(*) FILTER (WHERE n = 1) AS updated FROM hf_lock;
+COMMIT;
+SELECT count(*), sum(n), count(*) FILTER (WHERE n = 1) AS updated FROM hf_lock;
+SELECT count(*) FILTER (WHERE pad = 'locked') AS locked_updated FROM hf_fill;
+SET enable_seqscan = off;
+SELECT count(*), sum(n) FROM hf_lock WHERE id BETWEEN 1 AND 100000;
+RESET enable_seqscan;
+VACUUM hf_lock;
+SELECT leanstore_verify('hf_lock'), leanstore_verify('hf_fill');
+DROP TABLE hf_lock, hf_fill;
 SET leanstore.bulk_load_rows = 0;
 -- A DELETE (and then an UPDATE) of far more cold rows than the hot tier could take versions for
 -- (every row it deletes used to migrate into the tier first, and failed

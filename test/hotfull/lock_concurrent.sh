@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# test/hotfull/lock_concurrent.sh: a row lock that went into a cold row's
+# image (the hot tier was full) holds against other transactions.
+# Session A fills the 32MB hot tier with its own versions, then locks cold
+# rows FOR UPDATE (into their images) and keeps the transaction open;
+# session B then must not change those rows -- it waits, or is told the
+# tier is full, never succeeds -- while it may change other rows and reads
+# the locked ones; once A commits, B's update goes through and no change is
+# lost. Run by test/run (suite hotfull, as root); $1: output file.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+ls_test_begin lock_concurrent
+out=${1:-$(mktemp)}
+cat >"$dir/test.conf" <<'CONF'
+shared_preload_libraries = 'leanstore'
+leanstore.hot_memory = '32MB'
+leanstore.max_tables = 16
+leanstore.buffer_pool = '64MB'
+fsync = off
+autovacuum = off
+CONF
+chown -R "$LS_PG_USER": "$dir"
+ls_cluster_start "$dir" "$dir/test.conf" || exit 1
+P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1); }
+{
+	P -c "CREATE EXTENSION leanstore" \
+		-c "CREATE TABLE t (id int PRIMARY KEY, n int, pad text) USING leanstore" \
+		-c "INSERT INTO t SELECT g, 0, repeat('c', 200) FROM generate_series(1, 100000) g" \
+		-c "CREATE TABLE f (id int PRIMARY KEY, pad text) USING leanstore" \
+		-c "INSERT INTO f SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g"
+	# A: fill the tier, lock rows 50001..50100 in their images, hold 8 s
+	P -c "BEGIN" \
+		-c "DO \$\$ BEGIN FOR i IN 1 .. 10 LOOP UPDATE f SET pad = repeat(chr(98 + i), 200); END LOOP; END \$\$" \
+		-c "SELECT 'A locked ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 50001 AND 50100 FOR UPDATE) l" \
+		-c "SELECT 'A spilled: ' || (writes_spilled > 0) FROM leanstore_stats()" \
+		-c "SELECT pg_sleep(8)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
+		-c "COMMIT" >"$dir/a.log" 2>&1 &
+	a=$!
+	for _ in $(seq 1 120); do
+		grep -q "A spilled" "$dir/a.log" 2>/dev/null && break
+		sleep 0.5
+	done
+	# B while A holds the locks: the locked rows refuse (lock timeout or a
+	# full tier), other cold rows and reads work
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET n = n + 1 WHERE id = 50050")
+	case "$r" in
+	*"lock timeout"* | *"hot tier is full"*) echo "B: update of a locked row refused" ;;
+	*) echo "B: update of a locked row NOT refused: $r" ;;
+	esac
+	r=$(P -c "SET lock_timeout = '1s'" -c "SELECT id FROM t WHERE id = 50051 FOR SHARE NOWAIT")
+	case "$r" in
+	*"could not obtain lock"* | *"hot tier is full"*) echo "B: FOR SHARE NOWAIT of a locked row refused" ;;
+	*) echo "B: FOR SHARE NOWAIT of a locked row NOT refused: $r" ;;
+	esac
+	P -c "SELECT 'B reads ' || count(*) FROM t WHERE id BETWEEN 50001 AND 50100"
+	wait "$a"
+	cat "$dir/a.log" | grep -E "^A " | sed 's/^/  /'
+	grep -i "error" "$dir/a.log" | sed 's/^/A: /'
+	# after A's commit B changes the rows it could not change before
+	P -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 50001 AND 50100"
+	P -c "SELECT 'sum ' || sum(n) || ' rows ' || count(*) FROM t"
+	P -c "SET enable_seqscan = off" -c "SELECT 'index sum ' || sum(n) FROM t WHERE id BETWEEN 1 AND 100000"
+	P -c "VACUUM t" -c "SELECT 'verify: ' || leanstore_verify('t')"
+} >"$out" 2>&1
+cat "$out"
+ls_cluster_stop "$dir"
+expected="B: update of a locked row refused
+B: FOR SHARE NOWAIT of a locked row refused
+B reads 100
+  A locked 100
+  A spilled: true
+sum 1100 rows 100000
+index sum 1100
+verify: true"
+if [ "$(cat "$out")" = "$expected" ]; then
+	echo "lock_concurrent: ok"
+else
+	echo "lock_concurrent: FAILED"
+	grep -E "ERROR|PANIC|TRAP" "$dir/server.log" | head -n 20
+	exit 1
+fi
