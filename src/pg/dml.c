@@ -1854,12 +1854,7 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
 		HeapTuple	copy = heap_copytuple(tup);
 
 		MemoryContextSwitchTo(oldcxt);
-		if (TTS_IS_HEAPTUPLE(slot))
-			ExecStoreHeapTuple(copy, slot, true);
-		else
-			ExecForceStoreHeapTuple(copy, slot, true);
-		slot->tts_tableOid = RelationGetRelid(rel);
-		slot->tts_tid = copy->t_self;
+		ls_slot_store_owned(slot, rel, copy);
 	}
 	pfree(tup);
 	return true;

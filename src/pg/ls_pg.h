@@ -564,6 +564,7 @@ extern HeapTuple ls_version_to_heaptuple(ls_hot_version *v, Relation rel,
 extern Size ls_heaptuple_size(ls_hot_version *v, Relation rel);
 extern void ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 							 TupleTableSlot *slot);
+extern void ls_slot_store_owned(TupleTableSlot *slot, Relation rel, HeapTuple tup);
 extern HeapTuple ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid,
 									 char *buf);
 extern void ls_report_bad_version(Relation rel) pg_attribute_noreturn();

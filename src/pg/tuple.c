@@ -155,6 +155,13 @@ ls_store_version(ls_hot_version *v, Relation rel, uint64 rowid,
 	HeapTuple	tup = ls_version_to_heaptuple(v, rel, rowid, buf, size);
 
 	Assert(ls_in_epoch());
+	ls_slot_store_owned(slot, rel, tup);
+}
+
+/* Store tup, allocated in slot->tts_mcxt, into slot, which then owns it. */
+void
+ls_slot_store_owned(TupleTableSlot *slot, Relation rel, HeapTuple tup)
+{
 	if (TTS_IS_HEAPTUPLE(slot))
 		ExecStoreHeapTuple(tup, slot, true);
 	else
