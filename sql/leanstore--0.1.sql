@@ -69,7 +69,9 @@ CREATE FUNCTION leanstore_stats(
     -- writes sent to the cold tree because the hot tier was full; freed
     -- cold pages the buffer pool could not keep for reuse (until a restart)
     OUT writes_spilled bigint,
-    OUT cold_pages_leaked bigint)
+    OUT cold_pages_leaked bigint,
+    -- row images in the cold trees of the tables opened since the start
+    OUT cold_rows bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;
@@ -85,7 +87,8 @@ CREATE FUNCTION leanstore_table_stats(
     OUT dead_rowids bigint,
     OUT rowid_limit bigint,
     OUT cold_pages bigint,
-    OUT cold_free_pages bigint)
+    OUT cold_free_pages bigint,
+    OUT cold_rows bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_table_stats'
 LANGUAGE C STRICT VOLATILE;

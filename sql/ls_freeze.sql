@@ -51,5 +51,12 @@ SELECT relfrozenxid::text::bigint > :load2_xid AS relfrozenxid_after_load2
 FROM pg_class WHERE relname = 'ls_freeze_t';
 SELECT count(*), sum(id) FROM ls_freeze_t;
 SELECT leanstore_verify('ls_freeze_t');
+-- leanstore_table_stats counts the row images: 400 loaded, freezing
+-- rewrites them in place, VACUUM removes those of deleted rows
+SELECT cold_rows FROM leanstore_table_stats('ls_freeze_t');
+DELETE FROM ls_freeze_t WHERE id <= 50;
+VACUUM ls_freeze_t;
+SELECT cold_rows FROM leanstore_table_stats('ls_freeze_t');
+SELECT cold_rows >= 350 AS all_tables_count FROM leanstore_stats();
 DROP TABLE ls_freeze_t;
 DROP FUNCTION ls_freeze_load(int, int);

@@ -141,6 +141,7 @@ typedef struct LsColdMeta
 	uint32		flags;			/* LS_META_DIRTY */
 	uint32		pad;
 	uint64		image;			/* id of this clean image (undo journal) */
+	uint64		rows;			/* row images in the tree (LS_META_ROWS) */
 } LsColdMeta;
 
 /*
@@ -153,6 +154,8 @@ typedef struct LsColdMeta
  * table that cannot be recovered (lost).
  */
 #define LS_META_DIRTY		0x0001
+#define LS_META_ROWS		0x0002	/* rows is set (files written before it
+									 * have no count: cold_rows unknown) */
 #define LS_UNDO_DIR			LS_STATE_DIR "/undo"
 
 /* A table's cold tree while the server runs. */
@@ -169,6 +172,8 @@ typedef struct LsColdTable
 								 * (0: none, the file was empty) */
 	uint32		image_blocks;	/* blocks that image uses */
 	uint64		dead_keys;		/* DEAD keys in the tree (from that image) */
+	pg_atomic_uint64 rows;		/* row images in the tree (chunk-0 keys) */
+	bool		rows_known;		/* false: opened from a file without a count */
 } LsColdTable;
 
 typedef struct LsColdShared
@@ -533,6 +538,8 @@ ls_cold_slot(ls_hot_table *tbl, uint32 *index)
 			ct->image = 0;
 			ct->image_blocks = 0;
 			ct->dead_keys = 0;
+			pg_atomic_init_u64(&ct->rows, 0);
+			ct->rows_known = true;
 			*index = (uint32) i + 1;
 			return ct;
 		}
@@ -790,6 +797,21 @@ ls_cold_table_pages(ls_hot_table *tbl)
 	return ct != NULL ? ls_bm_dt_blocks(ls_cold->bm, ct->tree.dt_id) : 0;
 }
 
+/*
+ * Row images in tbl's tree (a migrated row keeps its image until it is
+ * written back or removed); -1 when unknown (a file written before the
+ * count was kept, until the table is rewritten).
+ */
+int64
+ls_cold_table_rows(ls_hot_table *tbl)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+
+	if (ct == NULL)
+		return 0;
+	return ct->rows_known ? (int64) pg_atomic_read_u64(&ct->rows) : -1;
+}
+
 /* Of those, blocks no page uses (freed by merges), kept for reuse. */
 uint64
 ls_cold_table_free_pages(ls_hot_table *tbl)
@@ -943,6 +965,8 @@ ls_cold_remove(ls_btree *t, uint64 rowid)
 	for (uint16 c = 0; c < n && st == LS_OK; c++)
 	{
 		st = ls_btree_remove(t, key, ls_cold_key(key, rowid, c));
+		if (st == LS_OK && c == 0)
+			pg_atomic_fetch_sub_u64(&ls_cold_of_tree(t)->rows, 1);
 		if (st == LS_NOT_FOUND)
 			st = LS_OK;
 	}
@@ -975,6 +999,8 @@ ls_cold_put(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 	memcpy(val + sizeof(LsColdRow), payload, first);
 	if (st == LS_OK)
 		st = ls_btree_append(t, key, ls_cold_key(key, rowid, 0), val, sizeof(LsColdRow) + first);
+	if (st == LS_OK)
+		pg_atomic_fetch_add_u64(&ls_cold_of_tree(t)->rows, 1);
 	for (off = first; st == LS_OK && off < len; off += LS_COLD_CHUNK, chunk++)
 		st = ls_btree_append(t, key, ls_cold_key(key, rowid, chunk), payload + off,
 							 Min(len - off, LS_COLD_CHUNK));
@@ -3037,6 +3063,9 @@ ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 	meta.cold_end = pg_atomic_read_u64(&ct->cold_end);
 	meta.dead = dead;
 	meta.image = image;
+	meta.rows = pg_atomic_read_u64(&ct->rows);
+	if (ct->rows_known)
+		meta.flags |= LS_META_ROWS;
 	pg = palloc(LS_PAGE_SIZE);
 	ls_meta_init(pg, &meta);
 	if (st == LS_OK)
@@ -3338,6 +3367,8 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 	ct->image = meta.image;
 	ct->image_blocks = meta.n_blocks;
 	ct->dead_keys = meta.dead;
+	pg_atomic_write_u64(&ct->rows, meta.rows);
+	ct->rows_known = (meta.flags & LS_META_ROWS) != 0;
 	ls_hot_table_set_tag(tbl, LS_TAG_COLD, index);
 
 	/*
@@ -3483,6 +3514,13 @@ ls_cold_get_stats(LsColdStats *out)
 	out->cold_pages = bs.allocated_pages;
 	out->pages_leaked = bs.leaked_blocks;
 	out->writes_spilled = pg_atomic_read_u64(&ls_cold->full_spills);
+	for (int i = 0; i < ls_cold->max_tables; i++)
+	{
+		LsColdTable *ct = &ls_cold->tables[i];
+
+		if (pg_atomic_read_u32(&ct->used) != 0 && ct->rows_known)
+			out->cold_rows += pg_atomic_read_u64(&ct->rows);
+	}
 	out->epoch = ls_cold->epoch;
 }
 

@@ -284,6 +284,7 @@ typedef struct LsColdStats
 	uint64		cold_pages;
 	uint64		pages_leaked;	/* freed while no free-block chunk was left */
 	uint64		writes_spilled; /* writes sent to the cold tree: tier full */
+	uint64		cold_rows;		/* row images in open trees, counted ones */
 	uint32		epoch;
 } LsColdStats;
 
@@ -360,6 +361,7 @@ extern uint32 ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end
 								   uint32 max, LsColdDirect *direct);
 extern uint64 ls_table_used_end(ls_hot_table *tbl);
 extern uint64 ls_cold_table_pages(ls_hot_table *tbl);
+extern int64 ls_cold_table_rows(ls_hot_table *tbl);
 extern uint64 ls_cold_table_free_pages(ls_hot_table *tbl);
 /* rowid LS_ROWID_INVALID (no stand-in): the tree's structure is broken */
 typedef void (*ls_cold_verify_cb) (void *arg, uint64 rowid, ls_hot_row *standin,

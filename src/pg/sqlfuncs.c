@@ -65,8 +65,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	LsColdStats cs;
 	ls_hc_stats hc;
 	LsLogStats	ls;
-	Datum		values[50];
-	bool		nulls[50] = {0};
+	Datum		values[51];
+	bool		nulls[51] = {0};
 
 	tupdesc = ls_result_tupdesc(fcinfo);
 	ls_hot_get_stats(ls_shared_hot(), &hs);
@@ -125,6 +125,7 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[47] = Int64GetDatum((int64) ls.checkpoint_us);
 	values[48] = Int64GetDatum((int64) cs.writes_spilled);
 	values[49] = Int64GetDatum((int64) cs.pages_leaked);
+	values[50] = Int64GetDatum((int64) cs.cold_rows);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -173,8 +174,8 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	Relation	rel;
 	ls_hot_table *tbl;
 	ls_hot_table_stats ts;
-	Datum		values[7];
-	bool		nulls[7] = {0};
+	Datum		values[8];
+	bool		nulls[8] = {0};
 
 	tupdesc = ls_result_tupdesc(fcinfo);
 	rel = ls_open_leanstore(relid, AccessShareLock);
@@ -189,6 +190,9 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	values[5] = Int64GetDatum((int64) ls_cold_table_pages(tbl));
 	/* of those, blocks no page uses, waiting for reuse */
 	values[6] = Int64GetDatum((int64) ls_cold_table_free_pages(tbl));
+	/* row images in the tree; NULL when its file predates the count */
+	values[7] = Int64GetDatum(ls_cold_table_rows(tbl));
+	nulls[7] = ls_cold_table_rows(tbl) < 0;
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -384,8 +388,19 @@ leanstore_verify(PG_FUNCTION_ARGS)
 	/* the cold tree: its structure and every image (both tiers hold rows) */
 	{
 		LsVerifyCold vc = {&vf, natts, limit};
+		int			before = vf.problems;
+		uint64		images = ls_cold_verify(tbl, ls_verify_cold_row, &vc);
+		int64		counted = ls_cold_table_rows(tbl);
 
-		(void) ls_cold_verify(tbl, ls_verify_cold_row, &vc);
+		/* leanstore_table_stats' count of images (a walk of a broken tree counts none) */
+		if (vf.problems == before && counted >= 0 && (uint64) counted != images)
+		{
+			char		msg[128];
+
+			snprintf(msg, sizeof(msg), "cold tree counts " INT64_FORMAT " row images, scan found " UINT64_FORMAT,
+					 counted, images);
+			ls_problem(&vf, LS_ROWID_INVALID, msg);
+		}
 	}
 
 	ls_hot_table_get_stats(tbl, &ts);
