@@ -92,6 +92,11 @@ typedef struct LsColdRow
 
 #define LS_COLD_FROZEN		0x0002	/* xmin is frozen (else: clog decides) */
 #define LS_COLD_XMAX		0x0004	/* an LsColdXmax follows the header */
+#define LS_COLD_SPEC		0x0008	/* a speculative insert not confirmed yet:
+									 * its token in the xmax part's next_rowid
+									 * (ls_cold_insert_speculative) */
+#define LS_COLD_ABORTED		0x0010	/* a killed speculative insert: dead to
+									 * everyone whatever clog says of xmin */
 
 /*
  * The deleter or updater of a row written in the cold tier itself
@@ -208,6 +213,11 @@ typedef struct LsColdShared
 static LsColdShared *ls_cold = NULL;
 
 static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
+static ls_status ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *v,
+								 bool frozen, const LsColdXmax *x);
+static ls_hot_row *ls_cold_only_begin(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid);
+static void ls_cold_only_end(uint64 rowid);
+static LsColdXmax ls_cold_xmax_part(uint64 xmax_word, CommandId cmax, uint64 next_rowid);
 static bool ls_hot_fill_over(const ls_hot_stats *hs, int pct);
 static bool ls_cold_unlogged_reset(Relation rel);
 static ls_status ls_cold_touch(LsColdTable *ct);
@@ -1055,7 +1065,9 @@ ls_standin_new(uint64 rowid, const LsColdRow *hdr)
 	row->origin = LS_ORIGIN_COLD;
 	atomic_store(&row->newest, v);
 	atomic_store(&v->xmin_word,
-				 ls_hv_word(hdr->xmin, (hdr->flags & LS_COLD_FROZEN) ?
+				 ls_hv_word(hdr->xmin, (hdr->flags & LS_COLD_ABORTED) ?
+							LS_HV_XMIN_ABORTED :
+							(hdr->flags & LS_COLD_FROZEN) ?
 							LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN :
 							hdr->xmin == ls_xmin_seen_committed &&
 							TransactionIdIsNormal(hdr->xmin) ?
@@ -1070,6 +1082,8 @@ ls_standin_new(uint64 rowid, const LsColdRow *hdr)
 		atomic_store(&v->xmax_word, x.xmax_word);
 		atomic_store(&v->cmax, x.cmax);
 		atomic_store(&v->next_rowid, x.next_rowid);
+		if (hdr->flags & LS_COLD_SPEC)
+			atomic_store(&v->user_flags, LS_UF_SPECULATIVE);
 	}
 	v->len = len;
 	return row;
@@ -1712,6 +1726,116 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 }
 
 /*
+ * INSERT ... ON CONFLICT's speculative insert when the hot tier is full:
+ * v (the caller frees it) becomes rowid's image with an xmax part that
+ * carries the token (LS_COLD_SPEC), so that a stand-in read from it is
+ * speculative as the hot version would be, and conflict checks wait for
+ * the token.  One chunk only: false (nothing done) for a larger row.
+ * Logged as a plain insert: replay applies it only if the inserter
+ * committed, and a killed insert logs its tombstone
+ * (ls_cold_complete_speculative).  Outside epochs.
+ */
+bool
+ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
+						   ls_hot_version *v, uint32 token)
+{
+	LsColdTable *ct;
+	TransactionId xmin = ls_hv_xid(atomic_load(&v->xmin_word));
+	uint8		key[LS_COLD_KEY_MAX];
+	char		val[LS_BTREE_MAX_VALUE];
+	LsColdRow  *hdr = (LsColdRow *) val;
+	LsColdXmax	x = ls_cold_xmax_part(0, InvalidCommandId, (uint64) token);
+	ls_status	st;
+
+	if (v->len > LS_COLD_XMAX_PAYLOAD)
+		return false;
+	if ((ct = ls_cold_of(tbl)) == NULL)
+	{
+		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
+		ct = ls_cold_ensure(tbl, ERROR);
+		LWLockRelease(ls_cold->adopt_lock);
+	}
+	ls_log_bulk_xid(tbl, xmin);
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->total_len = v->len;
+	hdr->flags = LS_COLD_XMAX | LS_COLD_SPEC;
+	hdr->xmin = xmin;
+	hdr->cmin = v->cmin;
+	memcpy(val + sizeof(LsColdRow), &x, sizeof(x));
+	memcpy(val + ls_cold_head(hdr), v->data, v->len);
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	st = ls_cold_touch(ct);
+	if (st == LS_OK)
+		st = ls_btree_append(&ct->tree, key, ls_cold_key(key, rowid, 0), val,
+							 ls_cold_head(hdr) + v->len);
+	if (st == LS_OK)
+	{
+		pg_atomic_fetch_add_u64(&ct->rows, 1);
+		ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, xmin, false);
+	}
+	LWLockRelease(ls_cold->tree_lock);
+	if (st != LS_OK)
+		ls_cold_report(st, &ct->key, "insert into");
+	ls_cold_raise_end(ct, rowid);
+	return true;
+}
+
+/*
+ * Confirm or kill a speculative insert whose image is in the cold tree
+ * (ls_cold_insert_speculative): confirmed, the image loses its xmax part;
+ * killed, it is marked aborted whatever clog will say of its xid
+ * (LS_COLD_ABORTED: invisible at once to every snapshot, as heap's
+ * cleared xmin makes it), and a tombstone is logged (replay after a commit
+ * must not bring it back); VACUUM removes the image.  Returns
+ * the killed row (palloc'd, for its TOAST values), else NULL.  false in
+ * *found when rowid has no such image.  Outside epochs.
+ */
+HeapTuple
+ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
+							 bool succeeded, bool *found)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *standin;
+	HeapTuple	killed = NULL;
+	ls_status	st = LS_OK;
+
+	*found = false;
+	if (ct == NULL)
+		return NULL;
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
+	{
+		ls_hot_version *v = ls_hot_row_newest(standin);
+
+		if (atomic_load(&v->user_flags) & LS_UF_SPECULATIVE)
+		{
+			TransactionId xid = ls_hv_xid(atomic_load(&v->xmin_word));
+
+			*found = true;
+			atomic_store(&v->user_flags, 0);
+			atomic_store(&v->next_rowid, LS_ROWID_INVALID);
+			if (succeeded)
+				st = ls_cold_restamp(ct, rowid, v, false, NULL);
+			else
+			{
+				/* keeps an (empty) xmax part: scans never build it in place */
+				LsColdXmax	x = ls_cold_xmax_part(0, InvalidCommandId, LS_ROWID_INVALID);
+				Size		size = ls_heaptuple_size(v, rel);
+
+				killed = ls_version_to_heaptuple(v, rel, rowid, palloc(size), size);
+				atomic_fetch_or(&v->xmin_word, ((uint64) LS_HV_XMIN_ABORTED) << 32);
+				st = ls_cold_restamp(ct, rowid, v, false, &x);
+				if (st == LS_OK)
+					ls_log_cold_tomb(tbl, rowid, xid);
+			}
+		}
+	}
+	ls_cold_only_end(rowid);
+	if (st != LS_OK)
+		ls_cold_report(st, &ct->key, "insert into");
+	return killed;
+}
+
+/*
  * Write the first chunk of rowid's image again, for v (a stand-in read
  * under the same locks): same payload, the inserter frozen or not, with or
  * without an xmax part.  Replaces the value in place, so that a reader
@@ -1737,6 +1861,10 @@ ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *v, bool frozen,
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->total_len = v->len;
 	hdr->flags = (x != NULL ? LS_COLD_XMAX : 0) | (frozen ? LS_COLD_FROZEN : 0);
+	if (x != NULL && (atomic_load(&v->user_flags) & LS_UF_SPECULATIVE))
+		hdr->flags |= LS_COLD_SPEC;
+	if (x != NULL && (ls_hv_flags(atomic_load(&v->xmin_word)) & LS_HV_XMIN_ABORTED))
+		hdr->flags |= LS_COLD_ABORTED;
 	hdr->xmin = ls_hv_xid(atomic_load(&v->xmin_word));
 	hdr->cmin = v->cmin;
 	if (x != NULL)
@@ -1845,8 +1973,10 @@ again:
 		bool		rewrite = false;
 		ls_status	st = LS_OK;
 
-		if (!frozen &&
-			(TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin)))
+		if (ls_hv_flags(w) & LS_HV_XMIN_ABORTED)
+			remove = true;		/* a killed speculative insert */
+		else if (!frozen &&
+				 (TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin)))
 			res = LS_V_INSERT_IN_PROGRESS;
 		else if (!frozen && !TransactionIdDidCommit(xmin))
 			remove = true;
@@ -2333,6 +2463,8 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 			atomic_store(&v->xmax_word, atomic_load(&img->xmax_word));
 			atomic_store(&v->cmax, atomic_load(&img->cmax));
 			atomic_store(&v->next_rowid, atomic_load(&img->next_rowid));
+			atomic_store(&v->user_flags,
+						 atomic_load(&img->user_flags) & LS_UF_SPECULATIVE);
 			st = ls_hot_row_insert(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, &row);
 			if (st == LS_OK)
 			{

@@ -702,7 +702,9 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			{
 				ls_hot_version *v = ls_hot_row_newest(row);
 				uint64		w = atomic_load(&v->xmin_word);
-				bool		has_xmax = atomic_load(&v->xmax_word) != 0;
+				/* an xmax, or a killed speculative insert: VACUUM judges it */
+				bool		has_xmax = atomic_load(&v->xmax_word) != 0 ||
+					(ls_hv_flags(w) & LS_HV_XMIN_ABORTED) != 0;
 
 				if ((ls_hv_flags(w) & LS_HV_XMIN_FROZEN) && !has_xmax)
 					st.live_rows += 1;

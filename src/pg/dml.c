@@ -1156,12 +1156,12 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	 * Straight to the cold tree past the bulk-load threshold, or when the
 	 * hot tier is full (rows pack cannot move yet: "hot tier is full" is
 	 * not for users while the cold tree has room); a speculative insert
-	 * needs its token in the hot tier.
+	 * goes there only when the tier is full (its image carries the token).
 	 */
 	cold = !speculative && ls_bulk_cold(rel);
 	v = ls_version_from_heaptuple_in(rel, stored,
 									 cold ? LS_VH_LOCAL :
-									 (!speculative && ls_cold_can_write(rel)) ? LS_VH_TIER_OR_NULL :
+									 ls_cold_can_write(rel) ? LS_VH_TIER_OR_NULL :
 									 LS_VH_TIER);
 	if (v == NULL)
 	{
@@ -1186,8 +1186,7 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 		st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, v, &row);
 		ls_epoch_exit();
 		/* no room for the row itself (its map entry): the cold tree then */
-		if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && !speculative &&
-			ls_cold_can_write(rel))
+		if ((st == LS_NO_SPACE || st == LS_NO_MEMORY) && ls_cold_can_write(rel))
 		{
 			cold = true;
 			ls_cold_note_full();
@@ -1198,7 +1197,16 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 			ls_report_status(st, rel, "insert into");
 		}
 	}
-	if (cold)
+	if (cold && speculative)
+	{
+		bool		done = ls_cold_insert_speculative(rel, tbl, rowid, v, token);
+
+		ls_version_discard(v);
+		/* a row of more than one chunk has no room for the token */
+		if (!done)
+			ls_report_status(LS_NO_SPACE, rel, "insert into");
+	}
+	else if (cold)
 	{
 		ls_cold_insert(rel, tbl, rowid, v);
 		ls_version_discard(v);
@@ -1313,6 +1321,16 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 			ls_row_unlock(row);
 	}
 	ls_epoch_exit();
+	/* the hot tier was full at the insert: its image is in the cold tree */
+	if (row == NULL)
+	{
+		bool		found;
+
+		stored = ls_cold_complete_speculative(rel, tbl, rowid, succeeded, &found);
+		if (!found)
+			elog(ERROR, "speculative insert of row " UINT64_FORMAT " of leanstore table \"%s\" not found",
+				 rowid, RelationGetRelationName(rel));
+	}
 
 	if (stored != NULL && HeapTupleHasExternal(stored))
 		heap_toast_delete(rel, stored, true);

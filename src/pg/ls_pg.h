@@ -407,6 +407,11 @@ extern bool ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid,
 extern bool ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									TransactionId xid, Snapshot snapshot,
 									uint64 lock_word, HeapTuple *oldtup);
+extern bool ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
+									   ls_hot_version *v, uint32 token);
+extern HeapTuple ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl,
+											  uint64 rowid, bool succeeded,
+											  bool *found);
 extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
 							 TransactionId xid, Snapshot judge, Snapshot shown_to,
 							 uint64 lock_word, HeapTuple *tup, bool *newer);

@@ -6,7 +6,11 @@
 # session B then must not change those rows -- it waits, or is told the
 # tier is full, never succeeds -- while it may change other rows and reads
 # the locked ones; once A commits, B's update goes through and no change is
-# lost. Run by test/run (suite hotfull, as root); $1: output file.
+# lost. Meanwhile four clients race INSERT ... ON CONFLICT DO NOTHING on the
+# same new keys (one key per 10 ms): their speculative inserts go into the
+# cold tree with their tokens, losers of a race kill theirs (super-delete)
+# and skip the key; no key may end up twice.
+# Run by test/run (suite hotfull, as root); $1: output file.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
@@ -28,13 +32,14 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 		-c "CREATE TABLE t (id int PRIMARY KEY, n int, pad text) USING leanstore" \
 		-c "INSERT INTO t SELECT g, 0, repeat('c', 200) FROM generate_series(1, 100000) g" \
 		-c "CREATE TABLE f (id int PRIMARY KEY, pad text) USING leanstore" \
-		-c "INSERT INTO f SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g"
+		-c "INSERT INTO f SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g" \
+		-c "CREATE TABLE u (id bigint PRIMARY KEY, c int) USING leanstore"
 	# A: fill the tier, lock rows 50001..50100 in their images, hold 8 s
 	P -c "BEGIN" \
 		-c "DO \$\$ BEGIN FOR i IN 1 .. 10 LOOP UPDATE f SET pad = repeat(chr(98 + i), 200); END LOOP; END \$\$" \
 		-c "SELECT 'A locked ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 50001 AND 50100 FOR UPDATE) l" \
 		-c "SELECT 'A spilled: ' || (writes_spilled > 0) FROM leanstore_stats()" \
-		-c "SELECT pg_sleep(8)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
+		-c "SELECT pg_sleep(14)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
 		-c "COMMIT" >"$dir/a.log" 2>&1 &
 	a=$!
 	for _ in $(seq 1 120); do
@@ -54,6 +59,12 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	*) echo "B: FOR SHARE NOWAIT of a locked row NOT refused: $r" ;;
 	esac
 	P -c "SELECT 'B reads ' || count(*) FROM t WHERE id BETWEEN 50001 AND 50100"
+	echo "INSERT INTO u SELECT (extract(epoch FROM clock_timestamp()) * 100)::bigint, :client_id ON CONFLICT DO NOTHING;" >"$dir/ups.sql"
+	chown "$LS_PG_USER": "$dir/ups.sql"
+	(cd "$dir" && ls_as_pg "$LS_PG_BIN/pgbench" -n -c 4 -j 2 -T 6 -f ups.sql postgres >"$dir/ups.log" 2>&1)
+	grep -q "aborted\|ERROR" "$dir/ups.log" && { echo "upserts: a client failed"; grep -h "ERROR" "$dir/ups.log" | head -3; }
+	P -c "SELECT CASE WHEN count(*) = count(DISTINCT id) AND count(*) > 10 THEN 'upserts: every key once' ELSE 'upserts: WRONG ' || count(*) || ' rows, ' || count(DISTINCT id) || ' keys' END FROM u"
+	P -c "SELECT CASE WHEN cold_rows > 10 THEN 'upserts: into the cold tree' ELSE 'upserts: not cold ' || cold_rows END FROM leanstore_table_stats('u')"
 	wait "$a"
 	cat "$dir/a.log" | grep -E "^A " | sed 's/^/  /'
 	grep -i "error" "$dir/a.log" | sed 's/^/A: /'
@@ -61,18 +72,22 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	P -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 50001 AND 50100"
 	P -c "SELECT 'sum ' || sum(n) || ' rows ' || count(*) FROM t"
 	P -c "SET enable_seqscan = off" -c "SELECT 'index sum ' || sum(n) FROM t WHERE id BETWEEN 1 AND 100000"
-	P -c "VACUUM t" -c "SELECT 'verify: ' || leanstore_verify('t')"
+	P -c "SET enable_seqscan = off" -c "SELECT 'upserts: index sees ' || (count(*) = (SELECT count(*) FROM u)) FROM u WHERE id > 0"
+	P -c "VACUUM t" -c "VACUUM u" -c "SELECT 'verify: ' || leanstore_verify('t') || ' ' || leanstore_verify('u')"
 } >"$out" 2>&1
 cat "$out"
 ls_cluster_stop "$dir"
 expected="B: update of a locked row refused
 B: FOR SHARE NOWAIT of a locked row refused
 B reads 100
+upserts: every key once
+upserts: into the cold tree
   A locked 100
   A spilled: true
 sum 1100 rows 100000
 index sum 1100
-verify: true"
+upserts: index sees true
+verify: true true"
 if [ "$(cat "$out")" = "$expected" ]; then
 	echo "lock_concurrent: ok"
 else

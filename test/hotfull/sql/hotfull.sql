@@ -179,6 +179,33 @@ SELECT count(*), sum(n) FROM hf_lock WHERE id BETWEEN 1 AND 100000;
 RESET enable_seqscan;
 VACUUM hf_lock;
 SELECT leanstore_verify('hf_lock'), leanstore_verify('hf_fill');
+-- INSERT ... ON CONFLICT while the tier is full: the speculative inserts
+-- of new keys go into the cold tree with their token ("hot tier is full"
+-- before), conflicting keys are updated or skipped as usual
+CREATE TABLE hf_ups (id int PRIMARY KEY, n int, pad text) USING leanstore;
+INSERT INTO hf_ups SELECT g, 0, repeat('u', 100) FROM generate_series(1, 1000) g;
+BEGIN;
+DO $$
+BEGIN
+  FOR i IN 1 .. 10 LOOP
+    UPDATE hf_fill SET pad = repeat(chr(98 + i), 200);
+  END LOOP;
+END $$;
+INSERT INTO hf_ups SELECT g, 1, repeat('v', 100) FROM generate_series(1, 2000) g
+  ON CONFLICT (id) DO UPDATE SET n = hf_ups.n + 1;
+SELECT cold_rows AS ups_cold FROM leanstore_table_stats('hf_ups') \gset
+INSERT INTO hf_ups SELECT g, 5, 'x' FROM generate_series(1500, 2500) g ON CONFLICT DO NOTHING;
+-- its 500 new keys went to the cold tree
+SELECT cold_rows - :ups_cold AS new_cold_rows FROM leanstore_table_stats('hf_ups');
+SELECT count(*), sum(n), count(DISTINCT id) FROM hf_ups;
+COMMIT;
+SELECT count(*), sum(n), count(DISTINCT id) FROM hf_ups;
+SET enable_seqscan = off;
+SELECT count(*), sum(n) FROM hf_ups WHERE id BETWEEN 1 AND 3000;
+RESET enable_seqscan;
+VACUUM hf_ups;
+SELECT leanstore_verify('hf_ups');
+DROP TABLE hf_ups;
 DROP TABLE hf_lock, hf_fill;
 SET leanstore.bulk_load_rows = 0;
 -- A DELETE (and then an UPDATE) of far more cold rows than the hot tier could take versions for
