@@ -123,16 +123,19 @@ DROP TABLE hf_upd, hf_other;
 -- writes of cold rows are made in the cold tier instead of migrating them
 -- into the full tier; inserts that find it full go to the cold tree too
 RESET leanstore.bulk_load_rows;
+-- ten updates of every row of tab in the calling transaction: its own
+-- versions fill the tier (pack cannot move them before it ends)
+CREATE PROCEDURE hf_churn(tab regclass) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1 .. 10 LOOP
+    EXECUTE format('UPDATE %s SET pad = repeat(chr(%s), 200)', tab, 98 + i);
+  END LOOP;
+END $$;
 CREATE TABLE hf_upd2 (id int PRIMARY KEY, pad text) USING leanstore;
 INSERT INTO hf_upd2 SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g;
 SELECT writes_spilled AS spilled_before FROM leanstore_stats() \gset
 BEGIN;
-DO $$
-BEGIN
-  FOR i IN 1 .. 10 LOOP
-    UPDATE hf_upd2 SET pad = repeat(chr(98 + i), 200);
-  END LOOP;
-END $$;
+CALL hf_churn('hf_upd2');
 SELECT writes_spilled > :spilled_before AS spilled FROM leanstore_stats();
 INSERT INTO hf_upd2 SELECT g, repeat('i', 200) FROM generate_series(20001, 40000) g;
 SELECT count(*), count(*) FILTER (WHERE pad = repeat('l', 200)) AS updated FROM hf_upd2;
@@ -155,12 +158,7 @@ INSERT INTO hf_lock SELECT g, 0, repeat('c', 200) FROM generate_series(1, 100000
 CREATE TABLE hf_fill (id int PRIMARY KEY, pad text) USING leanstore;
 INSERT INTO hf_fill SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g;
 BEGIN;
-DO $$
-BEGIN
-  FOR i IN 1 .. 10 LOOP
-    UPDATE hf_fill SET pad = repeat(chr(98 + i), 200);
-  END LOOP;
-END $$;
+CALL hf_churn('hf_fill');
 SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 50001 AND 52000 FOR UPDATE) l;
 SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 60001 AND 62000 FOR SHARE) l;
 SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 70001 AND 72000 FOR KEY SHARE) l;
@@ -185,12 +183,7 @@ SELECT leanstore_verify('hf_lock'), leanstore_verify('hf_fill');
 CREATE TABLE hf_ups (id int PRIMARY KEY, n int, pad text) USING leanstore;
 INSERT INTO hf_ups SELECT g, 0, repeat('u', 100) FROM generate_series(1, 1000) g;
 BEGIN;
-DO $$
-BEGIN
-  FOR i IN 1 .. 10 LOOP
-    UPDATE hf_fill SET pad = repeat(chr(98 + i), 200);
-  END LOOP;
-END $$;
+CALL hf_churn('hf_fill');
 INSERT INTO hf_ups SELECT g, 1, repeat('v', 100) FROM generate_series(1, 2000) g
   ON CONFLICT (id) DO UPDATE SET n = hf_ups.n + 1;
 SELECT cold_rows AS ups_cold FROM leanstore_table_stats('hf_ups') \gset
@@ -207,6 +200,7 @@ VACUUM hf_ups;
 SELECT leanstore_verify('hf_ups');
 DROP TABLE hf_ups;
 DROP TABLE hf_lock, hf_fill;
+DROP PROCEDURE hf_churn(regclass);
 SET leanstore.bulk_load_rows = 0;
 -- A DELETE (and then an UPDATE) of far more cold rows than the hot tier could take versions for
 -- (every row it deletes used to migrate into the tier first, and failed
