@@ -1763,8 +1763,10 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 			st = ls_cold_put(&ct->tree, rowids[i], payloads[i], lens[i], xmin, cmin,
 							 frozen, true);
 			if (st == LS_OK)
+			{
 				ls_log_cold_put(tbl, rowids[i], payloads[i], lens[i], xmin, frozen);
-			i++;
+				i++;
+			}
 			continue;
 		}
 		/* a run of one-chunk images that one log record holds */
@@ -1781,9 +1783,11 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 		i += (int) done;
 	}
 	LWLockRelease(ls_cold->tree_lock);
+	/* the images that went in count before an error, as row by row */
+	if (i > 0)
+		ls_cold_raise_end(ct, rowids[i - 1]);
 	if (st != LS_OK)
 		ls_cold_report(st, &ct->key, "insert into");
-	ls_cold_raise_end(ct, rowids[n - 1]);
 	ls_debug_crash("bulk-load");
 	pfree(lens);
 	pfree(payloads);
