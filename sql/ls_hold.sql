@@ -156,6 +156,25 @@ SELECT count(*), sum(id) FROM ls_hold_d WHERE id >= 0;
 RESET enable_seqscan;
 SELECT leanstore_verify('ls_hold_d');
 DROP TABLE ls_hold_d;
+-- INSERT ... ON CONFLICT with a full hot tier (forced here): the
+-- speculative inserts of new keys go into the cold tree with their token,
+-- conflicting keys are updated (their new versions spill there too)
+CREATE TABLE ls_hold_u (id int PRIMARY KEY, n int) USING leanstore;
+INSERT INTO ls_hold_u SELECT g, 0 FROM generate_series(1, 10) g;
+SELECT cold_rows AS ls_hold_u_cold FROM leanstore_table_stats('ls_hold_u') \gset
+SELECT ls_test_hold('tier-full');
+INSERT INTO ls_hold_u SELECT g, 1 FROM generate_series(5, 30) g
+  ON CONFLICT (id) DO UPDATE SET n = ls_hold_u.n + 1;
+INSERT INTO ls_hold_u SELECT g, 5 FROM generate_series(25, 40) g ON CONFLICT DO NOTHING;
+SELECT ls_test_hold('disarm');
+SELECT cold_rows - :ls_hold_u_cold >= 30 AS new_keys_cold FROM leanstore_table_stats('ls_hold_u');
+SELECT count(*), sum(n), count(DISTINCT id) FROM ls_hold_u;
+SET enable_seqscan = off;
+SELECT count(*), sum(n) FROM ls_hold_u WHERE id > 0;
+RESET enable_seqscan;
+VACUUM ls_hold_u;
+SELECT leanstore_verify('ls_hold_u');
+DROP TABLE ls_hold_u;
 DROP TABLE ls_hold_t;
 DROP FUNCTION ls_test_row_latched(regclass, tid);
 DROP FUNCTION ls_test_hold(text);

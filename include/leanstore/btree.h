@@ -402,6 +402,25 @@ ls_status	ls_btree_insert(ls_btree *t, const uint8_t *key, uint32_t klen,
  * the key belongs there, else behaves as ls_btree_insert. */
 ls_status	ls_btree_append(ls_btree *t, const uint8_t *key, uint32_t klen,
 							const void *val, uint32_t vlen);
+/* One entry of ls_btree_append_batch. */
+typedef struct ls_btree_kv
+{
+	const uint8_t *key;
+	uint32_t	klen;
+	const void *val;
+	uint32_t	vlen;
+} ls_btree_kv;
+
+/*
+ * Bulk load: insert kv[0..n), whose keys ascend strictly, as
+ * ls_btree_append would one by one, but filling the remembered rightmost
+ * leaf with as many entries as fit under one latch (one descent per leaf
+ * instead of one per entry).  *done (may be NULL) gets how many went in,
+ * in order; on an error status the rest did not (LS_EXISTS for a key
+ * present, LS_TOO_LARGE beyond the limits: then nothing went in).
+ */
+ls_status	ls_btree_append_batch(ls_btree *t, const ls_btree_kv *kv, uint32_t n,
+								  uint32_t *done);
 /* Replace the value (same size in place, other sizes moved); LS_NOT_FOUND. */
 ls_status	ls_btree_update(ls_btree *t, const uint8_t *key, uint32_t klen,
 							const void *val, uint32_t vlen);

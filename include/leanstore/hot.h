@@ -220,6 +220,17 @@ ls_hot_key	ls_hot_table_get_key(const ls_hot_table *tbl);
 uint64_t	ls_hot_table_reserve_rowid(ls_hot_table *tbl, uint32_t rows_per_block,
 									   uint32_t capacity, uint32_t need,
 									   uint32_t want);
+/*
+ * The same for n rows at once (a bulk load), with one compare-and-swap:
+ * out[i] gets row i's rowid, as n calls of ls_hot_table_reserve_rowid in a
+ * row would have given them with no other reservation in between (so they
+ * ascend).  LS_NO_SPACE (and nothing changes) when one of them would reach
+ * LS_HOT_MAX_ROWID.
+ */
+ls_status	ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint32_t rows_per_block,
+										uint32_t capacity, const uint32_t *need,
+										const uint32_t *want, uint32_t n,
+										uint64_t *out);
 /* Next rowid that would be handed out (rowids below it may exist). */
 uint64_t	ls_hot_table_rowid_limit(const ls_hot_table *tbl);
 /* The next rowid and the bytes used in its block, read together. */

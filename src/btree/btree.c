@@ -914,65 +914,102 @@ ls_btree_insert(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val,
  * Fast path for ascending keys: latch the remembered rightmost leaf without
  * a descent.  Valid only if, under its exclusive latch, the frame still holds
  * a page of this tree (resident, same pid) that is a leaf with an infinite
- * upper fence (only the rightmost leaf has one) and key sorts after its last
- * key (or its lower fence when empty).
+ * upper fence (only the rightmost leaf has one) and the first key sorts after
+ * its last key (or its lower fence when empty).  Appends kv[0..n) in order
+ * while they fit (the caller's keys ascend strictly), under one latch;
+ * returns how many went in (0: none, the caller takes the slow path).
  */
-static bool
-try_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
+static uint32_t
+try_append_run(ls_btree *t, const ls_btree_kv *kv, uint32_t n)
 {
 	ls_bm	   *bm = t->bm;
 	uint64_t	idx = atomic_load_explicit(&t->append_frame, memory_order_acquire);
 	ls_pid		pid = atomic_load_explicit(&t->append_pid, memory_order_relaxed);
+	uint32_t	done = 0;
 
 	if (idx >= ls_bm_n_frames(bm))
-		return false;
+		return 0;
 	ls_frame   *f = ls_bm_frame(bm, (uint32_t) idx);
 
 	if (!ls_latch_try_lock_exclusive(&f->latch))
-		return false;
+		return 0;
 	ls_guard	g = {f, &f->latch, 0, LS_GUARD_EXCLUSIVE};
 	ls_page    *pg = ls_bm_page(bm, (uint32_t) idx);
-	uint8_t    *n = pg->data;
+	uint8_t    *n0 = pg->data;
 	uint32_t	state = atomic_load_explicit(&f->state, memory_order_relaxed);
 	bool		ok = (state == LS_FRAME_HOT || state == LS_FRAME_COOL) && f->pid == pid &&
 		pg->hdr.dt_id == t->dt_id && pg->hdr.dt_type == LS_DT_BTREE &&
-		ls_node_is_leaf(n) && ls_node_header(n)->upper_len == 0 && ls_node_can_insert(n, klen, vlen);
+		ls_node_is_leaf(n0) && ls_node_header(n0)->upper_len == 0 &&
+		ls_node_can_insert(n0, kv[0].klen, kv[0].vlen);
 
 	if (ok)
 	{
-		uint16_t	count = ls_node_header(n)->count;
+		uint16_t	count = ls_node_header(n0)->count;
 		uint8_t		last[LS_BTREE_MAX_KEY];
 		uint32_t	lastlen;
-		const uint8_t *lf = count ? last : ls_node_lower_fence(n, &lastlen);
+		const uint8_t *lf = count ? last : ls_node_lower_fence(n0, &lastlen);
 
 		if (count)
-			lastlen = ls_node_key(n, (uint16_t) (count - 1), last);
-		ok = (count == 0 && lastlen == 0) || ls_key_cmp(lf, lastlen, key, klen) < 0;
-		if (ok)
-			ok = ls_node_insert_at(n, count, key, klen, val, vlen) == LS_OK;
+			lastlen = ls_node_key(n0, (uint16_t) (count - 1), last);
+		ok = (count == 0 && lastlen == 0) || ls_key_cmp(lf, lastlen, kv[0].key, kv[0].klen) < 0;
 	}
-	if (ok)
+	while (ok && done < n && ls_node_can_insert(n0, kv[done].klen, kv[done].vlen))
+	{
+		LS_ASSERT(done == 0 || ls_key_cmp(kv[done - 1].key, kv[done - 1].klen,
+										  kv[done].key, kv[done].klen) < 0);
+		if (ls_node_insert_at(n0, ls_node_header(n0)->count, kv[done].key, kv[done].klen,
+							  kv[done].val, kv[done].vlen) != LS_OK)
+			break;
+		done++;
+	}
+	if (done > 0)
 	{
 		uint32_t	cool = LS_FRAME_COOL;
 
 		atomic_compare_exchange_strong(&f->state, &cool, LS_FRAME_HOT);
 		ls_guard_mark_dirty(&g);
-		atomic_fetch_add_explicit(&t->append_hits, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&t->append_hits, done, memory_order_relaxed);
 	}
 	ls_guard_release(&g);
-	return ok;
+	return done;
 }
 
 ls_status
 ls_btree_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
+	ls_btree_kv kv = {key, klen, val, vlen};
 	ls_status	st = ls_btree_check_kv(klen, vlen);
 
 	if (st != LS_OK)
 		return st;
-	if (try_append(t, key, klen, val, vlen))
+	if (try_append_run(t, &kv, 1) == 1)
 		return LS_OK;
 	return ls_btree_insert(t, key, klen, val, vlen);
+}
+
+ls_status
+ls_btree_append_batch(ls_btree *t, const ls_btree_kv *kv, uint32_t n, uint32_t *done)
+{
+	ls_status	st = LS_OK;
+	uint32_t	i = 0;
+
+	for (uint32_t j = 0; j < n && st == LS_OK; j++)
+		st = ls_btree_check_kv(kv[j].klen, kv[j].vlen);
+	while (st == LS_OK && i < n)
+	{
+		uint32_t	k = try_append_run(t, kv + i, n - i);
+
+		if (k == 0)
+		{
+			/* no room (or no hint): one insert splits and notes the new leaf */
+			st = ls_btree_insert(t, kv[i].key, kv[i].klen, kv[i].val, kv[i].vlen);
+			k = st == LS_OK ? 1 : 0;
+		}
+		i += k;
+	}
+	if (done != NULL)
+		*done = i;
+	return st;
 }
 
 ls_status

@@ -304,43 +304,74 @@ hot_fill_word(uint64_t next, uint32_t used)
 	return (next << HOT_FILL_BITS) | used;
 }
 
+/*
+ * One row's step of the fill rule (hot.h): from the state (*rowid, *used)
+ * before it, *rowid becomes the row's rowid and the returned word the state
+ * after it.  false when that rowid would reach LS_HOT_MAX_ROWID.
+ */
+static inline bool
+hot_fill_step(uint64_t *rowid, uint32_t *used, uint32_t rows_per_block,
+			  uint32_t capacity, uint32_t need, uint32_t want)
+{
+	uint64_t	r = *rowid;
+	uint32_t	u = *used;
+
+	if (need > LS_HOT_FILL_MAX)
+		need = LS_HOT_FILL_MAX;
+	if (want > LS_HOT_FILL_MAX)
+		want = LS_HOT_FILL_MAX;
+	if (r % rows_per_block != 0 && (uint64_t) u + want > capacity)
+	{
+		/* does not fit: the next block, whose first row it is */
+		r += rows_per_block - r % rows_per_block;
+		u = 0;
+	}
+	if (r >= LS_HOT_MAX_ROWID)
+		return false;
+	*rowid = r;
+	if ((r + 1) % rows_per_block == 0)
+		*used = 0;				/* block full by row count: next one is empty */
+	else
+		*used = (uint32_t) ((uint64_t) u + need > LS_HOT_FILL_MAX ? LS_HOT_FILL_MAX : u + need);
+	return true;
+}
+
 uint64_t
 ls_hot_table_reserve_rowid(ls_hot_table *tbl, uint32_t rows_per_block,
 						   uint32_t capacity, uint32_t need, uint32_t want)
+{
+	uint64_t	out;
+
+	return ls_hot_table_reserve_rowids(tbl, rows_per_block, capacity, &need, &want, 1,
+									   &out) == LS_OK ? out : LS_ROWID_INVALID;
+}
+
+ls_status
+ls_hot_table_reserve_rowids(ls_hot_table *tbl, uint32_t rows_per_block,
+							uint32_t capacity, const uint32_t *need,
+							const uint32_t *want, uint32_t n, uint64_t *out)
 {
 	uint64_t	word = atomic_load(&tbl->rowid_fill);
 
 	LS_ASSERT(rows_per_block >= 1 && capacity <= LS_HOT_FILL_MAX);
 	if (rows_per_block == 0)
 		rows_per_block = 1;
-	if (need > LS_HOT_FILL_MAX)
-		need = LS_HOT_FILL_MAX;
-	if (want > LS_HOT_FILL_MAX)
-		want = LS_HOT_FILL_MAX;
+	if (n == 0)
+		return LS_OK;
 	for (;;)
 	{
 		uint64_t	rowid = word >> HOT_FILL_BITS;
 		uint32_t	used = (uint32_t) (word & LS_HOT_FILL_MAX);
-		uint64_t	next;
-		uint32_t	next_used;
 
-		if (rowid % rows_per_block != 0 && (uint64_t) used + want > capacity)
+		for (uint32_t i = 0; i < n; i++)
 		{
-			/* does not fit: the next block, whose first row it is */
-			rowid += rows_per_block - rowid % rows_per_block;
-			used = 0;
+			if (!hot_fill_step(&rowid, &used, rows_per_block, capacity, need[i], want[i]))
+				return LS_NO_SPACE;
+			out[i] = rowid++;
 		}
-		if (rowid >= LS_HOT_MAX_ROWID)
-			return LS_ROWID_INVALID;
-		next = rowid + 1;
-		if (next % rows_per_block == 0)
-			next_used = 0;		/* block full by row count: next one is empty */
-		else
-			next_used = (uint32_t) ((uint64_t) used + need > LS_HOT_FILL_MAX ?
-									LS_HOT_FILL_MAX : used + need);
-		if (atomic_compare_exchange_weak(&tbl->rowid_fill, &word,
-										 hot_fill_word(next, next_used)))
-			return rowid;
+		/* one CAS for the whole batch: its rowids are ours only if it holds */
+		if (atomic_compare_exchange_weak(&tbl->rowid_fill, &word, hot_fill_word(rowid, used)))
+			return LS_OK;
 	}
 }
 

@@ -1691,16 +1691,16 @@ ls_cold_append(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, ls_hot_version 
 }
 
 /*
- * Insert v (a new version: payload, xmin, cmin; the caller frees it) as
- * rowid's image.  The rowid is fresh: no hot row, no image, nobody else writes it.
- * Outside epochs.
+ * tbl's tree (made when it has none yet), before images of inserter xmin
+ * go into it: xmin reaches PostgreSQL's WAL first, so that it is never
+ * handed out again.  A rewrite (CLUSTER) also copies rows of older
+ * transactions: their xids are in the WAL before the rewrite's commit
+ * record, and the new storage outlives a crash only if that commit does.
  */
-void
-ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
+static LsColdTable *
+ls_cold_for_load(ls_hot_table *tbl, TransactionId xmin)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
-	TransactionId xmin = ls_hv_xid(atomic_load(&v->xmin_word));
-	ls_status	st;
 
 	if (ct == NULL)
 	{
@@ -1708,14 +1708,23 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 		ct = ls_cold_ensure(tbl, ERROR);
 		LWLockRelease(ls_cold->adopt_lock);
 	}
-	/*
-	 * its xid reaches PostgreSQL's WAL first: never handed out again.  A
-	 * rewrite (CLUSTER) also copies rows of older transactions: their xids
-	 * are in the WAL before the rewrite's commit record, and the new storage
-	 * outlives a crash only if that commit does.
-	 */
 	if (TransactionIdIsCurrentTransactionId(xmin))
 		ls_log_bulk_xid(tbl, xmin);
+	return ct;
+}
+
+/*
+ * Insert v (a new version: payload, xmin, cmin; the caller frees it) as
+ * rowid's image.  The rowid is fresh: no hot row, no image, nobody else writes it.
+ * Outside epochs.
+ */
+void
+ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
+{
+	TransactionId xmin = ls_hv_xid(atomic_load(&v->xmin_word));
+	LsColdTable *ct = ls_cold_for_load(tbl, xmin);
+	ls_status	st;
+
 	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 	st = ls_cold_append(ct, tbl, rowid, v);
 	LWLockRelease(ls_cold->tree_lock);
@@ -1833,6 +1842,111 @@ ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	if (st != LS_OK)
 		ls_cold_report(st, &ct->key, "insert into");
 	return killed;
+}
+
+/*
+ * A bulk load's batch (ls_multi_insert): tups[i] (heap form, after TOAST)
+ * becomes the image of rowids[i], fresh rowids in ascending order, all with
+ * inserter xmin (frozen or not) and cmin.  The images are built outside the
+ * locks; then, under tree_lock shared, runs of one-chunk images go in with
+ * ls_btree_append_batch (one latch of the rightmost leaf for as many as it
+ * holds) and each run is logged as one LS_LR_PUTS record right after it,
+ * still under tree_lock, as ls_cold_append logs one image; an image of
+ * several chunks goes in and is logged alone.  Outside epochs.
+ */
+void
+ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
+			 HeapTuple *tups, TransactionId xmin, CommandId cmin, bool frozen)
+{
+	LsColdTable *ct;
+	uint32	   *lens;
+	const char **payloads;
+	ls_btree_kv *kv;
+	uint8	   *keys;
+	char	   *arena;
+	char	   *pos;
+	Size		total = 0;
+	ls_status	st;
+	int			i;
+
+	if (n <= 0)
+		return;
+	lens = palloc(n * sizeof(uint32));
+	payloads = palloc(n * sizeof(char *));
+	kv = palloc(n * sizeof(ls_btree_kv));
+	keys = palloc(n * 8);
+	for (i = 0; i < n; i++)
+	{
+		lens[i] = ls_payload_len(tups[i]);
+		total += MAXALIGN(sizeof(LsColdRow) + lens[i]);
+	}
+	arena = pos = palloc(total);
+	for (i = 0; i < n; i++)
+	{
+		LsColdRow  *hdr = (LsColdRow *) pos;
+
+		memset(hdr, 0, sizeof(*hdr));
+		hdr->total_len = lens[i];
+		hdr->flags = frozen ? LS_COLD_FROZEN : 0;
+		hdr->xmin = xmin;
+		hdr->cmin = cmin;
+		payloads[i] = pos + sizeof(LsColdRow);
+		ls_payload_from_heaptuple(tups[i], pos + sizeof(LsColdRow), lens[i]);
+		kv[i].key = keys + 8 * i;
+		kv[i].klen = ls_cold_key(keys + 8 * i, rowids[i], 0);
+		kv[i].val = pos;
+		kv[i].vlen = sizeof(LsColdRow) + Min(lens[i], LS_COLD_FIRST_CHUNK);
+		pos += MAXALIGN(sizeof(LsColdRow) + lens[i]);
+	}
+
+	ct = ls_cold_for_load(tbl, xmin);
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	st = ls_cold_touch(ct);
+	i = 0;
+	while (st == LS_OK && i < n)
+	{
+		int			m = 0;
+		uint32		bytes = 0;
+		uint32		done = 0;
+
+		if (lens[i] > LS_COLD_FIRST_CHUNK)
+		{
+			st = ls_cold_put(&ct->tree, rowids[i], payloads[i], lens[i], xmin, cmin,
+							 frozen, true);
+			if (st == LS_OK)
+			{
+				ls_log_cold_put(tbl, rowids[i], payloads[i], lens[i], xmin, frozen);
+				i++;
+			}
+			continue;
+		}
+		/* a run of one-chunk images that one log record holds */
+		while (i + m < n && lens[i + m] <= LS_COLD_FIRST_CHUNK &&
+			   bytes + LS_LOG_PUT_HEAD + lens[i + m] <= LS_LOG_PUTS_MAX)
+		{
+			bytes += LS_LOG_PUT_HEAD + lens[i + m];
+			m++;
+		}
+		st = ls_btree_append_batch(&ct->tree, kv + i, (uint32) m, &done);
+		if (done > 0)
+			pg_atomic_fetch_add_u64(&ct->rows, done);
+		if (done > 0)
+			ls_log_cold_puts(tbl, (int) done, rowids + i, payloads + i, lens + i, xmin,
+							 frozen);
+		i += (int) done;
+	}
+	LWLockRelease(ls_cold->tree_lock);
+	/* the images that went in count before an error, as row by row */
+	if (i > 0)
+		ls_cold_raise_end(ct, rowids[i - 1]);
+	if (st != LS_OK)
+		ls_cold_report(st, &ct->key, "insert into");
+	ls_debug_crash("bulk-load");
+	pfree(lens);
+	pfree(payloads);
+	pfree(kv);
+	pfree(keys);
+	pfree(arena);
 }
 
 /*

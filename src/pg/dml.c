@@ -1132,10 +1132,14 @@ ls_reserve_rowid_for(Relation rel, ls_hot_table *tbl, HeapTuple tup)
 	return ls_reserve_rowid(rel, tbl, need, want);
 }
 
+/*
+ * Insert one row; bulk: the caller's ls_bulk_cold for it (the row goes
+ * straight to the cold tree; never for a speculative insert).
+ */
 static void
 ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 			  CommandId cid, int options, TransactionId xid,
-			  bool speculative, uint32 token)
+			  bool speculative, uint32 token, bool bulk)
 {
 	bool		shouldFree;
 	HeapTuple	tup = ExecFetchSlotHeapTuple(slot, true, &shouldFree);
@@ -1158,7 +1162,8 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	 * not for users while the cold tree has room); a speculative insert
 	 * goes there only when the tier is full (its image carries the token).
 	 */
-	cold = !speculative && ls_bulk_cold(rel);
+	Assert(!(speculative && bulk));
+	cold = bulk;
 	v = ls_version_from_heaptuple_in(rel, stored,
 									 cold ? LS_VH_LOCAL :
 									 ls_cold_can_write(rel) ? LS_VH_TIER_OR_NULL :
@@ -1237,7 +1242,8 @@ ls_insert_common(Relation rel, TupleTableSlot *slot, CommandId cid,
 	TransactionId xid = GetCurrentTransactionId();
 
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	ls_insert_one(rel, tbl, slot, cid, options, xid, speculative, token);
+	ls_insert_one(rel, tbl, slot, cid, options, xid, speculative, token,
+				  !speculative && ls_bulk_cold(rel));
 	pgstat_count_heap_insert(rel, 1);
 	ls_mark_written();
 }
@@ -1336,22 +1342,128 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 		heap_toast_delete(rel, stored, true);
 }
 
+/*
+ * Rows of a multi_insert that go straight to the cold tree, as one batch
+ * (ls_multi_insert): heap forms after TOAST, with the slot each came from.
+ */
+typedef struct LsLoadBatch
+{
+	int			n;
+	TupleTableSlot **slots;
+	HeapTuple  *tups;			/* the slot's tuple (stamped at the end) */
+	HeapTuple  *stored;			/* after TOAST (may be tups[i]) */
+	bool	   *free_tup;
+	uint32	   *need;
+	uint32	   *want;
+	uint64	   *rowids;
+} LsLoadBatch;
+
+static void
+ls_load_batch_init(LsLoadBatch *b, int cap)
+{
+	b->n = 0;
+	b->slots = palloc(cap * sizeof(TupleTableSlot *));
+	b->tups = palloc(cap * sizeof(HeapTuple));
+	b->stored = palloc(cap * sizeof(HeapTuple));
+	b->free_tup = palloc(cap * sizeof(bool));
+	b->need = palloc(cap * sizeof(uint32));
+	b->want = palloc(cap * sizeof(uint32));
+	b->rowids = palloc(cap * sizeof(uint64));
+}
+
+static void
+ls_load_batch_free(LsLoadBatch *b)
+{
+	pfree(b->slots);
+	pfree(b->tups);
+	pfree(b->stored);
+	pfree(b->free_tup);
+	pfree(b->need);
+	pfree(b->want);
+	pfree(b->rowids);
+}
+
+/* The row of slot joins the batch: its heap form, TOASTed, and its space. */
+static void
+ls_load_batch_add(LsLoadBatch *b, Relation rel, TupleTableSlot *slot, int options)
+{
+	int			i = b->n;
+
+	b->slots[i] = slot;
+	b->tups[i] = ExecFetchSlotHeapTuple(slot, true, &b->free_tup[i]);
+	b->tups[i]->t_tableOid = RelationGetRelid(rel);
+	b->stored[i] = ls_toast_if_needed(rel, b->tups[i], NULL, options);
+	ls_heap_space(rel, b->stored[i]->t_len, false, &b->need[i], &b->want[i]);
+	b->n++;
+}
+
+/*
+ * Store the batch: one rowid reservation for all of its rows (the same
+ * rowids, in the same virtual blocks, as row by row would give them), one
+ * check that the log covers the last of them (then it covers all), the
+ * images into the cold tree (ls_cold_load), then each row's TID and
+ * visibility map bit.
+ */
+static void
+ls_load_batch_flush(LsLoadBatch *b, Relation rel, ls_hot_table *tbl, CommandId cid,
+					int options, TransactionId xid)
+{
+	if (b->n == 0)
+		return;
+	if (ls_hot_table_reserve_rowids(tbl, LS_ROWS_PER_BLOCK, LS_BLOCK_CAPACITY,
+									b->need, b->want, (uint32) b->n, b->rowids) != LS_OK)
+		ls_report_no_rowids(rel);
+	ls_log_rowid_used(tbl, b->rowids[b->n - 1]);
+	ls_cold_load(rel, tbl, b->n, b->rowids, b->stored, xid, cid,
+				 (options & TABLE_INSERT_FROZEN) != 0);
+	for (int i = 0; i < b->n; i++)
+	{
+		HeapTuple	tup = b->tups[i];
+
+		ls_vm_note_insert(rel, tbl, b->rowids[i]);
+		ls_rowid_to_tid(b->rowids[i], &tup->t_self);
+		ls_stamp_new_tuple(tup, xid, cid);
+		b->slots[i]->tts_tableOid = RelationGetRelid(rel);
+		b->slots[i]->tts_tid = tup->t_self;
+		if (b->stored[i] != tup)
+			heap_freetuple(b->stored[i]);
+		if (b->free_tup[i])
+			heap_freetuple(tup);
+	}
+	b->n = 0;
+}
+
+/*
+ * COPY's path (and pgbench -i's).  Rows below the bulk-load threshold go
+ * one by one as tuple_insert's would; past it, the rest of the call's rows
+ * go to the cold tree as one batch (ls_load_batch_flush), in slot order.
+ */
 void
 ls_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 				CommandId cid, int options, struct BulkInsertStateData *bistate)
 {
 	ls_hot_table *tbl = ls_table_for(rel);
 	TransactionId xid = GetCurrentTransactionId();
+	LsLoadBatch b;
 
 	if (nslots <= 0)
 		return;
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	/* row by row: heap_multi_insert fills its pages by the same rule */
+	ls_load_batch_init(&b, nslots);
 	for (int i = 0; i < nslots; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		ls_insert_one(rel, tbl, slots[i], cid, options, xid, false, 0);
+		if (ls_bulk_cold(rel))
+			ls_load_batch_add(&b, rel, slots[i], options);
+		else
+		{
+			/* keep rowids in slot order: the batch so far goes first */
+			ls_load_batch_flush(&b, rel, tbl, cid, options, xid);
+			ls_insert_one(rel, tbl, slots[i], cid, options, xid, false, 0, false);
+		}
 	}
+	ls_load_batch_flush(&b, rel, tbl, cid, options, xid);
+	ls_load_batch_free(&b);
 	pgstat_count_heap_insert(rel, nslots);
 	ls_mark_written();
 }

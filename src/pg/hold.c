@@ -303,7 +303,7 @@ LsFailPoint ls_test_fail_armed = LS_FAIL_NONE;
 void
 ls_test_fail_fire(void)
 {
-	static const char *const names[] = {"", "in-epoch", "under-latch", "in-pack", "dead-slot"};
+	static const char *const names[] = {"", "in-epoch", "under-latch", "in-pack", "dead-slot", "tier-full"};
 	LsFailPoint p = ls_test_fail_armed;
 
 	ls_test_fail_armed = LS_FAIL_NONE;
@@ -388,6 +388,8 @@ leanstore_test_hold(PG_FUNCTION_ARGS)
 		ls_test_fail_armed = LS_FAIL_ROW_LATCH;
 	else if (strcmp(what, "dead-slot-full") == 0)
 		ls_test_fail_armed = LS_FAIL_DEAD_SLOT;
+	else if (strcmp(what, "tier-full") == 0)
+		ls_test_fail_armed = LS_FAIL_TIER_FULL;
 	else if (strcmp(what, "disarm") == 0)
 		ls_test_fail_armed = LS_FAIL_NONE;
 	else if (strcmp(what, "state") == 0)

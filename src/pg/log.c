@@ -191,6 +191,8 @@ ls_log_writer_failed(void)
 #define LS_LR_REMOVE		9		/* a cold image removed, the rowid DEAD */
 #define LS_LR_DEAD			10		/* rowids [value, value + len) that hold no
 									 * row are DEAD (a checkpoint's record) */
+#define LS_LR_PUTS			11		/* cold images of one loader stored (a
+									 * bulk load's batch): LsLogPut entries */
 
 #define LS_LRF_FROZEN		0x0001	/* applies whatever clog says of xid */
 
@@ -206,6 +208,18 @@ typedef struct LsLogTarget
 								 * rowids (DEAD) */
 	uint32		persistence;	/* CREATE */
 } LsLogTarget;
+
+/*
+ * One image of an LS_LR_PUTS record (target.value: the first rowid;
+ * target.len: the bytes of all entries), followed by its payload.
+ */
+typedef struct LsLogPut
+{
+	uint32		delta;			/* rowid - target.value */
+	uint32		len;			/* payload bytes */
+} LsLogPut;
+
+StaticAssertDecl(sizeof(LsLogPut) == LS_LOG_PUT_HEAD, "LS_LOG_PUT_HEAD is an entry's header");
 
 typedef struct LsLogShared
 {
@@ -392,13 +406,16 @@ ls_log_target(LsLogTarget *t, ls_hot_key key, Oid spc, uint64 value)
 	t->value = value;
 }
 
+/*
+ * Append a record: hdr's type, flags and xid, then t, then nparts parts
+ * (part 0 is t itself; parts[1..nparts) the payload, len bytes in all).
+ */
 static void
-ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t,
-			  const void *payload, uint32 len)
+ls_log_append_parts(uint16 type, uint16 flags, TransactionId xid,
+					const void *const *parts, const uint32 *lens, uint32 nparts,
+					uint64 len)
 {
 	ls_wal_rec	hdr;
-	const void *parts[2];
-	uint32		lens[2];
 	uint64		end;
 	uint64		gsn;
 	ls_status	st;
@@ -409,13 +426,9 @@ ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t
 	hdr.type = type;
 	hdr.flags = flags;
 	hdr.xid = xid;
-	parts[0] = t;
-	lens[0] = sizeof(*t);
-	parts[1] = payload;
-	lens[1] = len;
 	if (ls_log_self_writer)
 	{
-		uint64		need = LS_WAL_REC_HDR + sizeof(*t) + len;
+		uint64		need = LS_WAL_REC_HDR + sizeof(LsLogTarget) + len;
 
 		if (ls_self_pending + need > (uint64) ls_log_buffer_kb * 1024 / 2)
 		{
@@ -425,7 +438,7 @@ ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t
 		ls_self_pending += need;
 	}
 	st = ls_wal_append(ls_log->wal, (uint32) MyBackendId, &hdr, parts, lens,
-					   len > 0 ? 2 : 1, &end, &gsn);
+					   nparts, &end, &gsn);
 	if (st == LS_IO_ERROR)
 		ls_log_writer_failed();
 	if (st != LS_OK)
@@ -436,7 +449,17 @@ ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t
 	ls_my_log_pending = true;
 	pg_atomic_fetch_add_u64(&ls_log->records, 1);
 	/* (hdr is the input: ls_wal_append does not fill in its length) */
-	pg_atomic_fetch_add_u64(&ls_log->bytes, LS_WAL_REC_HDR + sizeof(*t) + len);
+	pg_atomic_fetch_add_u64(&ls_log->bytes, LS_WAL_REC_HDR + sizeof(LsLogTarget) + len);
+}
+
+static void
+ls_log_append(uint16 type, uint16 flags, TransactionId xid, const LsLogTarget *t,
+			  const void *payload, uint32 len)
+{
+	const void *parts[2] = {t, payload};
+	uint32		lens[2] = {sizeof(*t), len};
+
+	ls_log_append_parts(type, flags, xid, parts, lens, len > 0 ? 2 : 1, len);
 }
 
 /* Wait until this backend's records are durable. */
@@ -556,6 +579,53 @@ ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 len
 	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
 	t.len = len;
 	ls_log_append(LS_LR_PUT, frozen ? LS_LRF_FROZEN : 0, xmin, &t, payload, len);
+}
+
+/*
+ * Bulk-loaded images of one loader (ls_cold_load): one record for n of
+ * them, rowids ascending; the caller keeps a record within
+ * LS_LOG_PUTS_MAX bytes of entries.  Replay treats each entry as an
+ * LS_LR_PUT of the same xid.
+ */
+void
+ls_log_cold_puts(ls_hot_table *tbl, int n, const uint64 *rowids,
+				 const char *const *payloads, const uint32 *lens,
+				 TransactionId xmin, bool frozen)
+{
+	LsLogTarget t;
+	LsLogPut   *ents;
+	const void **parts;
+	uint32	   *plens;
+	uint64		bytes = 0;
+
+	if (n <= 0 || ls_log == NULL || !ls_log_permanent(tbl))
+		return;
+	ents = palloc(n * sizeof(LsLogPut));
+	parts = palloc((1 + 2 * n) * sizeof(void *));
+	plens = palloc((1 + 2 * n) * sizeof(uint32));
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC),
+				  rowids[0]);
+	parts[0] = &t;
+	plens[0] = sizeof(t);
+	for (int i = 0; i < n; i++)
+	{
+		Assert(i == 0 || rowids[i] > rowids[i - 1]);
+		Assert(rowids[i] - rowids[0] <= PG_UINT32_MAX);
+		ents[i].delta = (uint32) (rowids[i] - rowids[0]);
+		ents[i].len = lens[i];
+		parts[1 + 2 * i] = &ents[i];
+		plens[1 + 2 * i] = sizeof(LsLogPut);
+		parts[2 + 2 * i] = payloads[i];
+		plens[2 + 2 * i] = lens[i];
+		bytes += sizeof(LsLogPut) + lens[i];
+	}
+	Assert(bytes <= LS_LOG_PUTS_MAX);
+	t.len = (uint32) bytes;
+	ls_log_append_parts(LS_LR_PUTS, frozen ? LS_LRF_FROZEN : 0, xmin, parts, plens,
+						1 + 2 * n, bytes);
+	pfree(ents);
+	pfree(parts);
+	pfree(plens);
 }
 
 void
@@ -1394,6 +1464,7 @@ typedef struct LsReplayTable
 	uint64		max_rowid;		/* one past the highest replayed rowid */
 	uint64		open_fill;		/* rowid allocation of its clean image */
 	bool		orphan;			/* its CREATE / TRUNCATE did not commit */
+	bool		gone;			/* its file is gone: cold images are skipped */
 	ls_hot_table *tbl;
 } LsReplayTable;
 
@@ -1429,6 +1500,7 @@ ls_replay_reset(LsReplayTable *rt)
 	rt->max_rowid = 0;
 	rt->open_fill = 0;
 	rt->orphan = false;
+	rt->gone = false;
 }
 
 static void
@@ -1629,6 +1701,78 @@ ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len,
 	ls_epoch_exit();
 }
 
+/*
+ * The storage of a committed cold image, or NULL when the image is
+ * skipped: the storage is lost, or its file is gone (it was dropped later
+ * in the log, or its drop record was lost with an unfinished round:
+ * PostgreSQL's redo removed the file).  Without the file no tree can be
+ * made for the image (before, that stopped the replay with "could not
+ * create the cold tree", and the server could not start); the storage's
+ * rows go with it (ls_replay_finish forgets it).
+ */
+static LsReplayTable *
+ls_replay_cold_target(LsReplay *rp, const LsLogTarget *t)
+{
+	LsReplayTable *rt = ls_replay_table(rp, t);
+
+	if (!rt->lost && rt->tbl != NULL && !rt->gone && !ls_cold_has_tree(rt->tbl))
+	{
+		RelFileNode node;
+		SMgrRelation srel;
+
+		ls_replay_node(rt, &node);
+		srel = smgropen(node, InvalidBackendId);
+		rt->gone = !smgrexists(srel, MAIN_FORKNUM);
+		smgrclose(srel);
+	}
+	if (rt->lost || rt->tbl == NULL || rt->gone)
+	{
+		rp->skipped++;
+		return NULL;
+	}
+	return rt;
+}
+
+/* An LS_LR_PUTS record: each entry as an LS_LR_PUT of the same xid. */
+static void
+ls_replay_puts(LsReplay *rp, const ls_wal_rec *rec, const LsLogTarget *t)
+{
+	LsReplayTable *rt;
+	const char *p = (const char *) (t + 1);
+	uint32		left = t->len;
+
+	if (t->len != rec->len - LS_WAL_REC_HDR - sizeof(LsLogTarget))
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log holds a cold record of inconsistent length")));
+	if (!ls_replay_committed(rec))
+	{
+		rp->skipped++;			/* an aborted bulk load: its rowids stay unused */
+		return;
+	}
+	if ((rt = ls_replay_cold_target(rp, t)) == NULL)
+		return;
+	while (left > 0)
+	{
+		LsLogPut	e;
+
+		if (left < sizeof(e))
+			break;
+		memcpy(&e, p, sizeof(e));
+		if (e.len > left - sizeof(e))
+			break;
+		ls_cold_replay_put(rt->tbl, t->value + e.delta, p + sizeof(e), e.len, rec->xid);
+		rt->max_rowid = Max(rt->max_rowid, t->value + e.delta + 1);
+		rp->rows++;
+		p += sizeof(e) + e.len;
+		left -= sizeof(e) + e.len;
+	}
+	if (left > 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log holds a cold record whose entries overrun it")));
+}
+
 static void
 ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 {
@@ -1698,12 +1842,8 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 				rp->skipped++;	/* an aborted bulk load: its rowid stays unused */
 				break;
 			}
-			rt = ls_replay_table(rp, t);
-			if (rt->lost || rt->tbl == NULL)
-			{
-				rp->skipped++;
+			if ((rt = ls_replay_cold_target(rp, t)) == NULL)
 				break;
-			}
 			if (t->len != rec->len - LS_WAL_REC_HDR - sizeof(LsLogTarget))
 				ereport(FATAL,
 						(errcode(ERRCODE_DATA_CORRUPTED),
@@ -1711,6 +1851,9 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 			ls_cold_replay_put(rt->tbl, t->value, (const char *) (t + 1), t->len, rec->xid);
 			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
 			rp->rows++;
+			break;
+		case LS_LR_PUTS:
+			ls_replay_puts(rp, rec, t);
 			break;
 		case LS_LR_REMOVE:
 			rt = ls_replay_table(rp, t);

@@ -163,8 +163,10 @@ typedef enum LsFailPoint
 	LS_FAIL_IN_EPOCH,			/* ls_heaptuple_size */
 	LS_FAIL_ROW_LATCH,			/* ls_row_lock, with the latch taken */
 	LS_FAIL_PACK_LATCH,			/* pack, with a row's latch just tried */
-	LS_FAIL_DEAD_SLOT			/* ls_adopt_dead finds no hot memory (no
+	LS_FAIL_DEAD_SLOT,			/* ls_adopt_dead finds no hot memory (no
 								 * ERROR: armed until disarmed) */
+	LS_FAIL_TIER_FULL			/* a version that may go to the cold tier
+								 * finds no hot memory (the same) */
 } LsFailPoint;
 #ifdef LS_ASSERTS
 extern LsFailPoint ls_test_fail_armed;
@@ -242,6 +244,16 @@ extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload
 extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
 extern void ls_log_cold_tomb(ls_hot_table *tbl, uint64 rowid, TransactionId xid);
 extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
+/*
+ * Most entry bytes in one ls_log_cold_puts record (well within the
+ * smallest log buffer's largest record); an entry is LS_LOG_PUT_HEAD bytes
+ * and its payload.
+ */
+#define LS_LOG_PUTS_MAX		(16 * 1024)
+#define LS_LOG_PUT_HEAD		8
+extern void ls_log_cold_puts(ls_hot_table *tbl, int n, const uint64 *rowids,
+							 const char *const *payloads, const uint32 *lens,
+							 TransactionId xmin, bool frozen);
 extern int	ls_checkpoint_timeout_s;
 extern int	ls_max_log_size_mb;
 extern bool ls_checkpoint(bool wait_for_writers);
@@ -396,6 +408,9 @@ extern void ls_cold_note_full(void);
 extern bool ls_cold_full_seen(void);
 extern bool ls_migrate_soft;
 extern bool ls_migrate_found_full;
+extern void ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
+						 HeapTuple *tups, TransactionId xmin, CommandId cmin,
+						 bool frozen);
 extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   ls_hot_version *v);
 
@@ -619,6 +634,12 @@ typedef enum LsVersionHome
 } LsVersionHome;
 
 extern ls_hot_version *ls_version_from_heaptuple(Relation rel, HeapTuple tup);
+/*
+ * A row's payload (the MinimalTuple image every tier stores) from its heap
+ * form: its length (ERROR when too big), and the image written to dst.
+ */
+extern uint32 ls_payload_len(HeapTuple tup);
+extern void ls_payload_from_heaptuple(HeapTuple tup, char *dst, uint32 len);
 extern ls_hot_version *ls_version_from_heaptuple_in(Relation rel, HeapTuple tup,
 													LsVersionHome home);
 extern void ls_version_discard(ls_hot_version *v);

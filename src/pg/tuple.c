@@ -182,6 +182,11 @@ ls_alloc_version(Relation rel, uint32 len, bool may_fail)
 	ls_hot_version *v = NULL;
 	ls_status	st;
 
+#ifdef LS_ASSERTS
+	/* regress ls_hold: writes with a cold path meet a full tier */
+	if (may_fail && unlikely(ls_test_fail_armed == LS_FAIL_TIER_FULL))
+		return NULL;
+#endif
 	st = ls_hot_version_alloc(ls_ctx(), len, &v);
 
 	/*
@@ -232,6 +237,30 @@ ls_version_discard(ls_hot_version *v)
 		ls_hot_version_free(ls_ctx(), v);
 }
 
+/* The payload of a row whose heap form is tup: its length (ls_pg.h). */
+uint32
+ls_payload_len(HeapTuple tup)
+{
+	if (tup->t_len <= MINIMAL_TUPLE_OFFSET ||
+		tup->t_len - MINIMAL_TUPLE_OFFSET > LS_HOT_MAX_PAYLOAD)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("row is too big: size %u, maximum size %u",
+						tup->t_len, (unsigned) (LS_HOT_MAX_PAYLOAD + MINIMAL_TUPLE_OFFSET))));
+	return tup->t_len - MINIMAL_TUPLE_OFFSET;
+}
+
+void
+ls_payload_from_heaptuple(HeapTuple tup, char *dst, uint32 len)
+{
+	MinimalTuple mt = (MinimalTuple) dst;
+
+	memcpy(dst, (char *) tup->t_data + MINIMAL_TUPLE_OFFSET, len);
+	mt->t_len = len;
+	mt->t_infomask &= ~HEAP_XACT_MASK;
+	mt->t_infomask2 &= ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
+}
+
 /*
  * A new, uninstalled version holding tup's data as a MinimalTuple image,
  * made where home says (NULL only for LS_VH_TIER_OR_NULL with the tier
@@ -240,26 +269,14 @@ ls_version_discard(ls_hot_version *v)
 ls_hot_version *
 ls_version_from_heaptuple_in(Relation rel, HeapTuple tup, LsVersionHome home)
 {
-	uint32		len;
+	uint32		len = ls_payload_len(tup);
 	ls_hot_version *v;
-	MinimalTuple mt;
 
-	if (tup->t_len <= MINIMAL_TUPLE_OFFSET ||
-		tup->t_len - MINIMAL_TUPLE_OFFSET > LS_HOT_MAX_PAYLOAD)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("row is too big: size %u, maximum size %u",
-						tup->t_len, (unsigned) (LS_HOT_MAX_PAYLOAD + MINIMAL_TUPLE_OFFSET))));
-	len = tup->t_len - MINIMAL_TUPLE_OFFSET;
 	if (home == LS_VH_LOCAL)
 		v = ls_local_version(len);
 	else if ((v = ls_alloc_version(rel, len, home == LS_VH_TIER_OR_NULL)) == NULL)
 		return NULL;
-	memcpy(v->data, (char *) tup->t_data + MINIMAL_TUPLE_OFFSET, len);
-	mt = (MinimalTuple) v->data;
-	mt->t_len = len;
-	mt->t_infomask &= ~HEAP_XACT_MASK;
-	mt->t_infomask2 &= ~(HEAP_KEYS_UPDATED | HEAP_HOT_UPDATED | HEAP_ONLY_TUPLE);
+	ls_payload_from_heaptuple(tup, (char *) v->data, len);
 	return v;
 }
 

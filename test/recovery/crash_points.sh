@@ -15,7 +15,8 @@
 #     recovery; the next start recovers everything again.
 #  4. bulk-load / pack: rows were moving into cold pages: the trees go back
 #     to their last clean image (undo journal) and the log is replayed;
-#     every table is intact, the crashed bulk load is gone.
+#     every table is intact, the crashed bulk load (INSERT ... SELECT, and
+#     COPY's batches) is gone.
 #  5. an injected EIO on the log's write: PANIC, restart, nothing
 #     committed lost.
 #  6. checkpoints (leanstore_checkpoint()): the replay start moves, a crash
@@ -140,6 +141,15 @@ ls_wait_up "$dir"
 ls_expect "bulk-load: committed load kept, the crashed one gone" "5001|12502499" \
 	"$(q -c "SELECT count(*), sum(a) FROM c_bulk")"
 ls_expect "bulk-load: other tables intact" "100" "$(q -c "SELECT count(*) FROM l")"
+# the same through COPY: multi_insert's batches (one LS_LR_PUTS record per
+# run of images); the crash comes after the crashed COPY's first batch
+q -c "CREATE TABLE c_copy (a int) USING leanstore" >/dev/null
+q -c "SET leanstore.bulk_load_rows = 10" -c "COPY c_copy FROM PROGRAM 'seq 1 5000'" >/dev/null
+q -c "SET leanstore.bulk_load_rows = 10" -c "SET leanstore.debug_crash_point = 'bulk-load'" \
+	-c "COPY c_copy FROM PROGRAM 'seq 10001 12000'" >/dev/null 2>&1
+ls_wait_up "$dir"
+ls_expect "bulk-load (COPY): committed load kept, the crashed one gone" "5000|12502500|t" \
+	"$(q -c "SELECT count(*), sum(a) FROM c_copy")|$(q -c "SELECT leanstore_verify('c_copy')")"
 q -c "CREATE TABLE c_pack (a int) USING leanstore; INSERT INTO c_pack SELECT generate_series(1, 1000)" >/dev/null
 # pack takes the tables in its own order; every one must come back intact
 tables=$(q -c "SELECT string_agg(c.relname, ' ') FROM pg_class c JOIN pg_am a ON a.oid = c.relam

@@ -308,6 +308,105 @@ test_btree_append(void **state)
 	fx_close(&fx);
 }
 
+/*
+ * ls_btree_append_batch: batches of ascending keys with values of mixed
+ * sizes fill leaves as the append path does and read back; a batch that
+ * starts below the tree's last key still goes in (plain inserts); a key
+ * present stops the batch there (done says where); an oversized entry
+ * stops it before anything goes in.
+ */
+static void
+test_btree_append_batch(void **state)
+{
+	(void) state;
+	fixture		fx;
+	uint64_t	n = tu_scaled(200000);
+	uint8_t    *keys = malloc(8 * 600);
+	char	   *vals = malloc(600 * 300);
+	ls_btree_kv kv[600];
+	char		msg[256];
+	ls_btree_info info;
+	uint32_t	done,
+				olen;
+	char		out[300];
+	uint64_t	k = 0,
+				bytes = 0;
+	unsigned	seed = 7;
+
+	assert_non_null(keys);
+	assert_non_null(vals);
+	fx_open(&fx, 2048);
+	while (k < n)
+	{
+		uint32_t	m = 1 + rand_r(&seed) % 500;
+
+		if (m > n - k)
+			m = (uint32_t) (n - k);
+		for (uint32_t i = 0; i < m; i++, k++)
+		{
+			/* keys 0, 2, 4, ...: the odd ones come later */
+			ls_put_be64(keys + 8 * i, 2 * k);
+			kv[i].key = keys + 8 * i;
+			kv[i].klen = 8;
+			kv[i].val = vals + 300 * i;
+			kv[i].vlen = (k % 17 == 0) ? 250 : 8 + (uint32_t) (k % 40);
+			memset(vals + 300 * i, (int) (k & 0xff), kv[i].vlen);
+			bytes += kv[i].vlen;
+		}
+		assert_int_equal(ls_btree_append_batch(fx.tree, kv, m, &done), LS_OK);
+		assert_int_equal(done, m);
+	}
+	assert_true(fx.tree->append_hits > n * 9 / 10);
+	assert_int_equal(ls_btree_verify(fx.tree, &info, msg, sizeof(msg)), LS_OK);
+	assert_int_equal(info.entries, n);
+	/* nearly full leaves: within a fifth of the bytes' minimum */
+	assert_true(info.leaves * LS_NODE_SIZE < (bytes + 12 * n) * 6 / 5 + 4 * LS_NODE_SIZE);
+
+	/* a batch of odd keys inside the tree: plain inserts, all of them */
+	for (uint32_t i = 0; i < 100; i++)
+	{
+		ls_put_be64(keys + 8 * i, 2 * (uint64_t) i * 997 + 1);
+		kv[i] = (ls_btree_kv) {keys + 8 * i, 8, vals, 8};
+	}
+	assert_int_equal(ls_btree_append_batch(fx.tree, kv, 100, &done), LS_OK);
+	assert_int_equal(done, 100);
+
+	/* a present key stops the batch where it is */
+	ls_put_be64(keys, 2 * n + 2);
+	ls_put_be64(keys + 8, 2 * n + 4);
+	ls_put_be64(keys + 16, 2 * n + 4);
+	ls_put_be64(keys + 24, 2 * n + 6);
+	for (uint32_t i = 0; i < 4; i++)
+		kv[i] = (ls_btree_kv) {keys + 8 * i, 8, vals, 8};
+	assert_int_equal(ls_btree_append_batch(fx.tree, kv, 2, &done), LS_OK);
+	assert_int_equal(ls_btree_append_batch(fx.tree, kv + 2, 2, &done), LS_EXISTS);
+	assert_int_equal(done, 0);
+
+	/* an oversized entry: nothing of the batch goes in */
+	ls_put_be64(keys, 2 * n + 10);
+	kv[0] = (ls_btree_kv) {keys, 8, vals, 8};
+	kv[1] = (ls_btree_kv) {keys + 24, 8, vals, LS_BTREE_MAX_VALUE + 1};
+	assert_int_equal(ls_btree_append_batch(fx.tree, kv, 2, &done), LS_TOO_LARGE);
+	assert_int_equal(done, 0);
+
+	assert_int_equal(ls_btree_verify(fx.tree, &info, msg, sizeof(msg)), LS_OK);
+	assert_int_equal(info.entries, n + 100 + 2);
+	for (uint64_t j = 0; j < n; j += 89)
+	{
+		uint8_t		key[8];
+
+		ls_put_be64(key, 2 * j);
+		assert_int_equal(ls_btree_lookup(fx.tree, key, 8, out, sizeof(out), &olen), LS_OK);
+		assert_int_equal(olen, (j % 17 == 0) ? 250 : 8 + (uint32_t) (j % 40));
+		assert_int_equal((uint8_t) out[olen - 1], (uint8_t) (j & 0xff));
+	}
+	ls_put_be64(keys, 2 * n + 10);
+	assert_int_equal(ls_btree_lookup(fx.tree, keys, 8, out, sizeof(out), &olen), LS_NOT_FOUND);
+	fx_close(&fx);
+	free(keys);
+	free(vals);
+}
+
 /* Evict every page (inner nodes after their children), then read all back. */
 static void
 test_btree_evict_reload(void **state)
@@ -355,6 +454,7 @@ main(void)
 		cmocka_unit_test(test_btree_random_evicting),
 		cmocka_unit_test(test_btree_large_values),
 		cmocka_unit_test(test_btree_append),
+		cmocka_unit_test(test_btree_append_batch),
 		cmocka_unit_test(test_btree_evict_reload),
 	};
 

@@ -1,6 +1,7 @@
 /*
  * test_hot_rowid.c - rowid allocation block by block
- * (ls_hot_table_reserve_rowid): the block-fill rule against a sequential
+ * (ls_hot_table_reserve_rowid, ls_hot_table_reserve_rowids in batches):
+ * the block-fill rule against a sequential
  * model, its edges, and many processes reserving at once over one shared
  * mapping (every rowid unique, the rule holds in the order the rowids were
  * handed out, the limit bounds every rowid handed out).
@@ -224,6 +225,60 @@ test_rule_model(void **state)
 }
 
 /*
+ * ls_hot_table_reserve_rowids: batches of 1..1000 rows give what the model
+ * gives row by row, and leave the same state; a batch that would pass
+ * LS_HOT_MAX_ROWID changes nothing.
+ */
+static void
+test_batch_model(void **state)
+{
+	hot_fix		f;
+	model		m = {0, 0};
+	uint64_t	seed = 0x51ed270b27a3c1f5ull;
+	uint64_t	n = tu_scaled(200000);
+	uint32_t   *need = malloc(1000 * sizeof(uint32_t));
+	uint32_t   *want = malloc(1000 * sizeof(uint32_t));
+	uint64_t   *got = malloc(1000 * sizeof(uint64_t));
+	uint64_t	next;
+	uint32_t	used;
+
+	(void) state;
+	assert_non_null(need);
+	assert_non_null(want);
+	assert_non_null(got);
+	hot_fix_open(&f);
+	for (uint64_t i = 0; i < n;)
+	{
+		uint32_t	b = 1 + (uint32_t) (rnd(&seed) % 1000);
+
+		for (uint32_t k = 0; k < b; k++)
+			random_row(&seed, &need[k], &want[k]);
+		assert_int_equal(ls_hot_table_reserve_rowids(f.tbl, RPB, CAP, need, want, b, got), LS_OK);
+		for (uint32_t k = 0; k < b; k++, i++)
+			assert_int_equal(got[k], model_reserve(&m, RPB, CAP, need[k], want[k]));
+		ls_hot_table_get_fill(f.tbl, &next, &used);
+		assert_int_equal(next, m.next);
+		assert_int_equal(used, m.used);
+	}
+	assert_int_equal(ls_hot_table_reserve_rowids(f.tbl, RPB, CAP, need, want, 0, got), LS_OK);
+
+	/* near the end of the rowid space: all or nothing */
+	ls_hot_table_set_fill(f.tbl, LS_HOT_MAX_ROWID - 3, 0);
+	for (uint32_t k = 0; k < 5; k++)
+		need[k] = want[k] = 40;
+	assert_int_equal(ls_hot_table_reserve_rowids(f.tbl, RPB, CAP, need, want, 5, got), LS_NO_SPACE);
+	ls_hot_table_get_fill(f.tbl, &next, &used);
+	assert_int_equal(next, LS_HOT_MAX_ROWID - 3);
+	assert_int_equal(ls_hot_table_reserve_rowids(f.tbl, RPB, CAP, need, want, 3, got), LS_OK);
+	assert_int_equal(got[2], LS_HOT_MAX_ROWID - 1);
+	assert_int_equal(ls_hot_table_reserve_rowid(f.tbl, RPB, CAP, 40, 40), LS_ROWID_INVALID);
+	hot_fix_close(&f);
+	free(need);
+	free(want);
+	free(got);
+}
+
+/*
  * ls_hot_table_used_end against a brute-force model: rows and DEAD slots
  * scattered over several RID-map leaves and subtrees, removed and
  * forgotten again.
@@ -328,19 +383,38 @@ mp_worker(int w, void *arg)
 	uint64_t	prev = 0;
 
 	tu_barrier_wait(&s->start);
-	for (uint64_t i = 0; i < s->per_worker; i++)
+	for (uint64_t i = 0; i < s->per_worker;)
 	{
 		rec		   *r = &s->recs[(uint64_t) w * s->per_worker + i];
-		uint64_t	rowid;
+		/* odd workers reserve in batches (a bulk load), even ones row by row */
+		uint32_t	m = (w % 2) ? 1 + (uint32_t) (rnd(&seed) % 64) : 1;
+		uint32_t	need[64],
+					want[64];
+		uint64_t	rowid[64];
 
-		random_row(&seed, &r->need, &r->want);
-		rowid = ls_hot_table_reserve_rowid(s->tbl, RPB, CAP, r->need, r->want);
-		TU_CHECK(rowid != LS_ROWID_INVALID);
-		/* the limit bounds it at once; one process's rowids only grow */
-		TU_CHECK(rowid < ls_hot_table_rowid_limit(s->tbl));
-		TU_CHECK(i == 0 || rowid > prev);
-		prev = rowid;
-		r->rowid = rowid;
+		if (m > s->per_worker - i)
+			m = (uint32_t) (s->per_worker - i);
+		for (uint32_t k = 0; k < m; k++)
+		{
+			random_row(&seed, &r[k].need, &r[k].want);
+			need[k] = r[k].need;
+			want[k] = r[k].want;
+		}
+		if (m == 1)
+			rowid[0] = ls_hot_table_reserve_rowid(s->tbl, RPB, CAP, need[0], want[0]);
+		else
+			TU_CHECK(ls_hot_table_reserve_rowids(s->tbl, RPB, CAP, need, want, m, rowid) == LS_OK);
+		for (uint32_t k = 0; k < m; k++, i++)
+		{
+			TU_CHECK(rowid[k] != LS_ROWID_INVALID);
+			/* the limit bounds it at once; one process's rowids only grow */
+			TU_CHECK(rowid[k] < ls_hot_table_rowid_limit(s->tbl));
+			TU_CHECK(i == 0 || rowid[k] > prev);
+			/* a batch is one reservation: no other process's row inside */
+			TU_CHECK(k == 0 || rowid[k] == rowid[k - 1] + 1 || rowid[k] % RPB == 0);
+			prev = rowid[k];
+			r[k].rowid = rowid[k];
+		}
 	}
 	return 0;
 }
@@ -420,6 +494,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule_examples),
 		cmocka_unit_test(test_rule_model),
+		cmocka_unit_test(test_batch_model),
 		cmocka_unit_test(test_used_end),
 		cmocka_unit_test(test_multiprocess),
 	};

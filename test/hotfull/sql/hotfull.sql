@@ -186,10 +186,7 @@ BEGIN;
 CALL hf_churn('hf_fill');
 INSERT INTO hf_ups SELECT g, 1, repeat('v', 100) FROM generate_series(1, 2000) g
   ON CONFLICT (id) DO UPDATE SET n = hf_ups.n + 1;
-SELECT cold_rows AS ups_cold FROM leanstore_table_stats('hf_ups') \gset
 INSERT INTO hf_ups SELECT g, 5, 'x' FROM generate_series(1500, 2500) g ON CONFLICT DO NOTHING;
--- its 500 new keys went to the cold tree
-SELECT cold_rows - :ups_cold AS new_cold_rows FROM leanstore_table_stats('hf_ups');
 SELECT count(*), sum(n), count(DISTINCT id) FROM hf_ups;
 COMMIT;
 SELECT count(*), sum(n), count(DISTINCT id) FROM hf_ups;
