@@ -44,6 +44,7 @@
 #include "storage/checksum.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/lmgr.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -2461,6 +2462,103 @@ ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xi
 	Assert(ls_hv_flags(lock_word) & LS_HV_XMAX_LOCK_ONLY);
 	*newer = false;
 	return ls_cold_stamp(rel, tbl, rowid, xid, judge, &x, false, tup, shown_to, newer);
+}
+
+/*
+ * A write or lock of rowid found its image held by another transaction (a
+ * running locker or writer in its xmax part) while the hot tier cannot
+ * take the row: wait for that transaction, as heap waits for a tuple's
+ * xmax, without migrating the row.  true: waited (the caller judges the
+ * row again; with LockWaitSkip *would_block says it did not wait), false:
+ * nobody to wait for.  LockWaitError fails as heap's NOWAIT does.  Outside
+ * epochs.
+ */
+bool
+ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
+					LockWaitPolicy policy, bool *would_block)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *standin;
+	TransactionId holder = InvalidTransactionId;
+	ItemPointerData tid;
+
+	*would_block = false;
+	if (ct == NULL)
+		return false;
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
+	{
+		LsVersionInfo info;
+
+		ls_version_info(ls_hot_row_newest(standin), &info);
+		if (info.xmax_raw != 0 && !(info.xmax_flags & LS_HV_XMAX_IS_MULTI) &&
+			TransactionIdIsNormal(info.xmax) &&
+			!TransactionIdIsCurrentTransactionId(info.xmax) &&
+			TransactionIdIsInProgress(info.xmax))
+			holder = info.xmax;
+	}
+	ls_cold_only_end(rowid);
+	if (!TransactionIdIsValid(holder))
+		return false;
+	ls_rowid_to_tid(rowid, &tid);
+	switch (policy)
+	{
+		case LockWaitBlock:
+			XactLockTableWait(holder, rel, &tid, XLTW_Lock);
+			break;
+		case LockWaitSkip:
+			if (!ConditionalXactLockTableWait(holder))
+				*would_block = true;
+			break;
+		case LockWaitError:
+			if (!ConditionalXactLockTableWait(holder))
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lock on row in relation \"%s\"",
+								RelationGetRelationName(rel))));
+			break;
+	}
+	return true;
+}
+
+/*
+ * After ls_cold_wait_holder (or when a write found no plain case): what a
+ * committed writer in rowid's image means for a write or lock of it, as
+ * heap reports it: TM_Updated (tmfd->ctid the new row) for an update that
+ * moved it, TM_Deleted for a delete; TM_Ok when no committed writer is
+ * there (the caller then has nothing to offer but "hot tier is full").
+ * Outside epochs.
+ */
+TM_Result
+ls_cold_committed_writer(ls_hot_table *tbl, uint64 rowid, TM_FailureData *tmfd)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *standin;
+	TM_Result	res = TM_Ok;
+
+	if (ct == NULL)
+		return TM_Ok;
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
+	{
+		ls_hot_version *v = ls_hot_row_newest(standin);
+		LsVersionInfo info;
+
+		ls_version_info(v, &info);
+		if (info.xmax_raw != 0 && !(info.xmax_flags & LS_HV_XMAX_IS_MULTI) &&
+			!ls_xmax_is_lock_only(&info) &&
+			ls_xmax_status(v, &info) == LS_XS_COMMITTED)
+		{
+			uint64		next = atomic_load(&v->next_rowid);
+			bool		moved = (info.xmax_flags & LS_HV_XMAX_MOVED) &&
+				next != LS_ROWID_INVALID;
+
+			ls_rowid_to_tid(moved ? next : rowid, &tmfd->ctid);
+			tmfd->xmax = info.xmax;
+			tmfd->cmax = InvalidCommandId;
+			res = moved ? TM_Updated : TM_Deleted;
+		}
+	}
+	ls_cold_only_end(rowid);
+	return res;
 }
 
 /*

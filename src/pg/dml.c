@@ -1518,6 +1518,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 		goto cold_deleted;
 
 	/* a cold row the full hot tier cannot take: delete it in the cold tier */
+retry_cold:
 	ls_migrate_soft = plain && ls_cold_rewrite_allowed(rel);
 	ls_migrate_found_full = false;
 	res = ls_acquire(rel, tbl, rowid, cid, xid,
@@ -1528,9 +1529,16 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	ls_migrate_soft = false;
 	if (ls_migrate_found_full)
 	{
-		if (!ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
+		bool		would_block;
+
+		if (ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
+			goto cold_deleted;
+		/* held by another transaction: wait for it, then judge again */
+		if (wait && ls_cold_wait_holder(rel, tbl, rowid, LockWaitBlock, &would_block))
+			goto retry_cold;
+		res = ls_cold_committed_writer(tbl, rowid, tmfd);
+		if (res == TM_Ok)
 			ls_report_status(LS_NO_SPACE, rel, "delete from");
-		goto cold_deleted;
 	}
 	if (res == TM_Ok)
 	{
@@ -1769,6 +1777,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	else
 	{
 		/* a cold row the full hot tier cannot take: update it in the cold tier */
+retry_cold:
 		ls_migrate_soft = plain && ls_cold_rewrite_allowed(rel);
 		ls_migrate_found_full = false;
 		res = ls_acquire(rel, tbl, rowid, cid, xid,
@@ -1779,10 +1788,22 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 		ls_migrate_soft = false;
 		if (ls_migrate_found_full)
 		{
+			bool		would_block;
+
 			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, lock_word, &oldtup))
-				ls_report_status(LS_NO_SPACE, rel, "update a row of");
-			cold = true;
-			res = TM_Ok;
+			{
+				/* held by another transaction: wait for it, then judge again */
+				if (wait && ls_cold_wait_holder(rel, tbl, rowid, LockWaitBlock, &would_block))
+					goto retry_cold;
+				res = ls_cold_committed_writer(tbl, rowid, tmfd);
+				if (res == TM_Ok)
+					ls_report_status(LS_NO_SPACE, rel, "update a row of");
+			}
+			else
+			{
+				cold = true;
+				res = TM_Ok;
+			}
 		}
 	}
 	if (res != TM_Ok)
@@ -2033,7 +2054,7 @@ again:
 	for (;;)
 	{
 		bool		newer = false;
-		LsRowCheck chk;
+		LsRowCheck chk = {0};	/* (not set when the row stays cold) */
 
 		/*
 		 * A cold row the full hot tier cannot take: lock it in its image
@@ -2057,10 +2078,22 @@ again:
 			ls_migrate_soft = false;
 			if (ls_migrate_found_full)
 			{
+				bool		would_block;
+
+				res = TM_Ok;
 				if (!ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot,
 									 slot, &newer))
-					ls_report_status(LS_NO_SPACE, rel, "lock a row of");
-				res = TM_Ok;
+				{
+					/* held by another transaction: wait for it, then again */
+					if (ls_cold_wait_holder(rel, tbl, rowid, wait_policy, &would_block))
+					{
+						if (!would_block)
+							continue;
+						res = TM_WouldBlock;
+					}
+					else if ((res = ls_cold_committed_writer(tbl, rowid, tmfd)) == TM_Ok)
+						ls_report_status(LS_NO_SPACE, rel, "lock a row of");
+				}
 			}
 		}
 		if (res == TM_Ok && follow && newer)

@@ -427,6 +427,10 @@ extern bool ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 r
 extern HeapTuple ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl,
 											  uint64 rowid, bool succeeded,
 											  bool *found);
+extern TM_Result ls_cold_committed_writer(ls_hot_table *tbl, uint64 rowid,
+										  TM_FailureData *tmfd);
+extern bool ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
+								LockWaitPolicy policy, bool *would_block);
 extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
 							 TransactionId xid, Snapshot judge, Snapshot shown_to,
 							 uint64 lock_word, HeapTuple *tup, bool *newer);

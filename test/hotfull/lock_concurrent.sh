@@ -6,7 +6,8 @@
 # session B then must not change those rows -- it waits, or is told the
 # tier is full, never succeeds -- while it may change other rows and reads
 # the locked ones; once A commits, B's update goes through and no change is
-# lost. Meanwhile four clients race INSERT ... ON CONFLICT DO NOTHING on the
+# lost; another session's UPDATE without a lock timeout waits for A (it
+# cannot migrate the row either) and then updates A's new version. Meanwhile four clients race INSERT ... ON CONFLICT DO NOTHING on the
 # same new keys (one key per 10 ms): their speculative inserts go into the
 # cold tree with their tokens, losers of a race kill theirs (super-delete)
 # and skip the key; no key may end up twice.
@@ -59,14 +60,21 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	*) echo "B: FOR SHARE NOWAIT of a locked row NOT refused: $r" ;;
 	esac
 	P -c "SELECT 'B reads ' || count(*) FROM t WHERE id BETWEEN 50001 AND 50100"
+	# B2 without a lock timeout: waits for A (no room to migrate the row),
+	# then updates the version A's update made
+	(P -v ON_ERROR_STOP=1 -c "UPDATE t SET n = n + 100 WHERE id = 50099" \
+		-c "SELECT 'B2: waited, then updated'" >"$dir/b2.log" 2>&1) &
+	b2=$!
 	echo "INSERT INTO u SELECT (extract(epoch FROM clock_timestamp()) * 100)::bigint, :client_id ON CONFLICT DO NOTHING;" >"$dir/ups.sql"
 	chown "$LS_PG_USER": "$dir/ups.sql"
 	(cd "$dir" && ls_as_pg "$LS_PG_BIN/pgbench" -n -c 4 -j 2 -T 6 -f ups.sql postgres >"$dir/ups.log" 2>&1)
 	grep -q "aborted\|ERROR" "$dir/ups.log" && { echo "upserts: a client failed"; grep -h "ERROR" "$dir/ups.log" | head -3; }
 	P -c "SELECT CASE WHEN count(*) = count(DISTINCT id) AND count(*) > 10 THEN 'upserts: every key once' ELSE 'upserts: WRONG ' || count(*) || ' rows, ' || count(DISTINCT id) || ' keys' END FROM u"
 	# how many went cold depends on what pack freed meanwhile: reported, not checked
-	P -c "SELECT 'upserts: ' || cold_rows || ' of ' || (SELECT count(*) FROM u) || ' rows in the cold tree' FROM leanstore_table_stats('u')" >"$dir/ups.note"
+	P -c "SELECT 'upserts: ' || cold_rows || ' images in the cold tree for ' || (SELECT count(*) FROM u) || ' rows (killed inserts stay until VACUUM)' FROM leanstore_table_stats('u')" >"$dir/ups.note"
 	wait "$a"
+	wait "$b2"
+	cat "$dir/b2.log"
 	cat "$dir/a.log" | grep -E "^A " | sed 's/^/  /'
 	grep -i "error" "$dir/a.log" | sed 's/^/A: /'
 	# after A's commit B changes the rows it could not change before
@@ -83,10 +91,11 @@ expected="B: update of a locked row refused
 B: FOR SHARE NOWAIT of a locked row refused
 B reads 100
 upserts: every key once
+B2: waited, then updated
   A locked 100
   A spilled: true
-sum 1100 rows 100000
-index sum 1100
+sum 1200 rows 100000
+index sum 1200
 upserts: index sees true
 verify: true true"
 if [ "$(cat "$out")" = "$expected" ]; then
