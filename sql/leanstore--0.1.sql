@@ -71,7 +71,10 @@ CREATE FUNCTION leanstore_stats(
     OUT writes_spilled bigint,
     OUT cold_pages_leaked bigint,
     -- row images in the cold trees of the tables opened since the start
-    OUT cold_rows bigint)
+    OUT cold_rows bigint,
+    -- of log_commits, those whose outcome leanstore's log alone decides
+    -- (leanstore-only transactions: no second flush of PostgreSQL's WAL)
+    OUT log_only_commits bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;

@@ -696,6 +696,7 @@ ls_xact_callback(XactEvent event, void *arg)
 			ls_migrate_soft = false;
 			ls_pending_at_xact_end(false);
 			ls_abort_inserts(1);
+			ls_log_abort();
 			ls_log_xact_end();
 			ls_xact_wrote = false;
 			break;

@@ -31,6 +31,7 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlogdefs.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
@@ -44,6 +45,7 @@
 #include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "replication/syncrep.h"
 #include "storage/condition_variable.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
@@ -84,7 +86,8 @@ static const struct config_enum_entry ls_log_fault_options[] = {
 
 /* The points ls_debug_crash is called with (and the GUC's description). */
 static const char *const ls_crash_points[] = {
-	"commit-before-log", "commit-after-log", "drop-commit", "recovery-replay",
+	"commit-before-log", "commit-after-log", "commit-error-after-log",
+	"drop-commit", "recovery-replay",
 	"recovery-relog", "recovery-end", "bulk-load", "pack", "checkpoint-clean",
 	"checkpoint-relog"
 };
@@ -137,6 +140,11 @@ ls_debug_crash(const char *point)
 	if (unlikely(ls_debug_crash_point != NULL && ls_debug_crash_point[0] != '\0') &&
 		strcmp(ls_debug_crash_point, point) == 0)
 	{
+		/* the one point that fails instead: an error after the log's commit */
+		if (strcmp(point, "commit-error-after-log") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("failing at \"%s\" (leanstore.debug_crash_point)", point)));
 		ereport(LOG,
 				(errmsg("crashing at \"%s\" (leanstore.debug_crash_point)", point)));
 		(void) kill(MyProcPid, SIGKILL);
@@ -193,6 +201,10 @@ ls_log_writer_failed(void)
 									 * row are DEAD (a checkpoint's record) */
 #define LS_LR_PUTS			11		/* cold images of one loader stored (a
 									 * bulk load's batch): LsLogPut entries */
+#define LS_LR_COMMIT		12		/* xid (and the committed subxids in the
+									 * payload) committed: a log-only commit */
+#define LS_LR_ABORT			13		/* a log-only commit's transaction failed
+									 * after all: xid and subxids aborted */
 
 #define LS_LRF_FROZEN		0x0001	/* applies whatever clog says of xid */
 
@@ -228,6 +240,7 @@ typedef struct LsLogShared
 	pg_atomic_uint32 state;		/* LS_LOG_RECOVERING, _READY, _FAILED */
 	ConditionVariable cv;
 	pg_atomic_uint64 commits;	/* transactions that waited for the log */
+	pg_atomic_uint64 log_only_commits;	/* of them, committed by the log alone */
 	pg_atomic_uint64 records;	/* records appended */
 	pg_atomic_uint64 bytes;		/* record bytes appended */
 	pg_atomic_uint64 wait_us;	/* time committers waited */
@@ -252,6 +265,23 @@ static LsLogShared *ls_log = NULL;
 
 /* This process replays the log (ls_ctx must not wait for itself). */
 static bool ls_log_recovering_here = false;
+
+/*
+ * This transaction wrote one of its xids into a cold image (a spilled
+ * insert, a cold delete or lock, a bulk load): clog must know its outcome
+ * after a crash, so it commits through PostgreSQL's commit record.
+ */
+static bool ls_xact_cold_xid = false;
+
+/*
+ * A log-only commit's record was appended (ls_log_pre_commit): if the
+ * transaction fails after all, its abort must reach the log too.  The
+ * committed subxids are kept for that abort record.
+ */
+static bool ls_xact_log_committed = false;
+static TransactionId ls_commit_xid = InvalidTransactionId;
+static TransactionId *ls_commit_children = NULL;
+static int	ls_commit_nchildren = 0;
 
 static Size
 ls_log_wal_size(ls_wal_config *cfg)
@@ -298,6 +328,7 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u32(&ls_log->state, LS_LOG_RECOVERING);
 	ConditionVariableInit(&ls_log->cv);
 	pg_atomic_init_u64(&ls_log->commits, 0);
+	pg_atomic_init_u64(&ls_log->log_only_commits, 0);
 	pg_atomic_init_u64(&ls_log->records, 0);
 	pg_atomic_init_u64(&ls_log->bytes, 0);
 	pg_atomic_init_u64(&ls_log->wait_us, 0);
@@ -356,6 +387,7 @@ ls_log_get_stats(LsLogStats *out)
 	if (ls_log == NULL)
 		return;
 	out->commits = pg_atomic_read_u64(&ls_log->commits);
+	out->log_only_commits = pg_atomic_read_u64(&ls_log->log_only_commits);
 	out->records = pg_atomic_read_u64(&ls_log->records);
 	out->bytes = pg_atomic_read_u64(&ls_log->bytes);
 	out->wait_us = pg_atomic_read_u64(&ls_log->wait_us);
@@ -576,6 +608,8 @@ ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload, uint32 len
 
 	if (ls_log == NULL || !ls_log_permanent(tbl))
 		return;
+	if (!frozen)
+		ls_xact_cold_xid = true;
 	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
 	t.len = len;
 	ls_log_append(LS_LR_PUT, frozen ? LS_LRF_FROZEN : 0, xmin, &t, payload, len);
@@ -600,6 +634,8 @@ ls_log_cold_puts(ls_hot_table *tbl, int n, const uint64 *rowids,
 
 	if (n <= 0 || ls_log == NULL || !ls_log_permanent(tbl))
 		return;
+	if (!frozen)
+		ls_xact_cold_xid = true;
 	ents = palloc(n * sizeof(LsLogPut));
 	parts = palloc((1 + 2 * n) * sizeof(void *));
 	plens = palloc((1 + 2 * n) * sizeof(uint32));
@@ -652,6 +688,7 @@ ls_log_cold_tomb(ls_hot_table *tbl, uint64 rowid, TransactionId xid)
 
 	if (ls_log == NULL || !ls_log_permanent(tbl))
 		return;
+	ls_xact_cold_xid = true;
 	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), rowid);
 	ls_log_append(LS_LR_TOMB, 0, xid, &t, NULL, 0);
 }
@@ -893,6 +930,67 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
 }
 
 /*
+ * Can this transaction commit through leanstore's log alone (a log-only
+ * commit)?  Its outcome then rests on an LS_LR_COMMIT record, not on
+ * clog, after a crash; that is sound only when nothing but the hot rows
+ * leanstore's replay rebuilds (as frozen versions) carries its xids:
+ *  - it wrote no WAL of PostgreSQL's (no heap, index or catalog change: a
+ *    transaction touching both kinds of table commits through PostgreSQL's
+ *    commit record, atomically);
+ *  - no cold image holds one of its xids (those stay after a crash, and
+ *    clog must judge them);
+ *  - it is not SERIALIZABLE (PostgreSQL's commit may still fail on a
+ *    serialization conflict after PRE_COMMIT);
+ *  - no synchronous standby must confirm the commit.
+ */
+static bool
+ls_log_only_commit_ok(void)
+{
+	if (XactLastRecEnd != InvalidXLogRecPtr || ls_xact_cold_xid)
+		return false;
+	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		return false;
+	if (IsolationIsSerializable())
+		return false;
+	if (synchronous_commit > SYNCHRONOUS_COMMIT_LOCAL_FLUSH &&
+		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0')
+		return false;
+	return true;
+}
+
+/*
+ * Append the record of a log-only commit (LS_LR_COMMIT) or of its abort
+ * (LS_LR_ABORT): the top xid, the committed subxids as payload.
+ */
+static void
+ls_log_commit_record(uint16 type)
+{
+	LsLogTarget t;
+
+	if (type == LS_LR_COMMIT)
+	{
+		TransactionId *children;
+		int			n = xactGetCommittedChildren(&children);
+
+		ls_commit_xid = GetTopTransactionId();
+		if (ls_commit_children != NULL)
+			pfree(ls_commit_children);
+		ls_commit_children = NULL;
+		ls_commit_nchildren = n;
+		if (n > 0)
+		{
+			ls_commit_children = MemoryContextAlloc(TopMemoryContext,
+													n * sizeof(TransactionId));
+			memcpy(ls_commit_children, children, n * sizeof(TransactionId));
+		}
+	}
+	Assert(TransactionIdIsNormal(ls_commit_xid));
+	memset(&t, 0, sizeof(t));
+	t.len = (uint32) (ls_commit_nchildren * sizeof(TransactionId));
+	ls_log_append(type, 0, ls_commit_xid, &t, ls_commit_children, t.len);
+}
+
+/*
  * PRE_COMMIT: log what this transaction leaves behind and wait until it is
  * durable, before PostgreSQL inserts the commit record.
  */
@@ -941,14 +1039,26 @@ ls_log_pre_commit(void)
 
 	ls_debug_crash("commit-before-log");
 
-	/*
-	 * PostgreSQL flushes a commit record only for a transaction that wrote
-	 * WAL; one that wrote only leanstore tables (without indexes) writes
-	 * this record, so that synchronous_commit waits for its commit record.
-	 */
-	if (XactLastRecEnd == InvalidXLogRecPtr &&
-		TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	if (ls_log_only_commit_ok())
 	{
+		/*
+		 * A log-only commit: leanstore's log decides this transaction's
+		 * outcome, and PostgreSQL's commit record is left to flush
+		 * asynchronously (the transaction wrote no WAL, so PostgreSQL does
+		 * not wait for it).  One flush per commit instead of two.
+		 */
+		ls_log_commit_record(LS_LR_COMMIT);
+		ls_xact_log_committed = true;
+	}
+	else if (XactLastRecEnd == InvalidXLogRecPtr &&
+			 TransactionIdIsValid(GetTopTransactionIdIfAny()))
+	{
+		/*
+		 * PostgreSQL flushes a commit record only for a transaction that
+		 * wrote WAL; one that wrote only leanstore tables but cannot
+		 * commit through the log alone writes this record, so that
+		 * synchronous_commit waits for its commit record.
+		 */
 		char		dummy = 0;
 
 		XLogBeginInsert();
@@ -959,9 +1069,28 @@ ls_log_pre_commit(void)
 	{
 		ls_log_flush_mine();
 		pg_atomic_fetch_add_u64(&ls_log->commits, 1);
+		if (ls_xact_log_committed)
+			pg_atomic_fetch_add_u64(&ls_log->log_only_commits, 1);
 	}
 	/* durable in leanstore's log, no commit record yet */
 	ls_debug_crash("commit-after-log");
+	ls_debug_crash("commit-error-after-log");
+}
+
+/*
+ * Abort: a transaction whose log-only commit record was appended failed
+ * after all (an error later in PostgreSQL's commit, a cancel while it
+ * waited for the log).  The log must say so before the abort is over, or
+ * recovery would take the commit record for a commit.
+ */
+void
+ls_log_abort(void)
+{
+	if (!ls_xact_log_committed)
+		return;
+	ls_xact_log_committed = false;
+	ls_log_commit_record(LS_LR_ABORT);
+	ls_log_flush_mine();
 }
 
 /* Commit or abort: forget the write set. */
@@ -978,6 +1107,15 @@ ls_log_xact_end(void)
 	}
 	/* records of an aborted transaction need no wait: clog voids them */
 	ls_my_log_pending = false;
+	ls_xact_cold_xid = false;
+	ls_xact_log_committed = false;
+	if (ls_commit_children != NULL)
+	{
+		pfree(ls_commit_children);
+		ls_commit_children = NULL;
+	}
+	ls_commit_nchildren = 0;
+	ls_commit_xid = InvalidTransactionId;
 }
 
 /* ------------------------------------------------------------------------
@@ -1421,7 +1559,7 @@ ls_log_register(void)
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, drop-commit, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog.",
+							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog.",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,
@@ -1560,6 +1698,18 @@ ls_replay_table(LsReplay *rp, const LsLogTarget *t)
 	return rt;
 }
 
+/*
+ * Outcomes the log itself records (log-only commits and their aborts),
+ * gathered by a first pass over the log: xid -> committed.
+ */
+typedef struct LsReplayXid
+{
+	TransactionId xid;			/* hash key */
+	bool		committed;
+} LsReplayXid;
+
+static HTAB *ls_replay_xids = NULL;
+
 static bool
 ls_replay_committed(const ls_wal_rec *rec)
 {
@@ -1567,8 +1717,52 @@ ls_replay_committed(const ls_wal_rec *rec)
 		return true;
 	if (!TransactionIdIsNormal(rec->xid))
 		return rec->xid == FrozenTransactionId || rec->xid == BootstrapTransactionId;
+	if (ls_replay_xids != NULL)
+	{
+		LsReplayXid *x = hash_search(ls_replay_xids, &rec->xid, HASH_FIND, NULL);
+
+		/*
+		 * A log-only commit: clog may not know it (PostgreSQL's commit
+		 * record was not flushed yet).  Its xids are in hot rows only,
+		 * which replay makes frozen, so clog is never asked again.
+		 */
+		if (x != NULL)
+			return x->committed;
+	}
 	/* no transaction runs yet: whatever did not commit never will */
 	return TransactionIdDidCommit(rec->xid);
+}
+
+/* A commit or abort record: note the outcome of xid and its subxids. */
+static void
+ls_replay_note_outcome(const ls_wal_rec *rec)
+{
+	const LsLogTarget *t = (const LsLogTarget *) (rec + 1);
+	const char *p = (const char *) (t + 1);
+	uint32		n;
+	bool		committed = rec->type == LS_LR_COMMIT;
+
+	if (rec->len < LS_WAL_REC_HDR + sizeof(LsLogTarget) ||
+		t->len != rec->len - LS_WAL_REC_HDR - sizeof(LsLogTarget) ||
+		t->len % sizeof(TransactionId) != 0 || !TransactionIdIsNormal(rec->xid))
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log holds a malformed commit record")));
+	n = t->len / sizeof(TransactionId);
+	for (uint32 i = 0; i <= n; i++)
+	{
+		TransactionId xid;
+		LsReplayXid *x;
+		bool		found;
+
+		if (i == n)
+			xid = rec->xid;
+		else
+			memcpy(&xid, p + i * sizeof(TransactionId), sizeof(xid));
+		x = hash_search(ls_replay_xids, &xid, HASH_ENTER, &found);
+		/* an abort wins, whichever record the stream gives first */
+		x->committed = committed && (!found || x->committed);
+	}
 }
 
 static ls_hot_version *
@@ -1855,6 +2049,9 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 		case LS_LR_PUTS:
 			ls_replay_puts(rp, rec, t);
 			break;
+		case LS_LR_COMMIT:
+		case LS_LR_ABORT:
+			break;				/* read by the first pass (ls_replay_outcomes) */
 		case LS_LR_REMOVE:
 			rt = ls_replay_table(rp, t);
 			if (rt->lost || rt->tbl == NULL)
@@ -2092,6 +2289,47 @@ ls_segment_path(char *buf, size_t len, uint64 pos)
 			 (unsigned long long) (pos / LS_LOG_SEGMENT));
 }
 
+/*
+ * First pass over the log: the outcomes of log-only commits, which the
+ * replay needs before it meets their rows (a commit record follows them).
+ */
+static void
+ls_replay_outcomes(uint64 start)
+{
+	ls_wal_reader *reader;
+	ls_status	st;
+	HASHCTL		hctl;
+
+	memset(&hctl, 0, sizeof(hctl));
+	hctl.keysize = sizeof(TransactionId);
+	hctl.entrysize = sizeof(LsReplayXid);
+	ls_replay_xids = hash_create("leanstore replay outcomes", 1024, &hctl,
+								 HASH_ELEM | HASH_BLOBS);
+	st = ls_wal_reader_open(ls_log_directory, LS_LOG_SEGMENT, start, &reader);
+	if (st != LS_OK)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not read leanstore's log in \"%s\": %s",
+						ls_log_directory, ls_status_str(st))));
+	for (;;)
+	{
+		const ls_wal_rec *rec;
+		uint64		pos;
+
+		st = ls_wal_reader_next(reader, &rec, &pos);
+		if (st == LS_NOT_FOUND)
+			break;
+		if (st != LS_OK)
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("could not read leanstore's log at position " UINT64_FORMAT ": %s",
+							pos, ls_status_str(st))));
+		if (rec->type == LS_LR_COMMIT || rec->type == LS_LR_ABORT)
+			ls_replay_note_outcome(rec);
+	}
+	ls_wal_reader_close(reader);
+}
+
 /* Replay the log (after a crash) and start the writer at its end. */
 static void
 ls_log_recover(void)
@@ -2149,6 +2387,8 @@ ls_log_recover(void)
 	hctl.entrysize = sizeof(LsReplayTable);
 	rp.tables = hash_create("leanstore replay", 256, &hctl, HASH_ELEM | HASH_BLOBS);
 
+	if (!clean)
+		ls_replay_outcomes(start);
 	ro.heap = pairingheap_allocate(ls_held_cmp, NULL);
 	ro.bytes = 0;
 	ro.last_gsn = 0;
@@ -2202,6 +2442,11 @@ ls_log_recover(void)
 		ls_debug_crash("recovery-end");
 	}
 	hash_destroy(rp.tables);
+	if (ls_replay_xids != NULL)
+	{
+		hash_destroy(ls_replay_xids);
+		ls_replay_xids = NULL;
+	}
 	/* nothing before the end is needed any more (after a clean start, or the re-log) */
 	ls_cold_set_log_start(end);
 	ls_wal_set_keep_from(ls_log->wal, end);

@@ -211,6 +211,7 @@ extern int	ls_log_buffer_kb;
 typedef struct LsLogStats
 {
 	uint64		commits;
+	uint64		log_only_commits;
 	uint64		records;
 	uint64		bytes;
 	uint64		wait_us;
@@ -259,6 +260,7 @@ extern int	ls_max_log_size_mb;
 extern bool ls_checkpoint(bool wait_for_writers);
 extern bool ls_checkpoint_due(void);
 extern void ls_log_pre_commit(void);
+extern void ls_log_abort(void);
 extern void ls_log_xact_end(void);
 
 /* ------------------------------------------------------------------------

@@ -65,8 +65,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	LsColdStats cs;
 	ls_hc_stats hc;
 	LsLogStats	ls;
-	Datum		values[51];
-	bool		nulls[51] = {0};
+	Datum		values[52];
+	bool		nulls[52] = {0};
 
 	tupdesc = ls_result_tupdesc(fcinfo);
 	ls_hot_get_stats(ls_shared_hot(), &hs);
@@ -126,6 +126,7 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[48] = Int64GetDatum((int64) cs.writes_spilled);
 	values[49] = Int64GetDatum((int64) cs.pages_leaked);
 	values[50] = Int64GetDatum((int64) cs.cold_rows);
+	values[51] = Int64GetDatum((int64) ls.log_only_commits);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

@@ -61,6 +61,59 @@ done
 grep -q 'crashing at "commit-after-log"' "$dir/server.log" ||
 	{ echo "crash_points: the commit-after-log point was not reached"; fail=1; }
 
+# 1b. a transaction that wrote only leanstore rows (no index entry, no heap
+#     row: no WAL of PostgreSQL's) commits through leanstore's log alone
+#     (a log-only commit): once its commit record is durable it survives
+#     a crash, although PostgreSQL's commit record may not; before that it
+#     is gone.  Subtransactions: a released one commits with it, a rolled
+#     back one does not.  A failure after the log's commit (an error later
+#     in PostgreSQL's commit) logs an abort, so the crash after it does not
+#     bring the transaction back.
+q -c "CREATE TABLE lf (n int, v text) USING leanstore; INSERT INTO lf SELECT g, 'v' || g FROM generate_series(1, 10) g" >/dev/null
+before=$(q -c "SELECT log_only_commits FROM leanstore_stats()")
+q -c "UPDATE lf SET v = 'w' || n WHERE n = 10" >/dev/null
+ls_expect "a leanstore-only transaction commits through the log alone" "t" \
+	"$(q -c "SELECT log_only_commits > $before FROM leanstore_stats()")"
+q -c "SET leanstore.debug_crash_point = 'commit-before-log'" \
+	-c "BEGIN; INSERT INTO lf VALUES (1000, 'doomed'); UPDATE lf SET v = 'doomed' WHERE n = 1;
+	    DELETE FROM lf WHERE n = 2; COMMIT;" >/dev/null
+ls_wait_up "$dir"
+ls_expect "log-only commit, crash before the log: gone" "0|v1|1|10" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 1000), (SELECT v FROM lf WHERE n = 1),
+	                (SELECT count(*) FROM lf WHERE n = 2), (SELECT count(*) FROM lf)")"
+q -c "SET leanstore.debug_crash_point = 'commit-after-log'" \
+	-c "BEGIN; INSERT INTO lf VALUES (1000, 'kept'); UPDATE lf SET v = 'kept' WHERE n = 1;
+	    DELETE FROM lf WHERE n = 2; SAVEPOINT a; INSERT INTO lf VALUES (1001, 'sub');
+	    UPDATE lf SET v = 'sub' WHERE n = 3; RELEASE a; COMMIT;" >/dev/null
+ls_wait_up "$dir"
+ls_expect "log-only commit, crash after the log: committed" "1|kept|0|1|sub|11|w10" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 1000), (SELECT v FROM lf WHERE n = 1),
+	                (SELECT count(*) FROM lf WHERE n = 2), (SELECT count(*) FROM lf WHERE n = 1001),
+	                (SELECT v FROM lf WHERE n = 3), (SELECT count(*) FROM lf), (SELECT v FROM lf WHERE n = 10)")"
+# a rolled-back subtransaction wrote an abort record to PostgreSQL's WAL:
+# the transaction commits through PostgreSQL's commit record, so the same
+# crash leaves nothing of it
+q -c "SET leanstore.debug_crash_point = 'commit-after-log'" \
+	-c "BEGIN; INSERT INTO lf VALUES (1003, 'gone'); SAVEPOINT b; INSERT INTO lf VALUES (1002, 'undone');
+	    ROLLBACK TO b; COMMIT;" >/dev/null
+ls_wait_up "$dir"
+ls_expect "a subtransaction rolled back, crash after the log: gone" "0|0|11" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 1002), (SELECT count(*) FROM lf WHERE n = 1003),
+	                (SELECT count(*) FROM lf)")"
+err=$(q -c "SET leanstore.debug_crash_point = 'commit-error-after-log'" \
+	-c "BEGIN; INSERT INTO lf VALUES (2000, 'failed'); UPDATE lf SET v = 'failed' WHERE n = 4; COMMIT;" 2>&1)
+case "$err" in
+*'failing at "commit-error-after-log"'*) ;;
+*) echo "crash_points: no error at commit-error-after-log: $err"; fail=1 ;;
+esac
+ls_expect "an error after the log's commit: rolled back" "0|v4" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 2000), (SELECT v FROM lf WHERE n = 4)")"
+crash
+restart
+ls_expect "an error after the log's commit, then a crash: still rolled back" "0|v4|11" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 2000), (SELECT v FROM lf WHERE n = 4), (SELECT count(*) FROM lf)")"
+ls_expect "leanstore_verify(lf)" "t" "$(q -c "SELECT leanstore_verify('lf')")"
+
 # 2. DDL: committed before the crash, or still open at the crash
 q -c "CREATE TABLESPACE ts LOCATION '$dir/tblspc'" >/dev/null
 q -c "CREATE TABLE d_trunc (a int) USING leanstore; INSERT INTO d_trunc VALUES (1), (2);
