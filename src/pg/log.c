@@ -1065,12 +1065,25 @@ ls_log_pre_commit(void)
 		XLogRegisterData(&dummy, sizeof(dummy));
 		(void) XLogInsert(LS_RMGR_ID, LS_XLOG_COMMIT);
 	}
-	if (ls_my_log_pending)
+	if (ls_my_log_pending && ls_xact_log_committed)
+	{
+		/*
+		 * The commit record may already be durable: from here the
+		 * transaction is committed as far as a crash is concerned, so a
+		 * cancel must not abort it (PostgreSQL's own commit flush is not
+		 * interruptible either).  The wait is over when the next rounds
+		 * end; postmaster death still ends it.
+		 */
+		HOLD_INTERRUPTS();
+		ls_log_flush_mine();
+		RESUME_INTERRUPTS();
+		pg_atomic_fetch_add_u64(&ls_log->commits, 1);
+		pg_atomic_fetch_add_u64(&ls_log->log_only_commits, 1);
+	}
+	else if (ls_my_log_pending)
 	{
 		ls_log_flush_mine();
 		pg_atomic_fetch_add_u64(&ls_log->commits, 1);
-		if (ls_xact_log_committed)
-			pg_atomic_fetch_add_u64(&ls_log->log_only_commits, 1);
 	}
 	/* durable in leanstore's log, no commit record yet */
 	ls_debug_crash("commit-after-log");
@@ -1079,9 +1092,11 @@ ls_log_pre_commit(void)
 
 /*
  * Abort: a transaction whose log-only commit record was appended failed
- * after all (an error later in PostgreSQL's commit, a cancel while it
- * waited for the log).  The log must say so before the abort is over, or
- * recovery would take the commit record for a commit.
+ * after all (an error later in PostgreSQL's commit: a pre-commit callback
+ * of another library, a full NOTIFY queue).  The log must say so before
+ * the abort is over, or recovery would take the commit record for a
+ * commit.  The client has the error by then: a crash before the abort
+ * record is durable keeps the transaction (README.md, "Log-only commits").
  */
 void
 ls_log_abort(void)
@@ -1733,6 +1748,23 @@ ls_replay_committed(const ls_wal_rec *rec)
 	return TransactionIdDidCommit(rec->xid);
 }
 
+/*
+ * The xid a replayed row version or tombstone carries (rec committed):
+ * FrozenTransactionId.  No snapshot survived the crash, so the real xid
+ * says nothing any more, and it may be dangerous: a log-only commit's xid
+ * may never have reached PostgreSQL's WAL (also when a checkpoint logged
+ * its rows again, frozen, after its commit record), so PostgreSQL can hand
+ * it out again, and a version or a delete naming it would then look like
+ * the new transaction's work (a snapshot taken while the new one runs
+ * would not see the delete).
+ */
+static TransactionId
+ls_replay_xid(const ls_wal_rec *rec)
+{
+	Assert(ls_replay_committed(rec));
+	return FrozenTransactionId;
+}
+
 /* A commit or abort record: note the outcome of xid and its subxids. */
 static void
 ls_replay_note_outcome(const ls_wal_rec *rec)
@@ -2078,10 +2110,11 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 					ereport(FATAL,
 							(errcode(ERRCODE_DATA_CORRUPTED),
 							 errmsg("leanstore's log holds a row record of inconsistent length")));
-				ls_replay_row(rt, t->value, (const char *) (t + 1), t->len, rec->xid);
+				ls_replay_row(rt, t->value, (const char *) (t + 1), t->len,
+							  ls_replay_xid(rec));
 			}
 			else
-				ls_replay_row(rt, t->value, NULL, 0, rec->xid);
+				ls_replay_row(rt, t->value, NULL, 0, ls_replay_xid(rec));
 			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
 			rp->rows++;
 			break;
