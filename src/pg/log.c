@@ -31,7 +31,6 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
-#include "access/xlogdefs.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
@@ -274,11 +273,10 @@ static bool ls_log_recovering_here = false;
 static bool ls_xact_cold_xid = false;
 
 /*
- * A log-only commit's record was appended (ls_log_pre_commit): if the
- * transaction fails after all, its abort must reach the log too.  The
- * committed subxids are kept for that abort record.
+ * Valid once a log-only commit's record was appended (ls_log_pre_commit):
+ * if the transaction fails after all, its abort must reach the log too.
+ * The committed subxids are kept for that abort record.
  */
-static bool ls_xact_log_committed = false;
 static TransactionId ls_commit_xid = InvalidTransactionId;
 static TransactionId *ls_commit_children = NULL;
 static int	ls_commit_nchildren = 0;
@@ -960,22 +958,21 @@ ls_log_only_commit_ok(void)
 
 /*
  * Append the record of a log-only commit (LS_LR_COMMIT) or of its abort
- * (LS_LR_ABORT): the top xid, the committed subxids as payload.
+ * (LS_LR_ABORT): the top xid, the committed subxids as payload (kept
+ * from the commit record for the abort record).
  */
 static void
-ls_log_commit_record(uint16 type)
+ls_log_commit_record(uint16 type, TransactionId xid)
 {
 	LsLogTarget t;
 
+	Assert(TransactionIdIsNormal(xid));
 	if (type == LS_LR_COMMIT)
 	{
 		TransactionId *children;
 		int			n = xactGetCommittedChildren(&children);
 
-		ls_commit_xid = GetTopTransactionId();
-		if (ls_commit_children != NULL)
-			pfree(ls_commit_children);
-		ls_commit_children = NULL;
+		Assert(ls_commit_children == NULL);
 		ls_commit_nchildren = n;
 		if (n > 0)
 		{
@@ -984,10 +981,9 @@ ls_log_commit_record(uint16 type)
 			memcpy(ls_commit_children, children, n * sizeof(TransactionId));
 		}
 	}
-	Assert(TransactionIdIsNormal(ls_commit_xid));
 	memset(&t, 0, sizeof(t));
 	t.len = (uint32) (ls_commit_nchildren * sizeof(TransactionId));
-	ls_log_append(type, 0, ls_commit_xid, &t, ls_commit_children, t.len);
+	ls_log_append(type, 0, xid, &t, ls_commit_children, t.len);
 }
 
 /*
@@ -1047,8 +1043,8 @@ ls_log_pre_commit(void)
 		 * asynchronously (the transaction wrote no WAL, so PostgreSQL does
 		 * not wait for it).  One flush per commit instead of two.
 		 */
-		ls_log_commit_record(LS_LR_COMMIT);
-		ls_xact_log_committed = true;
+		ls_log_commit_record(LS_LR_COMMIT, GetTopTransactionId());
+		ls_commit_xid = GetTopTransactionId();
 	}
 	else if (XactLastRecEnd == InvalidXLogRecPtr &&
 			 TransactionIdIsValid(GetTopTransactionIdIfAny()))
@@ -1065,24 +1061,25 @@ ls_log_pre_commit(void)
 		XLogRegisterData(&dummy, sizeof(dummy));
 		(void) XLogInsert(LS_RMGR_ID, LS_XLOG_COMMIT);
 	}
-	if (ls_my_log_pending && ls_xact_log_committed)
+	if (ls_my_log_pending)
 	{
+		bool		log_only = TransactionIdIsValid(ls_commit_xid);
+
 		/*
-		 * The commit record may already be durable: from here the
+		 * A log-only commit's record may already be durable: from here the
 		 * transaction is committed as far as a crash is concerned, so a
 		 * cancel must not abort it (PostgreSQL's own commit flush is not
 		 * interruptible either).  The wait is over when the next rounds
 		 * end; postmaster death still ends it.
 		 */
-		HOLD_INTERRUPTS();
+		if (log_only)
+			HOLD_INTERRUPTS();
 		ls_log_flush_mine();
-		RESUME_INTERRUPTS();
-		pg_atomic_fetch_add_u64(&ls_log->commits, 1);
-		pg_atomic_fetch_add_u64(&ls_log->log_only_commits, 1);
-	}
-	else if (ls_my_log_pending)
-	{
-		ls_log_flush_mine();
+		if (log_only)
+		{
+			RESUME_INTERRUPTS();
+			pg_atomic_fetch_add_u64(&ls_log->log_only_commits, 1);
+		}
 		pg_atomic_fetch_add_u64(&ls_log->commits, 1);
 	}
 	/* durable in leanstore's log, no commit record yet */
@@ -1101,10 +1098,13 @@ ls_log_pre_commit(void)
 void
 ls_log_abort(void)
 {
-	if (!ls_xact_log_committed)
+	TransactionId xid = ls_commit_xid;
+
+	if (!TransactionIdIsValid(xid))
 		return;
-	ls_xact_log_committed = false;
-	ls_log_commit_record(LS_LR_ABORT);
+	/* cleared first: an error below must not make the abort try again */
+	ls_commit_xid = InvalidTransactionId;
+	ls_log_commit_record(LS_LR_ABORT, xid);
 	ls_log_flush_mine();
 }
 
@@ -1123,7 +1123,6 @@ ls_log_xact_end(void)
 	/* records of an aborted transaction need no wait: clog voids them */
 	ls_my_log_pending = false;
 	ls_xact_cold_xid = false;
-	ls_xact_log_committed = false;
 	if (ls_commit_children != NULL)
 	{
 		pfree(ls_commit_children);
@@ -1748,23 +1747,6 @@ ls_replay_committed(const ls_wal_rec *rec)
 	return TransactionIdDidCommit(rec->xid);
 }
 
-/*
- * The xid a replayed row version or tombstone carries (rec committed):
- * FrozenTransactionId.  No snapshot survived the crash, so the real xid
- * says nothing any more, and it may be dangerous: a log-only commit's xid
- * may never have reached PostgreSQL's WAL (also when a checkpoint logged
- * its rows again, frozen, after its commit record), so PostgreSQL can hand
- * it out again, and a version or a delete naming it would then look like
- * the new transaction's work (a snapshot taken while the new one runs
- * would not see the delete).
- */
-static TransactionId
-ls_replay_xid(const ls_wal_rec *rec)
-{
-	Assert(ls_replay_committed(rec));
-	return FrozenTransactionId;
-}
-
 /* A commit or abort record: note the outcome of xid and its subxids. */
 static void
 ls_replay_note_outcome(const ls_wal_rec *rec)
@@ -1823,10 +1805,18 @@ ls_replay_version(const void *payload, uint32 len, TransactionId xmin,
  * whose cold image exists stays in the hot tier as MIGRATED, so that it
  * shadows the image; a deleted one keeps a dead version over the image
  * until GC removes both (ls_cold_forget_image).
+ *
+ * The new version (as xmin) and the delete (as xmax) carry
+ * FrozenTransactionId, not the record's xid: no snapshot survived the
+ * crash, so the real xid says nothing any more, and it may be dangerous:
+ * a log-only commit's xid may never have reached PostgreSQL's WAL (also
+ * when a checkpoint logged its rows again, frozen, after its commit
+ * record), so PostgreSQL can hand it out again, and a version or a delete
+ * naming it would then look like the new transaction's work (a snapshot
+ * taken while the new one runs would not see the delete).
  */
 static void
-ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len,
-			  TransactionId xid)
+ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len)
 {
 	ls_hot_table *tbl = rt->tbl;
 	ls_hot_ctx *ctx = ls_ctx();
@@ -1890,11 +1880,11 @@ ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len,
 			pfree(copy);
 			return;
 		}
-		v = ls_replay_version(copy, copy_len, copy_xmin, xid);
+		v = ls_replay_version(copy, copy_len, copy_xmin, FrozenTransactionId);
 		pfree(copy);
 	}
 	else
-		v = ls_replay_version(payload, len, xid, InvalidTransactionId);
+		v = ls_replay_version(payload, len, FrozenTransactionId, InvalidTransactionId);
 
 	ls_epoch_enter();
 	row = ls_hot_row_get(tbl, rowid);
@@ -2110,11 +2100,10 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 					ereport(FATAL,
 							(errcode(ERRCODE_DATA_CORRUPTED),
 							 errmsg("leanstore's log holds a row record of inconsistent length")));
-				ls_replay_row(rt, t->value, (const char *) (t + 1), t->len,
-							  ls_replay_xid(rec));
+				ls_replay_row(rt, t->value, (const char *) (t + 1), t->len);
 			}
 			else
-				ls_replay_row(rt, t->value, NULL, 0, ls_replay_xid(rec));
+				ls_replay_row(rt, t->value, NULL, 0);
 			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
 			rp->rows++;
 			break;
@@ -2323,21 +2312,16 @@ ls_segment_path(char *buf, size_t len, uint64 pos)
 }
 
 /*
- * First pass over the log: the outcomes of log-only commits, which the
- * replay needs before it meets their rows (a commit record follows them).
+ * Read leanstore's log from start to its end, handing every record to fn
+ * (NULL: only find the end).  Returns the reader, at the end (for its
+ * position and highest GSN); the caller closes it.
  */
-static void
-ls_replay_outcomes(uint64 start)
+static ls_wal_reader *
+ls_log_read(uint64 start, void (*fn) (const ls_wal_rec *rec, void *arg), void *arg)
 {
 	ls_wal_reader *reader;
 	ls_status	st;
-	HASHCTL		hctl;
 
-	memset(&hctl, 0, sizeof(hctl));
-	hctl.keysize = sizeof(TransactionId);
-	hctl.entrysize = sizeof(LsReplayXid);
-	ls_replay_xids = hash_create("leanstore replay outcomes", 1024, &hctl,
-								 HASH_ELEM | HASH_BLOBS);
 	st = ls_wal_reader_open(ls_log_directory, LS_LOG_SEGMENT, start, &reader);
 	if (st != LS_OK)
 		ereport(FATAL,
@@ -2357,10 +2341,51 @@ ls_replay_outcomes(uint64 start)
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("could not read leanstore's log at position " UINT64_FORMAT ": %s",
 							pos, ls_status_str(st))));
-		if (rec->type == LS_LR_COMMIT || rec->type == LS_LR_ABORT)
-			ls_replay_note_outcome(rec);
+		if (fn != NULL)
+			fn(rec, arg);
 	}
-	ls_wal_reader_close(reader);
+	return reader;
+}
+
+/* ls_log_read's callback for the first pass: commit and abort records. */
+static void
+ls_replay_outcome_rec(const ls_wal_rec *rec, void *arg)
+{
+	(void) arg;
+	if (rec->type == LS_LR_COMMIT || rec->type == LS_LR_ABORT)
+		ls_replay_note_outcome(rec);
+}
+
+/*
+ * First pass over the log: the outcomes of log-only commits, which the
+ * replay needs before it meets their rows (a commit record follows them).
+ */
+static void
+ls_replay_outcomes(uint64 start)
+{
+	HASHCTL		hctl;
+
+	memset(&hctl, 0, sizeof(hctl));
+	hctl.keysize = sizeof(TransactionId);
+	hctl.entrysize = sizeof(LsReplayXid);
+	ls_replay_xids = hash_create("leanstore replay outcomes", 1024, &hctl,
+								 HASH_ELEM | HASH_BLOBS);
+	ls_wal_reader_close(ls_log_read(start, ls_replay_outcome_rec, NULL));
+}
+
+/* ls_log_read's callback for the replay: every record into the reorder heap. */
+typedef struct LsReplayPass
+{
+	LsReorder  *ro;
+	LsReplay   *rp;
+} LsReplayPass;
+
+static void
+ls_replay_pass_rec(const ls_wal_rec *rec, void *arg)
+{
+	LsReplayPass *pass = arg;
+
+	ls_reorder_push(pass->ro, pass->rp, rec);
 }
 
 /* Replay the log (after a crash) and start the writer at its end. */
@@ -2374,6 +2399,7 @@ ls_log_recover(void)
 	ls_status	st;
 	LsReplay	rp;
 	LsReorder	ro;
+	LsReplayPass pass;
 	HASHCTL		hctl;
 	instr_time	t0,
 				t1;
@@ -2425,29 +2451,10 @@ ls_log_recover(void)
 	ro.heap = pairingheap_allocate(ls_held_cmp, NULL);
 	ro.bytes = 0;
 	ro.last_gsn = 0;
-	st = ls_wal_reader_open(ls_log_directory, LS_LOG_SEGMENT, start, &reader);
-	if (st != LS_OK)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not read leanstore's log in \"%s\": %s",
-						ls_log_directory, ls_status_str(st))));
-	for (;;)
-	{
-		const ls_wal_rec *rec;
-		uint64		pos;
-
-		st = ls_wal_reader_next(reader, &rec, &pos);
-		if (st == LS_NOT_FOUND)
-			break;
-		if (st != LS_OK)
-			ereport(FATAL,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("could not read leanstore's log at position " UINT64_FORMAT ": %s",
-							pos, ls_status_str(st))));
-		/* a clean shutdown wrote every table: its log has nothing to replay */
-		if (!clean)
-			ls_reorder_push(&ro, &rp, rec);
-	}
+	pass.ro = &ro;
+	pass.rp = &rp;
+	/* a clean shutdown wrote every table: its log has nothing to replay */
+	reader = ls_log_read(start, clean ? NULL : ls_replay_pass_rec, &pass);
 	while (!pairingheap_is_empty(ro.heap))
 		ls_reorder_pop(&ro, &rp);
 	end = ls_wal_reader_end(reader);
