@@ -978,13 +978,8 @@ ls_status
 ls_btree_append(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val, uint32_t vlen)
 {
 	ls_btree_kv kv = {key, klen, val, vlen};
-	ls_status	st = ls_btree_check_kv(klen, vlen);
 
-	if (st != LS_OK)
-		return st;
-	if (try_append_run(t, &kv, 1) == 1)
-		return LS_OK;
-	return ls_btree_insert(t, key, klen, val, vlen);
+	return ls_btree_append_batch(t, &kv, 1, NULL);
 }
 
 ls_status

@@ -1759,13 +1759,7 @@ ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 
 	if (v->len > LS_COLD_XMAX_PAYLOAD)
 		return false;
-	if ((ct = ls_cold_of(tbl)) == NULL)
-	{
-		LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
-		ct = ls_cold_ensure(tbl, ERROR);
-		LWLockRelease(ls_cold->adopt_lock);
-	}
-	ls_log_bulk_xid(tbl, xmin);
+	ct = ls_cold_for_load(tbl, xmin);
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->total_len = v->len;
 	hdr->flags = LS_COLD_XMAX | LS_COLD_SPEC;
@@ -1930,10 +1924,11 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 		}
 		st = ls_btree_append_batch(&ct->tree, kv + i, (uint32) m, &done);
 		if (done > 0)
+		{
 			pg_atomic_fetch_add_u64(&ct->rows, done);
-		if (done > 0)
 			ls_log_cold_puts(tbl, (int) done, rowids + i, payloads + i, lens + i, xmin,
 							 frozen);
+		}
 		i += (int) done;
 	}
 	LWLockRelease(ls_cold->tree_lock);

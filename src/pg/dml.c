@@ -1490,6 +1490,35 @@ ls_row_maybe_cold(ls_hot_table *tbl, uint64 rowid)
 	return !hot;
 }
 
+/*
+ * A delete, update or lock in the cold tier found rowid's image held by
+ * another transaction (the full hot tier cannot take the row).  With wait,
+ * wait for the holder as policy says (ls_cold_wait_holder) and return
+ * true: judge the row again.  Otherwise (nobody to wait for, or SKIP
+ * LOCKED would block: *res TM_WouldBlock) false, with *res what a
+ * committed writer in the image means (ls_cold_committed_writer); with
+ * none there, the full tier is the error (what: "delete from", ...).
+ */
+static bool
+ls_cold_held(Relation rel, ls_hot_table *tbl, uint64 rowid, bool wait,
+			 LockWaitPolicy policy, TM_FailureData *tmfd, const char *what,
+			 TM_Result *res)
+{
+	bool		would_block = false;
+
+	if (wait && ls_cold_wait_holder(rel, tbl, rowid, policy, &would_block))
+	{
+		if (!would_block)
+			return true;
+		*res = TM_WouldBlock;
+		return false;
+	}
+	*res = ls_cold_committed_writer(tbl, rowid, tmfd);
+	if (*res == TM_Ok)
+		ls_report_status(LS_NO_SPACE, rel, what);
+	return false;
+}
+
 TM_Result
 ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 				Snapshot snapshot, Snapshot crosscheck, bool wait,
@@ -1529,16 +1558,10 @@ retry_cold:
 	ls_migrate_soft = false;
 	if (ls_migrate_found_full)
 	{
-		bool		would_block;
-
 		if (ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
 			goto cold_deleted;
-		/* held by another transaction: wait for it, then judge again */
-		if (wait && ls_cold_wait_holder(rel, tbl, rowid, LockWaitBlock, &would_block))
+		if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, tmfd, "delete from", &res))
 			goto retry_cold;
-		res = ls_cold_committed_writer(tbl, rowid, tmfd);
-		if (res == TM_Ok)
-			ls_report_status(LS_NO_SPACE, rel, "delete from");
 	}
 	if (res == TM_Ok)
 	{
@@ -1788,16 +1811,11 @@ retry_cold:
 		ls_migrate_soft = false;
 		if (ls_migrate_found_full)
 		{
-			bool		would_block;
-
 			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, lock_word, &oldtup))
 			{
-				/* held by another transaction: wait for it, then judge again */
-				if (wait && ls_cold_wait_holder(rel, tbl, rowid, LockWaitBlock, &would_block))
+				if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, tmfd,
+								 "update a row of", &res))
 					goto retry_cold;
-				res = ls_cold_committed_writer(tbl, rowid, tmfd);
-				if (res == TM_Ok)
-					ls_report_status(LS_NO_SPACE, rel, "update a row of");
 			}
 			else
 			{
@@ -2078,21 +2096,13 @@ again:
 			ls_migrate_soft = false;
 			if (ls_migrate_found_full)
 			{
-				bool		would_block;
-
 				res = TM_Ok;
 				if (!ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot,
 									 slot, &newer))
 				{
-					/* held by another transaction: wait for it, then again */
-					if (ls_cold_wait_holder(rel, tbl, rowid, wait_policy, &would_block))
-					{
-						if (!would_block)
-							continue;
-						res = TM_WouldBlock;
-					}
-					else if ((res = ls_cold_committed_writer(tbl, rowid, tmfd)) == TM_Ok)
-						ls_report_status(LS_NO_SPACE, rel, "lock a row of");
+					if (ls_cold_held(rel, tbl, rowid, true, wait_policy, tmfd,
+									 "lock a row of", &res))
+						continue;
 				}
 			}
 		}

@@ -177,6 +177,7 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	ls_hot_table_stats ts;
 	Datum		values[8];
 	bool		nulls[8] = {0};
+	int64		cold_rows;
 
 	tupdesc = ls_result_tupdesc(fcinfo);
 	rel = ls_open_leanstore(relid, AccessShareLock);
@@ -192,8 +193,9 @@ leanstore_table_stats(PG_FUNCTION_ARGS)
 	/* of those, blocks no page uses, waiting for reuse */
 	values[6] = Int64GetDatum((int64) ls_cold_table_free_pages(tbl));
 	/* row images in the tree; NULL when its file predates the count */
-	values[7] = Int64GetDatum(ls_cold_table_rows(tbl));
-	nulls[7] = ls_cold_table_rows(tbl) < 0;
+	cold_rows = ls_cold_table_rows(tbl);
+	values[7] = Int64GetDatum(cold_rows);
+	nulls[7] = cold_rows < 0;
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
