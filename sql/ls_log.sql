@@ -24,6 +24,15 @@ DELETE FROM lg WHERE id = 11;
 COMMIT;
 SELECT log_records - r AS records, log_commits - c AS commits,
        log_only_commits - o AS log_only FROM leanstore_stats(), s0;
+-- the same under SERIALIZABLE commits through PostgreSQL's commit record
+-- (its commit may still fail on a serialization conflict after leanstore's
+-- log): logged, not log-only
+UPDATE s0 SET r = log_records, c = log_commits, o = log_only_commits FROM leanstore_stats();
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+UPDATE lg SET v = 's' WHERE id <= 3;
+COMMIT;
+SELECT log_records - r AS records, log_commits - c AS commits,
+       log_only_commits - o AS log_only FROM leanstore_stats(), s0;
 -- a rolled back transaction logs nothing; neither does a read-only one
 UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
 BEGIN;
