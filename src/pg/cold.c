@@ -62,7 +62,6 @@ int			ls_buffer_pool_mb = 128;
 bool		ls_pack_eager = false;
 int			ls_pack_threshold = 80;
 
-#define LS_STATE_DIR		"pg_leanstore"
 #define LS_STATE_FILE		LS_STATE_DIR "/state"
 #define LS_META_MAGIC		0x4c53434dU	/* "LSCM" */
 #define LS_META_VERSION		4

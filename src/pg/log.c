@@ -75,6 +75,7 @@ int			ls_max_log_size_mb = 1024;
  */
 char	   *ls_debug_crash_point = NULL;
 static int	ls_debug_log_fault = 0;
+static int	ls_debug_recovery_delay_ms = 0;
 
 static const struct config_enum_entry ls_log_fault_options[] = {
 	{"none", 0, false},
@@ -1523,11 +1524,96 @@ ls_rm_identify(uint8 info)
 	return NULL;
 }
 
+/*
+ * The first xid PostgreSQL's redo did not see (the xid bound).
+ *
+ * A transaction that is not a log-only commit is decided by PostgreSQL's
+ * commit record.  When the crash came after its rows were durable in
+ * leanstore's log but before any WAL record of PostgreSQL's that names its
+ * xid was, PostgreSQL's redo never learns the xid and hands it out again.
+ * leanstore's recovery runs in the log writer, a background worker that
+ * starts once connections are open: a transaction of the new run could take
+ * the xid and commit before replay asks clog about it, and the dead
+ * transaction's rows would come back.  The xids of the log's records from
+ * before the crash that are not below the bound never reached PostgreSQL's
+ * WAL, so they never committed (log-only commits aside: their own records
+ * decide them).
+ *
+ * The startup process notes the bound when redo ends (the resource
+ * manager's cleanup), before any connection opens, in a file that stays
+ * until leanstore's recovery has finished: if the server crashes again
+ * first, the next redo's bound would cover xids the interrupted run handed
+ * out again, so the first bound stays.  No redo (a clean shutdown): every
+ * xid ever handed out is below the checkpoint's next xid, and clog knows
+ * the outcome of all of them.
+ */
+#define LS_XID_BOUND_FILE	LS_STATE_DIR "/xid_bound"
+
+static TransactionId ls_replay_xid_bound = InvalidTransactionId;
+
+static void
+ls_rm_cleanup(void)
+{
+	char		tmp[MAXPGPATH];
+	char		buf[32];
+	int			fd;
+	int			len;
+	struct stat sb;
+
+	if (stat(LS_XID_BOUND_FILE, &sb) == 0)
+		return;					/* a recovery of leanstore's is unfinished */
+	ls_make_directory(LS_STATE_DIR);
+	len = snprintf(buf, sizeof(buf), "%u\n",
+				   XidFromFullTransactionId(ReadNextFullTransactionId()));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", LS_XID_BOUND_FILE);
+	fd = OpenTransientFile(tmp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+	if (fd < 0 || write(fd, buf, len) != len || pg_fsync(fd) != 0)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+	CloseTransientFile(fd);
+	(void) durable_rename(tmp, LS_XID_BOUND_FILE, FATAL);
+}
+
+/* The bound of an unfinished recovery, or InvalidTransactionId. */
+static TransactionId
+ls_xid_bound_read(void)
+{
+	FILE	   *f = AllocateFile(LS_XID_BOUND_FILE, "r");
+	unsigned	xid = InvalidTransactionId;
+
+	if (f == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(FATAL,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m", LS_XID_BOUND_FILE)));
+		return InvalidTransactionId;
+	}
+	if (fscanf(f, "%u", &xid) != 1 || !TransactionIdIsNormal(xid))
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("file \"%s\" does not hold a transaction ID", LS_XID_BOUND_FILE)));
+	FreeFile(f);
+	return (TransactionId) xid;
+}
+
+/* Recovery is over: the next crash notes its own bound. */
+static void
+ls_xid_bound_forget(void)
+{
+	struct stat sb;
+
+	if (stat(LS_XID_BOUND_FILE, &sb) == 0)
+		(void) durable_unlink(LS_XID_BOUND_FILE, FATAL);
+}
+
 static RmgrData ls_rmgr = {
 	.rm_name = "leanstore",
 	.rm_redo = ls_rm_redo,
 	.rm_desc = ls_rm_desc,
 	.rm_identify = ls_rm_identify,
+	.rm_cleanup = ls_rm_cleanup,
 };
 
 void
@@ -1588,6 +1674,15 @@ ls_log_register(void)
 							 PGC_SIGHUP,
 							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("leanstore.debug_recovery_delay",
+							"Delay of leanstore's recovery after a start (tests only).",
+							"The log writer waits this long before it reads leanstore's log; connections are open meanwhile.",
+							&ls_debug_recovery_delay_ms,
+							0, 0, 600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 
 	RegisterCustomRmgr(LS_RMGR_ID, &ls_rmgr);
 
@@ -1743,7 +1838,11 @@ ls_replay_committed(const ls_wal_rec *rec)
 		if (x != NULL)
 			return x->committed;
 	}
-	/* no transaction runs yet: whatever did not commit never will */
+	/* never in PostgreSQL's WAL before the crash (see ls_rm_cleanup) */
+	if (TransactionIdIsValid(ls_replay_xid_bound) &&
+		!TransactionIdPrecedes(rec->xid, ls_replay_xid_bound))
+		return false;
+	/* below the bound: the crash decided every xid clog does not call committed */
 	return TransactionIdDidCommit(rec->xid);
 }
 
@@ -2446,6 +2545,7 @@ ls_log_recover(void)
 	hctl.entrysize = sizeof(LsReplayTable);
 	rp.tables = hash_create("leanstore replay", 256, &hctl, HASH_ELEM | HASH_BLOBS);
 
+	ls_replay_xid_bound = ls_xid_bound_read();
 	if (!clean)
 		ls_replay_outcomes(start);
 	ro.heap = pairingheap_allocate(ls_held_cmp, NULL);
@@ -2489,6 +2589,8 @@ ls_log_recover(void)
 	}
 	/* nothing before the end is needed any more (after a clean start, or the re-log) */
 	ls_cold_set_log_start(end);
+	ls_xid_bound_forget();
+	ls_replay_xid_bound = InvalidTransactionId;
 	ls_wal_set_keep_from(ls_log->wal, end);
 
 	INSTR_TIME_SET_CURRENT(t1);
@@ -2560,6 +2662,27 @@ ls_log_round(void)
 	pg_atomic_fetch_add_u64(&ls_log->round_us, INSTR_TIME_GET_MICROSEC(t1));
 }
 
+/* leanstore.debug_recovery_delay: tests let others run before the replay */
+static void
+ls_log_recovery_delay(void)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													ls_debug_recovery_delay_ms);
+	long		left;
+
+	ereport(LOG,
+			(errmsg("leanstore's recovery waits %d ms (leanstore.debug_recovery_delay)",
+					ls_debug_recovery_delay_ms)));
+	while (!ShutdownRequestPending &&
+		   (left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until)) > 0)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 void
 ls_log_writer_main(Datum arg)
 {
@@ -2580,6 +2703,8 @@ ls_log_writer_main(Datum arg)
 
 	if (!ls_wal_started(ls_log->wal))
 	{
+		if (ls_debug_recovery_delay_ms > 0)
+			ls_log_recovery_delay();
 		ls_log_recovering_here = true;
 		PG_TRY();
 		{

@@ -334,6 +334,8 @@ extern bool ls_cold_clean_point(bool held);
 extern void ls_cold_hold_trees(bool hold);
 extern void ls_cold_get_stats(LsColdStats *out);
 extern void ls_worker_register(void);
+/* leanstore's own files in the data directory (state, undo journals) */
+#define LS_STATE_DIR		"pg_leanstore"
 /* Create directory path (and missing parents); FATAL when that fails. */
 extern void ls_make_directory(const char *path);
 

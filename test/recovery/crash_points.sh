@@ -9,6 +9,8 @@
 #     PostgreSQL's commit record: PostgreSQL's own crash restart
 #     (restart_after_crash, shared memory rebuilt); the transaction (heap
 #     and leanstore rows together) is gone, earlier commits are not.
+#  1b/1c. log-only commits; an xid PostgreSQL hands out again after the
+#     crash while leanstore's recovery is still to come.
 #  2. DDL, committed or open at the crash: CREATE, TRUNCATE, DROP, VACUUM
 #     FULL, ALTER TABLE ... TYPE, SET TABLESPACE, an unlogged table.
 #  3. recovery-replay / recovery-relog: the log writer dies during
@@ -129,6 +131,47 @@ ls_expect "log-only delete of cold rows, crash after the log: deleted" "94|5050"
 	"$(q -c "SELECT count(*), sum(a) + 115 FROM lfc")"
 ls_expect "log-only delete of cold rows: VACUUM, verify" "94|t" \
 	"$(q -c "VACUUM lfc" -c "SELECT count(*), leanstore_verify('lfc') FROM lfc")"
+
+# 1c. a transaction that is not a log-only commit (SERIALIZABLE) dies
+#     after its rows are durable in leanstore's log, before any WAL record
+#     of PostgreSQL's named its xid: PostgreSQL hands the xid out again
+#     after the restart.  A transaction of the new run takes it and commits
+#     while leanstore's recovery is still to come (debug_recovery_delay):
+#     the dead transaction's rows must not come back, also not when the
+#     server crashes again before leanstore's recovery has finished (the
+#     second redo's xid bound would cover the reused xid).
+# ls_reuse_xid NAME: the crashed transaction inserts (n = 3000, NAME) into
+# lf; after the restart, xids are taken until the crashed one has
+# committed again, before leanstore's recovery ran
+ls_reuse_xid() {
+	local out xid n replays
+	q -c "CHECKPOINT" >/dev/null
+	replays=$(grep -c 'leanstore recovery replayed' "$dir/server.log")
+	out=$(q -c "SET leanstore.debug_crash_point = 'commit-after-log'" -c "BEGIN ISOLATION LEVEL SERIALIZABLE" \
+		-c "SELECT txid_current()" -c "INSERT INTO lf VALUES (3000, '$1')" -c "COMMIT" 2>&1)
+	xid=$(echo "$out" | head -n 1)
+	ls_wait_up "$dir"
+	n=0
+	for _ in $(seq 1 100); do
+		n=$(q -c "SELECT txid_current()")
+		[ "$n" -ge "$xid" ] 2>/dev/null && break
+	done
+	ls_expect "$1: the crashed xid is handed out again and commits before leanstore's recovery" \
+		"$xid|$replays" "$n|$(grep -c 'leanstore recovery replayed' "$dir/server.log")"
+}
+q -c "ALTER SYSTEM SET leanstore.debug_recovery_delay = '5s'" -c "ALTER SYSTEM SET wal_writer_delay = '10s'" \
+	-c "SELECT pg_reload_conf()" >/dev/null
+ls_reuse_xid reused
+ls_expect "a reused xid: the crashed transaction's row stays gone" "0|11" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 3000), (SELECT count(*) FROM lf)")"
+ls_reuse_xid reused-twice
+q -c "ALTER SYSTEM RESET leanstore.debug_recovery_delay" -c "ALTER SYSTEM RESET wal_writer_delay" >/dev/null
+crash
+restart
+ls_expect "a reused xid, a second crash before leanstore's recovery: still gone" "0|11|t" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 3000), (SELECT count(*) FROM lf), leanstore_verify('lf')")"
+ls_expect "the xid bound is forgotten once recovery is over" "no" \
+	"$(test -e "$dir/data/pg_leanstore/xid_bound" && echo yes || echo no)"
 
 # 2. DDL: committed before the crash, or still open at the crash
 q -c "CREATE TABLESPACE ts LOCATION '$dir/tblspc'" >/dev/null
