@@ -142,7 +142,7 @@ ls_expect "log-only delete of cold rows: VACUUM, verify" "94|t" \
 #     second redo's xid bound would cover the reused xid).
 # ls_reuse_xid NAME: the crashed transaction inserts (n = 3000, NAME) into
 # lf; after the restart, xids are taken until the crashed one has
-# committed again, before leanstore's recovery ran
+# committed again, before leanstore's recovery ran (its xid: $reused)
 ls_reuse_xid() {
 	local out xid n replays
 	q -c "CHECKPOINT" >/dev/null
@@ -153,12 +153,16 @@ ls_reuse_xid() {
 	ls_wait_up "$dir"
 	n=0
 	for _ in $(seq 1 100); do
-		n=$(q -c "SELECT txid_current()")
+		# a heap row: WAL of its own, so the commit is flushed (a second
+		# crash must find the reused xid committed)
+		n=$(q -c "INSERT INTO xr SELECT txid_current() RETURNING x")
 		[ "$n" -ge "$xid" ] 2>/dev/null && break
 	done
+	reused=$xid
 	ls_expect "$1: the crashed xid is handed out again and commits before leanstore's recovery" \
 		"$xid|$replays" "$n|$(grep -c 'leanstore recovery replayed' "$dir/server.log")"
 }
+q -c "CREATE TABLE xr (x bigint) USING heap" >/dev/null
 q -c "ALTER SYSTEM SET leanstore.debug_recovery_delay = '5s'" -c "ALTER SYSTEM SET wal_writer_delay = '10s'" \
 	-c "SELECT pg_reload_conf()" >/dev/null
 ls_reuse_xid reused
@@ -168,8 +172,9 @@ ls_reuse_xid reused-twice
 q -c "ALTER SYSTEM RESET leanstore.debug_recovery_delay" -c "ALTER SYSTEM RESET wal_writer_delay" >/dev/null
 crash
 restart
-ls_expect "a reused xid, a second crash before leanstore's recovery: still gone" "0|11|t" \
-	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 3000), (SELECT count(*) FROM lf), leanstore_verify('lf')")"
+ls_expect "a reused xid, a second crash before leanstore's recovery: still gone" "0|11|t|1" \
+	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 3000), (SELECT count(*) FROM lf), leanstore_verify('lf'),
+	                (SELECT count(*) FROM xr WHERE x = $reused)")"
 ls_expect "the xid bound is forgotten once recovery is over" "no" \
 	"$(test -e "$dir/data/pg_leanstore/xid_bound" && echo yes || echo no)"
 
