@@ -132,6 +132,32 @@ ls_expect "log-only delete of cold rows, crash after the log: deleted" "94|5050"
 ls_expect "log-only delete of cold rows: VACUUM, verify" "94|t" \
 	"$(q -c "VACUUM lfc" -c "SELECT count(*), leanstore_verify('lfc') FROM lfc")"
 
+# 1b'. a synchronous standby confirms PostgreSQL's commit record, so a
+#     leanstore-only commit that must wait for one is not log-only: it
+#     waits (here for a standby that never comes; a cancel ends the wait
+#     after the commit, with PostgreSQL's warning); with synchronous_commit
+#     = local no standby is waited for, and the commit is log-only
+q -c "ALTER SYSTEM SET synchronous_standby_names = 'ls_no_such_standby'" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+before=$(q -c "SELECT log_only_commits FROM leanstore_stats()")
+q -c "SET synchronous_commit = local" -c "UPDATE lf SET v = 'local' WHERE n = 5" >/dev/null
+ls_expect "a synchronous standby, synchronous_commit = local: log-only" "1" \
+	"$(q -c "SELECT log_only_commits - $before FROM leanstore_stats()")"
+q -c "UPDATE lf SET v = 'remote' WHERE n = 5" >"$dir/syncrep.out" 2>&1 &
+upd=$!
+waited=f
+for _ in $(seq 1 100); do
+	waited=$(q -c "SELECT coalesce(bool_or(pg_cancel_backend(pid)), false) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+	[ "$waited" = t ] && break
+	sleep 0.1
+done
+wait $upd
+q -c "ALTER SYSTEM RESET synchronous_standby_names" -c "SELECT pg_reload_conf()" >/dev/null
+ls_expect "a synchronous standby: the commit waits for it, not log-only" "t|1|remote" \
+	"$waited|$(q -c "SELECT log_only_commits - $before FROM leanstore_stats()")|$(q -c "SELECT v FROM lf WHERE n = 5")"
+grep -q "canceling wait for synchronous replication" "$dir/syncrep.out" ||
+	{ echo "crash_points: no synchronous replication warning: $(cat "$dir/syncrep.out")"; fail=1; }
+
 # 1c. a transaction that is not a log-only commit (SERIALIZABLE) dies
 #     after its rows are durable in leanstore's log, before any WAL record
 #     of PostgreSQL's named its xid: PostgreSQL hands the xid out again
