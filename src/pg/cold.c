@@ -242,13 +242,13 @@ static char *ls_range_buf = NULL;
  * ------------------------------------------------------------------------ */
 
 static void
-ls_file_for(ls_bm_file *file, Oid spc, Oid db, Oid rel)
+ls_file_for(ls_bm_file *file, Oid spc, Oid db, Oid rel, BackendId backend)
 {
 	memset(file, 0, sizeof(*file));
 	file->key[0] = spc;
 	file->key[1] = db;
 	file->key[2] = rel;
-	file->key[3] = (uint32) InvalidBackendId;
+	file->key[3] = (uint32) backend;
 }
 
 /* Segment segno of a main fork, as md.c names it. */
@@ -562,7 +562,12 @@ ls_file_of(ls_hot_table *tbl, ls_bm_file *file)
 {
 	ls_hot_key	key = ls_hot_table_get_key(tbl);
 
-	ls_file_for(file, ls_hot_table_get_tag(tbl, LS_TAG_SPC), key.db, key.rel);
+	BackendId	backend = InvalidBackendId;
+
+	/* a temporary table's file carries its owner's number (md.c's name) */
+	if (ls_hot_table_get_tag(tbl, LS_TAG_PERSISTENCE) == RELPERSISTENCE_TEMP)
+		backend = (BackendId) ls_hot_table_get_tag(tbl, LS_TAG_BACKEND);
+	ls_file_for(file, ls_hot_table_get_tag(tbl, LS_TAG_SPC), key.db, key.rel, backend);
 }
 
 /*
@@ -649,7 +654,7 @@ ls_cold_forget_journal(Oid spc, Oid db, Oid rel, bool durably)
 	ls_bm_file	file;
 	char		path[MAXPGPATH];
 
-	ls_file_for(&file, spc, db, rel);
+	ls_file_for(&file, spc, db, rel, InvalidBackendId);
 	if (!ls_file_path(NULL, &file, LS_BM_UNDO_SEGNO, path, sizeof(path)))
 		return;
 	if (unlink(path) != 0)
@@ -1604,15 +1609,14 @@ static uint64 ls_bulk_count = 0;
 
 /*
  * Should this insert go straight to the cold tree?  After
- * leanstore.bulk_load_rows rows of one transaction into one (permanent or
- * unlogged) table: a large load would flood the hot tier with rows pack
- * cannot move before they commit.
+ * leanstore.bulk_load_rows rows of one transaction into one table: a
+ * large load would flood the hot tier with rows pack cannot move before
+ * they commit.
  */
 bool
 ls_bulk_cold(Relation rel)
 {
-	if (ls_cold == NULL || ls_bulk_load_rows <= 0 ||
-		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+	if (ls_cold == NULL || ls_bulk_load_rows <= 0)
 		return false;
 	if (ls_bulk_relid != RelationGetRelid(rel) || ls_bulk_xid != GetTopTransactionIdIfAny())
 	{
@@ -1625,14 +1629,14 @@ ls_bulk_cold(Relation rel)
 
 /*
  * May a write of rel go to the cold tree when the hot tier is full?  Not
- * for temporary tables (no cold tier), nor when the user keeps every write
- * hot (leanstore.bulk_load_rows = 0): those get "hot tier is full".
+ * when the user keeps every write hot (leanstore.bulk_load_rows = 0): those
+ * get "hot tier is full".
  */
 bool
 ls_cold_can_write(Relation rel)
 {
-	return ls_cold != NULL && ls_bulk_load_rows > 0 &&
-		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP;
+	(void) rel;
+	return ls_cold != NULL && ls_bulk_load_rows > 0;
 }
 
 /* The same for a delete or an update (leanstore.cold_writes = off: never). */
@@ -2281,8 +2285,7 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 	bool		hot;
 
 	if (ls_cold_of(tbl) == NULL || ls_bulk_load_rows <= 0 ||
-		ls_cold_writes == LS_CW_OFF ||
-		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ls_cold_writes == LS_CW_OFF)
 		return false;
 	ls_epoch_enter();
 	hot = ls_hot_row_get(tbl, rowid) != NULL;
@@ -3120,7 +3123,6 @@ ls_pack_pass(bool eager, int low_water, uint64 budget_per_table)
 		/* it may have been dropped meanwhile: look it up again */
 		tbl = ls_hot_table_find(hot, key);
 		if (tbl != NULL && ls_hot_table_get_tag(tbl, LS_TAG_READY) != 0 &&
-			ls_hot_table_get_tag(tbl, LS_TAG_PERSISTENCE) != RELPERSISTENCE_TEMP &&
 			ls_hot_table_get_tag(tbl, LS_TAG_PERSISTENCE) != 0)
 			packed += ls_pack_table_rows(tbl, budget_per_table, vis, !eager);
 		LWLockRelease(ls_cold->adopt_lock);
@@ -3643,7 +3645,7 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 		*res = LS_ADOPT_OK;
 		return tbl;
 	}
-	ls_file_for(&file, node->spcNode, node->dbNode, node->relNode);
+	ls_file_for(&file, node->spcNode, node->dbNode, node->relNode, InvalidBackendId);
 	pg = palloc(LS_PAGE_SIZE);
 	ls_cold_undo(&file, pg, name);
 	st = ls_bm_read_file_block(bm, &file, 0, pg);

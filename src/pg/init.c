@@ -529,6 +529,8 @@ ls_storage_create(const RelFileNode *node, char persistence, ls_hot_table **out)
 	/* what a clean shutdown needs to find the relation's file (cold.c) */
 	ls_hot_table_set_tag(*out, LS_TAG_SPC, node->spcNode);
 	ls_hot_table_set_tag(*out, LS_TAG_PERSISTENCE, (uint32) persistence);
+	if (persistence == RELPERSISTENCE_TEMP)
+		ls_hot_table_set_tag(*out, LS_TAG_BACKEND, (uint32) BackendIdForTempRelations());
 	/* nobody else can see this relfilenode before we commit */
 	ls_hot_table_set_tag(*out, LS_TAG_READY, 1);
 	ls_pending_add(key, journal_spc, false);

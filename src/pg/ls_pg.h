@@ -279,6 +279,8 @@ extern int	ls_buffer_pool_mb;
 								 * the table (hashscan.c) */
 #define LS_TAG_HWM			5	/* rowids below HWM << 16 are covered by a
 								 * durable reservation in the log (log.c) */
+#define LS_TAG_BACKEND		6	/* a temporary table's owner: its file is
+								 * t<backend>_<relfilenode> (cold.c) */
 
 typedef struct LsColdStats
 {
