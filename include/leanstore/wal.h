@@ -200,6 +200,19 @@ bool		ls_wal_writer_sleep(ls_wal *wal, uint32_t timeout_ms);
 ls_status	ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats);
 
 /*
+ * The same, but the blocks are only written, not synced, unless durability
+ * is waited for: a waiter in ls_wal_wait or an ls_wal_kick since the last
+ * round, or 8 MB or 8 segments written unsynced by now.  A synced round
+ * makes every earlier lazy round's records durable with its own.  Records
+ * only written are not durable: ls_wal_durable, ls_wal_durable_gsn and
+ * ls_wal_end do not move for them.  What it saves: a bulk load fills its
+ * slot's ring faster than rounds with an fdatasync each drain it (a COPY
+ * waited half its time for room); PostgreSQL writes its WAL the same way
+ * and syncs at commit.
+ */
+ls_status	ls_wal_round_lazy(ls_wal *wal, ls_wal_round_stats *stats);
+
+/*
  * Make sure the segments that the next `ahead` segments' worth of stream
  * need exist, full size, zero-filled or recycled, synced.  Recycles
  * segments wholly before the keep_from position (and before the block
@@ -220,7 +233,8 @@ bool		ls_wal_failed(const ls_wal *wal);
 
 /*
  * Ask the writer for a round without waiting (wakes ls_wal_writer_sleep),
- * e.g. before waiting for ls_wal_durable_gsn to reach a page's GSN.
+ * e.g. before waiting for ls_wal_durable_gsn to reach a page's GSN.  The
+ * round syncs (also a lazy one).
  */
 void		ls_wal_kick(ls_wal *wal);
 

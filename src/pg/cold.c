@@ -3242,6 +3242,18 @@ ls_cold_clean_point(bool held)
 }
 
 /*
+ * Before a checkpoint holds the trees: write the pool's dirty pages while
+ * writers go on (a page may be written any time; a failure shows again in
+ * the flush under the hold, ls_cold_clean_point).
+ */
+void
+ls_cold_preflush(void)
+{
+	if (ls_cold != NULL)
+		(void) ls_bm_flush_all(ls_cold->bm);
+}
+
+/*
  * Checkpoint: no tree changes (and no log record of one) while held; every
  * tree change holds tree_lock shared.  Lock order: adopt_lock (pack holds
  * it for a pass), tree_lock, a row stripe, a row latch.

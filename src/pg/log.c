@@ -417,7 +417,7 @@ static bool ls_my_log_pending = false;
 static bool ls_log_self_writer = false;
 static uint64 ls_self_pending = 0;
 
-static void ls_log_round(void);
+static void ls_log_round(bool lazy);
 static void ls_log_prepare(void);
 
 static bool
@@ -463,7 +463,7 @@ ls_log_append_parts(uint16 type, uint16 flags, TransactionId xid,
 
 		if (ls_self_pending + need > (uint64) ls_log_buffer_kb * 1024 / 2)
 		{
-			ls_log_round();
+			ls_log_round(true);
 			ls_self_pending = 0;
 		}
 		ls_self_pending += need;
@@ -505,7 +505,7 @@ ls_log_flush_mine(void)
 	if (ls_log_self_writer)
 	{
 		while (ls_wal_durable(ls_log->wal, (uint32) MyBackendId) < ls_my_log_end)
-			ls_log_round();
+			ls_log_round(false);
 		ls_self_pending = 0;
 		ls_my_log_pending = false;
 		return;
@@ -1377,6 +1377,12 @@ ls_checkpoint(bool wait_for_writers)
 	hot = ls_shared_hot();
 	PG_TRY();
 	{
+		/*
+		 * 0. most dirty pages written while the trees still change: the
+		 * flush under the hold below then writes only what changed since
+		 * (a COPY stood still for the whole flush: 3.6 s for 365 MB)
+		 */
+		ls_cold_preflush();
 		/* 1. a consistent cut of the trees and of the log */
 		ls_cold_hold_trees(true);
 		gsn = ls_wal_current_gsn(ls_log->wal);
@@ -2629,8 +2635,13 @@ ls_log_prepare(void)
 				 errmsg_internal("could not prepare leanstore's log: %s", ls_status_str(st))));
 }
 
+/*
+ * One round of the log writer; lazy: write without syncing unless somebody
+ * waits for durability (the writer's loop; bulk loads fill rings faster than
+ * synced rounds drain them).
+ */
 static void
-ls_log_round(void)
+ls_log_round(bool lazy)
 {
 	ls_wal_round_stats stats;
 	instr_time	t0,
@@ -2638,7 +2649,7 @@ ls_log_round(void)
 	ls_status	st;
 
 	INSTR_TIME_SET_CURRENT(t0);
-	st = ls_wal_round(ls_log->wal, &stats);
+	st = lazy ? ls_wal_round_lazy(ls_log->wal, &stats) : ls_wal_round(ls_log->wal, &stats);
 	if (st == LS_NO_SPACE)
 	{
 		/* the next segment is missing: a full disk must not hang commits */
@@ -2733,7 +2744,7 @@ ls_log_writer_main(Datum arg)
 			ls_hot_attached_count(ls_shared_hot()) <= 1)
 			break;				/* nobody but the leanstore worker is left */
 		if (ls_wal_writer_sleep(ls_log->wal, LS_LOG_WAIT_MS))
-			ls_log_round();
+			ls_log_round(true);
 		if (TimestampDifferenceExceeds(last_prepare, GetCurrentTimestamp(), 1000))
 		{
 			ls_log_prepare();
@@ -2751,6 +2762,6 @@ ls_log_writer_main(Datum arg)
 				ls_wal_inject_fault(ls_log->wal, ls_debug_log_fault, EIO);
 		}
 	}
-	ls_log_round();
+	ls_log_round(false);
 	proc_exit(0);
 }

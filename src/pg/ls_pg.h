@@ -334,6 +334,7 @@ extern bool ls_cold_has_tree(ls_hot_table *tbl);
 extern bool ls_cold_file_is_tree(const char *path);
 extern bool ls_cold_clean_point(bool held);
 extern void ls_cold_hold_trees(bool hold);
+extern void ls_cold_preflush(void);
 extern void ls_cold_get_stats(LsColdStats *out);
 extern void ls_worker_register(void);
 /* leanstore's own files in the data directory (state, undo journals) */

@@ -156,7 +156,7 @@ ls_wal_inject_fault(ls_wal *wal, int what, int err)
 void
 ls_wal_kick(ls_wal *wal)
 {
-	wal_kick(wal);
+	wal_kick_sync(wal);
 }
 
 void
@@ -177,6 +177,13 @@ wal_kick(ls_wal *wal)
 	atomic_fetch_add(&wal->work, 1);
 	if (atomic_load(&wal->writer_sleeping) != 0)
 		ls_futex_wake(&wal->work, 1);
+}
+
+void
+wal_kick_sync(ls_wal *wal)
+{
+	atomic_store(&wal->sync_wanted, 1);
+	wal_kick(wal);
 }
 
 void
@@ -239,7 +246,8 @@ ring_write(ls_wal *wal, uint32_t slot, uint64_t off, const void *src, uint32_t n
 typedef bool (*slot_cond) (ls_wal *wal, wal_slot *s, uint64_t arg);
 
 static ls_status
-slot_wait(ls_wal *wal, wal_slot *s, slot_cond cond, uint64_t arg, uint64_t deadline_ns)
+slot_wait(ls_wal *wal, wal_slot *s, slot_cond cond, uint64_t arg, uint64_t deadline_ns,
+		  bool sync)
 {
 	for (;;)
 	{
@@ -263,7 +271,10 @@ slot_wait(ls_wal *wal, wal_slot *s, slot_cond cond, uint64_t arg, uint64_t deadl
 
 		if (!cond(wal, s, arg) && !atomic_load(&wal->failed))
 		{
-			wal_kick(wal);
+			if (sync)
+				wal_kick_sync(wal);
+			else
+				wal_kick(wal);
 			ls_futex_wait(&s->wake, w, wait_ns);
 		}
 		atomic_fetch_sub(&s->sleepers, 1);
@@ -311,7 +322,8 @@ ls_wal_append(ls_wal *wal, uint32_t slot, const ls_wal_rec *hdr_in,
 		return failed_status(wal);
 
 	wal_slot   *s = wal_slot_at(wal, slot);
-	ls_status	st = slot_wait(wal, s, ring_has_room, len, 0);
+	/* room, not durability: the writer may write without syncing */
+	ls_status	st = slot_wait(wal, s, ring_has_room, len, 0, false);
 
 	if (st != LS_OK)
 		return st;
@@ -359,11 +371,11 @@ ls_wal_wait(ls_wal *wal, uint32_t slot, uint64_t end_pos, uint32_t timeout_ms)
 		return LS_OK;
 	if (atomic_load(&wal->failed))
 		return failed_status(wal);
-	wal_kick(wal);
+	wal_kick_sync(wal);
 	if (timeout_ms == 0)
 		return LS_BUSY;
 	return slot_wait(wal, s, is_durable, end_pos,
-					 ls_now_ns() + (uint64_t) timeout_ms * 1000000ull);
+					 ls_now_ns() + (uint64_t) timeout_ms * 1000000ull, true);
 }
 
 static bool

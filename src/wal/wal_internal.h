@@ -55,6 +55,10 @@ struct ls_wal
 	_Alignas(LS_CACHELINE) _Atomic uint64_t gsn;	/* last GSN handed out */
 	_Alignas(LS_CACHELINE) _Atomic uint64_t durable_gsn;
 	_Atomic uint64_t end;		/* durable stream end (block aligned) */
+	_Atomic uint64_t written_end;	/* written stream end (>= end): lazy
+									 * rounds write without syncing */
+	_Atomic uint32_t sync_wanted;	/* a waiter needs durability: the next
+									 * round syncs (wal_kick_sync) */
 	_Atomic uint64_t keep_from;
 	_Atomic uint64_t rounds;	/* rounds that wrote something */
 	_Atomic uint64_t round_records;
@@ -102,6 +106,8 @@ void		wal_ring_read(const ls_wal *wal, uint32_t slot, uint64_t off, void *dst, u
 
 /* Ask the writer for a round (wakes it when it sleeps). */
 void		wal_kick(ls_wal *wal);
+/* The same, for a waiter that needs durability: the round syncs. */
+void		wal_kick_sync(ls_wal *wal);
 
 /* Mark the writer failed with errno err and wake everybody. */
 void		wal_fail(ls_wal *wal, int err);

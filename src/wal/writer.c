@@ -21,6 +21,10 @@
 #define LOCAL_MAX		16
 #define RING_DEPTH		64
 #define ZERO_CHUNK		(256 * 1024)
+/* A lazy round syncs anyway once this much is written but not synced. */
+#define LAZY_SYNC_BYTES	(8 * 1024 * 1024)
+/* Segments with unsynced writes a lazy round may leave (else it syncs). */
+#define LAZY_SEGS		8
 
 typedef struct seg_fd
 {
@@ -37,6 +41,11 @@ struct wal_local
 	uint8_t    *buf;			/* round buffer (round_buffer bytes) */
 	uint64_t   *take;			/* per slot: stream offset taken to */
 	uint32_t   *took;			/* slots taken from in this round */
+	uint64_t   *written;		/* per slot: offset written to, durable once
+								 * the next synced round ends */
+	uint64_t	unsynced;		/* bytes lazy rounds wrote since the last sync */
+	uint64_t	lazy_segs[LAZY_SEGS];	/* segments they wrote to */
+	uint32_t	nlazy_segs;
 	seg_fd	   *fds;
 	uint32_t	nfds;
 	uint64_t	stamp;
@@ -60,6 +69,7 @@ local_release(wal_local *l, bool own)
 	free(l->buf);
 	free(l->take);
 	free(l->took);
+	free(l->written);
 	free(l->dir);
 	memset(l, 0, sizeof(*l));
 }
@@ -278,6 +288,7 @@ ls_wal_start(ls_wal *wal, uint64_t start, uint64_t keep_from)
 		return st;
 	atomic_store(&wal->generation, gen);
 	atomic_store(&wal->end, start);
+	atomic_store(&wal->written_end, start);
 	atomic_store(&wal->keep_from, keep_from);
 
 	/* everything recovery saw is durable: no record below the counter is pending */
@@ -497,9 +508,10 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 
 	uint64_t	segsz = wal->cfg.segment_size;
 	uint64_t	end = atomic_load(&wal->end);
+	uint64_t	written = atomic_load(&wal->written_end);
 	uint64_t	keep = LS_MIN(atomic_load(&wal->keep_from), end);
-	uint64_t	first = end / segsz;
-	uint64_t	last = (end + (uint64_t) LS_MAX(ahead, 1) * segsz - 1) / segsz;
+	uint64_t	first = written / segsz;
+	uint64_t	last = (written + (uint64_t) LS_MAX(ahead, 1) * segsz - 1) / segsz;
 	uint64_t   *old = NULL;
 	uint32_t	nold = 0,
 				used_old = 0;
@@ -921,6 +933,7 @@ round_local(ls_wal *wal, wal_local **out)
 			l->buf = NULL;
 		l->take = calloc(wal->cfg.max_slots, sizeof(uint64_t));
 		l->took = calloc(wal->cfg.max_slots, sizeof(uint32_t));
+		l->written = calloc(wal->cfg.max_slots, sizeof(uint64_t));
 		if (l->fds == NULL)
 		{
 			l->nfds = (uint32_t) LS_MAX(8, wal->cfg.round_buffer / wal->cfg.segment_size + 4);
@@ -929,31 +942,111 @@ round_local(ls_wal *wal, wal_local **out)
 				for (uint32_t i = 0; i < l->nfds; i++)
 					l->fds[i].fd = -1;
 		}
-		if (l->buf == NULL || l->take == NULL || l->took == NULL || l->fds == NULL)
+		if (l->buf == NULL || l->take == NULL || l->took == NULL || l->fds == NULL ||
+			l->written == NULL)
 			return LS_NO_MEMORY;
 	}
 	*out = l;
 	return LS_OK;
 }
 
-static ls_status round_run(ls_wal *wal, ls_wal_round_stats *stats);
+static ls_status round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy);
 
-ls_status
-ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
+static ls_status
+round_once(ls_wal *wal, ls_wal_round_stats *stats, bool lazy)
 {
 	/* exactly one writer: two rounds at once would take the same records */
 	uint32_t	busy = atomic_exchange(&wal->in_round, 1);
 
 	LS_ASSERT(busy == 0);
 	(void) busy;
-	ls_status	st = round_run(wal, stats);
+	ls_status	st = round_run(wal, stats, lazy);
 
 	atomic_store(&wal->in_round, 0);
 	return st;
 }
 
+ls_status
+ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats)
+{
+	return round_once(wal, stats, false);
+}
+
+ls_status
+ls_wal_round_lazy(ls_wal *wal, ls_wal_round_stats *stats)
+{
+	return round_once(wal, stats, true);
+}
+
+/*
+ * fdatasync the segments lazy rounds wrote to that ios[0..n) (this round's
+ * writes, synced with them) do not cover.
+ */
 static ls_status
-round_run(ls_wal *wal, ls_wal_round_stats *stats)
+sync_lazy_segments(ls_wal *wal, wal_local *l, const wal_io *ios, uint32_t n)
+{
+	wal_io		sync[LAZY_SEGS];
+	uint32_t	k = 0;
+
+	for (uint32_t i = 0; i < l->nlazy_segs; i++)
+	{
+		int			fd;
+		bool		covered = false;
+		ls_status	st = segment_fd(wal, l, l->lazy_segs[i], &fd);
+
+		if (st != LS_OK)
+			return st == LS_NO_SPACE ? LS_IO_ERROR : st;	/* it was written */
+		for (uint32_t j = 0; j < n && !covered; j++)
+			covered = ios[j].fd == fd;
+		if (!covered)
+		{
+			memset(&sync[k], 0, sizeof(sync[k]));
+			sync[k++].fd = fd;
+		}
+	}
+	return k > 0 ? do_io(wal, l, sync, k, true) : LS_OK;
+}
+
+/* Note segno among the segments written but not synced; false: no room. */
+static bool
+note_lazy_segment(wal_local *l, uint64_t segno)
+{
+	for (uint32_t i = 0; i < l->nlazy_segs; i++)
+		if (l->lazy_segs[i] == segno)
+			return true;
+	if (l->nlazy_segs == LAZY_SEGS)
+		return false;
+	l->lazy_segs[l->nlazy_segs++] = segno;
+	return true;
+}
+
+/*
+ * A synced round ended: everything written so far is durable.  Publish the
+ * stream's end, each slot's written offset and the durable GSN, and wake
+ * the waiters whose records became durable (also those written by the lazy
+ * rounds before).
+ */
+static void
+publish_durable(ls_wal *wal, wal_local *l, uint64_t new_durable_gsn)
+{
+	atomic_store(&wal->end, atomic_load(&wal->written_end));
+	for (uint32_t i = 0; i < wal->cfg.max_slots; i++)
+	{
+		wal_slot   *s = wal_slot_at(wal, i);
+
+		if (l->written[i] > atomic_load(&s->durable))
+		{
+			atomic_store(&s->durable, l->written[i]);
+			wal_slot_wake(s);
+		}
+	}
+	wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+	l->unsynced = 0;
+	l->nlazy_segs = 0;
+}
+
+static ls_status
+round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy)
 {
 	ls_wal_round_stats local_stats;
 	wal_local  *l;
@@ -972,6 +1065,13 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats)
 
 	if (st != LS_OK)
 		return st;
+
+	/*
+	 * A lazy round syncs only when a waiter asked for durability (taken
+	 * before the records: a waiter that asks later is served next round),
+	 * or when the unsynced bytes or segments would pass their bounds.
+	 */
+	bool		sync = atomic_exchange(&wal->sync_wanted, 0) != 0 || !lazy;
 
 	const ls_wal_config *cfg = &wal->cfg;
 	uint64_t	cap = (uint64_t) (cfg->round_buffer / LS_WAL_BLOCK) * LS_WAL_BLOCK_DATA;
@@ -1029,12 +1129,27 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats)
 
 	if (total == 0)
 	{
-		wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+		if (l->unsynced == 0)
+			wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+		else if (sync)
+		{
+			/* nothing new, but lazy rounds' writes to make durable */
+			st = sync_lazy_segments(wal, l, NULL, 0);
+			if (st != LS_OK)
+			{
+				int			e = errno ? errno : EIO;
+
+				wal_fail(wal, e);
+				errno = e;
+				return LS_IO_ERROR;
+			}
+			publish_durable(wal, l, new_durable_gsn);
+		}
 		return LS_OK;
 	}
 
 	/* finish the blocks: last one zero-padded, flags, positions, CRCs */
-	uint64_t	start = atomic_load(&wal->end);
+	uint64_t	start = atomic_load(&wal->written_end);
 	uint32_t	gen = atomic_load(&wal->generation);
 	uint32_t	nb = b.nb;
 
@@ -1082,8 +1197,12 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats)
 		iov[nio].len = (uint32_t) (seg_end - p);
 		iov[nio].off = p % segsz;
 		nio++;
+		if (!sync && !note_lazy_segment(l, segno))
+			sync = true;
 		p = seg_end;
 	}
+	if (l->unsynced + (uint64_t) nb * LS_WAL_BLOCK >= LAZY_SYNC_BYTES)
+		sync = true;
 
 	/* the records are copied: give their ring space back */
 	for (uint32_t j = 0; j < ntook; j++)
@@ -1094,7 +1213,14 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats)
 		wal_slot_wake(s);
 	}
 
-	st = do_write_sync(wal, l, iov, nio);
+	if (sync)
+	{
+		st = do_write_sync(wal, l, iov, nio);
+		if (st == LS_OK)
+			st = sync_lazy_segments(wal, l, iov, nio);
+	}
+	else
+		st = do_io(wal, l, iov, nio, false);
 	if (iov != ios)
 		free(iov);
 	if (st != LS_OK)
@@ -1106,15 +1232,13 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats)
 		return LS_IO_ERROR;
 	}
 
-	atomic_store(&wal->end, stop);
+	atomic_store(&wal->written_end, stop);
 	for (uint32_t j = 0; j < ntook; j++)
-	{
-		wal_slot   *s = wal_slot_at(wal, l->took[j]);
-
-		atomic_store(&s->durable, l->take[l->took[j]]);
-		wal_slot_wake(s);
-	}
-	wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+		l->written[l->took[j]] = l->take[l->took[j]];
+	if (sync)
+		publish_durable(wal, l, new_durable_gsn);
+	else
+		l->unsynced += (uint64_t) nb * LS_WAL_BLOCK;
 	atomic_fetch_add(&wal->rounds, 1);
 	atomic_fetch_add(&wal->round_records, stats->records);
 	atomic_fetch_add(&wal->round_blocks, nb);

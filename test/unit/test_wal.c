@@ -368,6 +368,100 @@ test_round_trip_plain_io(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * Lazy rounds: written, durable only once a round syncs
+ * ------------------------------------------------------------------------ */
+
+/* Append n records of blen bytes to slot, a lazy round after each k. */
+static uint64_t
+lazy_fill(ls_wal *wal, uint32_t slot, uint32_t *seq, uint32_t n, uint32_t blen,
+		  uint32_t k, uint64_t *gsn)
+{
+	uint64_t	end = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+	{
+		assert_int_equal(app(wal, slot, (*seq)++, blen, &end, gsn), LS_OK);
+		if ((i + 1) % k == 0)
+			assert_int_equal(ls_wal_round_lazy(wal, NULL), LS_OK);
+	}
+	assert_int_equal(ls_wal_round_lazy(wal, NULL), LS_OK);
+	return end;
+}
+
+static void
+test_lazy_rounds(void **state)
+{
+	(void) state;
+	wt			t;
+	uint32_t	seq = 0;
+	uint64_t	end,
+				gsn;
+	ls_wal_round_stats rst;
+
+	wt_open(&t, small_cfg(2), NULL, 0, 16);
+
+	/* written (the reader finds it), neither durable nor past the end */
+	end = lazy_fill(t.wal, 0, &seq, 20, 1000, 5, &gsn);
+	assert_int_equal(ls_wal_durable(t.wal, 0), 0);
+	assert_int_equal(ls_wal_end(t.wal), 0);
+	assert_true(ls_wal_durable_gsn(t.wal) < gsn);
+	readout		o = read_all(t.dir, t.cfg.segment_size, 0);
+
+	assert_int_equal(o.n, 20);
+	free(o.recs);
+
+	/* a waiter asks: the next lazy round syncs, with nothing new to write */
+	assert_int_equal(ls_wal_wait(t.wal, 0, end, 0), LS_BUSY);
+	assert_int_equal(ls_wal_round_lazy(t.wal, &rst), LS_OK);
+	assert_int_equal(rst.records, 0);
+	assert_int_equal(ls_wal_durable(t.wal, 0), end);
+	assert_int_equal(ls_wal_wait(t.wal, 0, end, 0), LS_OK);
+	assert_int_equal(ls_wal_durable_gsn(t.wal), gsn);
+	assert_true(ls_wal_end(t.wal) > 0);
+
+	/*
+	 * Lazy rounds over a segment boundary (segments of 256 KiB), then one
+	 * synced by ls_wal_kick with new records of another slot: the earlier
+	 * slot's records become durable with it.
+	 */
+	uint64_t	end0 = lazy_fill(t.wal, 0, &seq, 60, 8000, 4, &gsn);
+
+	assert_true(ls_wal_durable(t.wal, 0) < end0);
+	uint64_t	end_before = ls_wal_end(t.wal);
+	uint64_t	end1;
+
+	assert_int_equal(app(t.wal, 1, seq++, 100, &end1, &gsn), LS_OK);
+	ls_wal_kick(t.wal);
+	assert_int_equal(ls_wal_round_lazy(t.wal, &rst), LS_OK);
+	assert_int_equal(rst.records, 1);
+	assert_int_equal(ls_wal_durable(t.wal, 0), end0);
+	assert_int_equal(ls_wal_durable(t.wal, 1), end1);
+	assert_int_equal(ls_wal_durable_gsn(t.wal), gsn);
+	assert_true(ls_wal_end(t.wal) > end_before + 60 * 8000);
+
+	/* more than 8 segments unsynced never happens: a lazy round syncs */
+	uint64_t	durable_before = ls_wal_durable(t.wal, 0);
+
+	end0 = lazy_fill(t.wal, 0, &seq, 330, 8000, 4, &gsn);
+	assert_true(ls_wal_durable(t.wal, 0) > durable_before);
+	assert_true(ls_wal_durable(t.wal, 0) < end0);
+	assert_true(ls_wal_end(t.wal) + 8 * t.cfg.segment_size >= end_before + 390 * 8000);
+
+	/* a plain round syncs what lazy rounds left */
+	assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
+	assert_int_equal(ls_wal_durable(t.wal, 0), end0);
+	assert_int_equal(ls_wal_durable_gsn(t.wal), gsn);
+
+	o = read_all(t.dir, t.cfg.segment_size, 0);
+	assert_int_equal(o.last, LS_NOT_FOUND);
+	assert_true(o.bodies_ok);
+	assert_int_equal(o.n, seq);
+	assert_int_equal(o.end, ls_wal_end(t.wal));
+	free(o.recs);
+	wt_close(&t, true);
+}
+
+/* ------------------------------------------------------------------------
  * Blocking: before ls_wal_start, and on a full ring
  * ------------------------------------------------------------------------ */
 
@@ -1587,6 +1681,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_round_trip_plain_io),
+		cmocka_unit_test(test_lazy_rounds),
 		cmocka_unit_test(test_blocking_append),
 		cmocka_unit_test(test_multiprocess),
 		cmocka_unit_test(test_torn_tail),
