@@ -105,6 +105,20 @@ RESET plan_cache_mode;
 EXPLAIN (COSTS OFF) UPDATE hs SET v = 'u' WHERE id = 10;
 EXPLAIN (COSTS OFF) DELETE FROM hs WHERE id = 10;
 EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 10 FOR UPDATE;
+-- the node emits what its parent needs: plain columns as they are, with
+-- no projection (custom_scan_tlist: Output and the condition name the
+-- columns as before); system columns and whole rows from a slot of the
+-- table's shape (UPDATE, DELETE and row locks read ctid)
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v, id, v FROM hs WHERE code = 'c5';
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v FROM hs WHERE id = 5 AND a <> 3;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT hs FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT ctid, xmin, v FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT upper(v) FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE hs SET v = 'u' WHERE id = 10 RETURNING v;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v FROM hs WHERE id = 10 FOR UPDATE;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.id < 4;
 SELECT v FROM hs WHERE id = 10;  -- fills
 UPDATE hs SET v = 'u10' WHERE id = 10 RETURNING id, v;
 SELECT v FROM hs WHERE id = 10 FOR UPDATE;

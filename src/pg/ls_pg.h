@@ -759,6 +759,15 @@ extern void ls_test_cancel(const char *name);
 #define ls_test_cancel(name) ((void) 0)
 #endif
 
+/*
+ * tableam.c: the hash lookup's fetch by rowid through an index fetch that
+ * never had a slot: the visible version as a HeapTuple in the fetch's
+ * buffer (valid until the next fetch, which may free it: clear the slots
+ * pointing into it first), or NULL.
+ */
+extern HeapTuple ls_index_fetch_copy(IndexFetchTableData *scan, ItemPointer tid,
+									 Snapshot snapshot);
+
 /* utility.c: ProcessUtility hook (CREATE DATABASE from a template) */
 extern void ls_utility_init(void);
 

@@ -962,12 +962,14 @@ ls_index_fetch_end(IndexFetchTableData *scan)
  * the row is dead to every snapshot (ls_row_surely_dead: what lets an index
  * scan kill its entry, as heap's all_dead does).  With fb, the tuple is copied
  * into *fb->buf (grown when too small) and the slot borrows it; without,
- * the slot gets its own copy.
+ * the slot gets its own copy.  With fb and no slot, *copy is the tuple in
+ * the buffer (the caller has cleared every slot that borrowed the buffer:
+ * growing it frees the old one).
  */
 static bool
 ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 				 Snapshot snapshot, TupleTableSlot *slot, bool *gone,
-				 bool check_dead, LsFetchBuf *fb)
+				 bool check_dead, LsFetchBuf *fb, HeapTuple *copy)
 {
 	uint64		rowid = ls_tid_to_rowid(tid);
 	ls_hot_row *row;
@@ -1032,7 +1034,8 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 		/* too large for the buffer (or corrupt): grow it and look again */
 		if (need == 0)
 			ls_report_bad_version(rel);
-		ExecClearTuple(slot);
+		if (slot != NULL)
+			ExecClearTuple(slot);
 		pfree(*fb->buf);
 		*fb->buf = NULL;
 		*fb->bufsize = 0;
@@ -1044,10 +1047,12 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 
 	if (v == NULL)
 		return false;
-	if (tup != NULL)
+	if (slot == NULL)
+		*copy = tup;
+	else if (tup != NULL)
 		ls_store_borrowed(tup, slot);
 	if (IsMVCCSnapshot(snapshot))
-		PredicateLockTID(rel, &slot->tts_tid, snapshot, xmin);
+		PredicateLockTID(rel, tid, snapshot, xmin);
 	return true;
 }
 
@@ -1073,10 +1078,41 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 		ls_count_block_reads(sscan->rel, 1);
 	}
 	found = ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, slot, &gone,
-							 all_dead != NULL, f->buf_slot == slot ? &fb : NULL);
+							 all_dead != NULL, f->buf_slot == slot ? &fb : NULL,
+							 NULL);
 	if (all_dead)
 		*all_dead = gone;
 	return found;
+}
+
+/*
+ * The hash lookup's fetch (hashscan.c): as ls_index_fetch_tuple, but the
+ * visible version is left in the fetch's buffer as a HeapTuple for the
+ * caller to take the columns it needs from (no slot, no deforming of
+ * columns nobody reads); NULL when no version is visible.  The tuple is
+ * valid until the next fetch; before it, the caller clears every slot that
+ * points into the tuple.  Only for fetches never given a slot.
+ */
+HeapTuple
+ls_index_fetch_copy(IndexFetchTableData *sscan, ItemPointer tid,
+					Snapshot snapshot)
+{
+	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint};
+	HeapTuple	tup = NULL;
+	bool		gone;
+
+	Assert(f->buf_slot == NULL);
+	if (ItemPointerGetBlockNumber(tid) != f->last_block)
+	{
+		f->last_block = ItemPointerGetBlockNumber(tid);
+		ls_stats_prepare(sscan->rel);
+		ls_count_block_reads(sscan->rel, 1);
+	}
+	if (!ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, NULL, &gone,
+						  false, &fb, &tup))
+		return NULL;
+	return tup;
 }
 
 static bool
@@ -1092,7 +1128,7 @@ ls_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 		ls_stats_prepare(rel);
 		ls_count_block_reads(rel, 1);
 	}
-	return ls_fetch_visible(rel, tbl, tid, snapshot, slot, &gone, false, NULL);
+	return ls_fetch_visible(rel, tbl, tid, snapshot, slot, &gone, false, NULL, NULL);
 }
 
 static bool
@@ -1585,7 +1621,7 @@ ls_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 			continue;
 		ls_rowid_to_tid(base + off - 1, &tid);
 		if (ls_fetch_visible(sscan->rs_rd, scan->tbl, &tid, sscan->rs_snapshot,
-							 slot, &gone, false, NULL))
+							 slot, &gone, false, NULL, NULL))
 		{
 			pgstat_count_heap_getnext(sscan->rs_rd);
 			return true;
