@@ -190,10 +190,21 @@ CREATE TEMP TABLE hs_before AS
   FROM pg_stat_user_indexes WHERE indexrelname IN ('hs_pkey', 'hs_heap_pkey');
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 20;
 SELECT v FROM hs WHERE id = 20;
+-- hits in one transaction count into the pending entry found first
+BEGIN;
+SELECT v FROM hs WHERE id = 20;
+SELECT hs_loop(3) IS NOT NULL AS looped;
+COMMIT;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT v FROM hs_heap WHERE id = 20;
 SELECT v FROM hs_heap WHERE id = 20;
 SELECT v FROM hs_heap WHERE id = 20;
+BEGIN;
+SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+COMMIT;
 RESET enable_seqscan;
 SELECT pg_stat_force_next_flush();
 SELECT i, idx_scan - s AS idx_scan, idx_tup_read - r AS idx_tup_read,

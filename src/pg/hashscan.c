@@ -56,6 +56,7 @@
 #include "optimizer/tlist.h"
 #include "rewrite/rewriteManip.h"
 #include "storage/ipc.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -684,11 +685,11 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
  * fetched row's columns go into; when the plan reads a system column
  * (ctid of UPDATE, DELETE, row marks) that slot is replaced by one of the
  * table AM's kind and the projection and qual are compiled again for it.
- * A hit fetches through ls_index_fetch_copy: the visible version copied
- * into the fetch's buffer (the slot's columns point into it, valid until
- * the next fetch).  The fallback index scan fetches into a slot of the
- * table's shape (with custom_scan_tlist a second slot, made at the first
- * miss).
+ * A hit fetches through ls_rowid_fetch, whose state and first buffer
+ * are part of the node's: the visible version copied into that buffer
+ * (the slot's columns point into it, valid until the next fetch).  The
+ * fallback index scan fetches into a slot of the table's shape (with
+ * custom_scan_tlist a second slot, made at the first miss).
  *
  * What an execution costs matters as much as the lookup (PL/pgSQL runs
  * the executor once per statement): the index is opened, its scan keys
@@ -725,6 +726,8 @@ typedef enum LsHashPhase
 	LS_HP_DONE,
 } LsHashPhase;
 
+#define LS_HASH_FETCH_BUF 512
+
 typedef struct LsHashScanState
 {
 	CustomScanState css;
@@ -745,12 +748,12 @@ typedef struct LsHashScanState
 	AttrNumber *outattnos;		/* LS_HM_NARROW: table column of each */
 	TupleTableSlot *tslot;		/* LS_HM_NARROW: the index scan's slot */
 	ExprContext *keycxt;		/* by-reference key values live here */
-	IndexFetchTableData *fetch;
+	LsRowidFetch fetch;			/* a hit's fetch, into fetchbuf at first */
 	IndexScanDesc iscan;
-	ls_hot_table *tbl;			/* the table's storage (LS_TAG_HASHED) */
 	uint64		seed;
 	uint32		tag;
 	LsHashPhase phase;
+	bool		fetched;		/* fetch initialized (not EXPLAIN only) */
 	bool		keys_ok;		/* keys evaluated, none NULL */
 	bool		fill;			/* fill the cache from the index scan */
 	uint64		hash;
@@ -759,6 +762,13 @@ typedef struct LsHashScanState
 	uint64		misses;
 	uint64		stale;
 	uint64		bypassed;
+	/* room for a typical row's copy (a longer one gets a palloc'd buffer) */
+	union
+	{
+		char		data[LS_HASH_FETCH_BUF];
+		double		align_d;
+		int64		align_i;
+	}			fetchbuf;
 } LsHashScanState;
 
 static void ls_hash_begin(CustomScanState *node, EState *estate, int eflags);
@@ -891,8 +901,8 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cs->scan.scanrelid);
 		node->ss.ps.qual = ExecInitQual(cs->scan.plan.qual, &node->ss.ps);
 	}
-	s->fetch = table_index_fetch_begin(rel);
-	s->tbl = ls_table_for(rel);
+	ls_rowid_fetch_init(&s->fetch, rel, s->fetchbuf.data, sizeof(s->fetchbuf));
+	s->fetched = true;
 	s->seed = ls_hash_seed(rel, s->indexoid, &s->tag);
 }
 
@@ -1104,6 +1114,17 @@ ls_hash_count(ls_hc_counter c)
 }
 
 /*
+ * The index's pending statistics entry found last, and the transaction it
+ * was found in: pending entries are flushed and freed only between
+ * transactions (pgstat_report_stat runs outside them; dropped objects'
+ * entries go at commit), so within one transaction the pointer stays
+ * valid, and a loop of lookups looks it up once.
+ */
+static Oid	ls_hash_stat_indexoid = InvalidOid;
+static LocalTransactionId ls_hash_stat_lxid = InvalidLocalTransactionId;
+static PgStat_TableStatus *ls_hash_stat_pending = NULL;
+
+/*
  * A hit counts in the index's statistics what the index scan it replaces
  * would have counted (pg_stat_user_indexes: idx_scan by _bt_first,
  * idx_tup_read by index_getnext_tid, idx_tup_fetch by index_fetch_heap;
@@ -1114,16 +1135,27 @@ ls_hash_count(ls_hc_counter c)
 static void
 ls_hash_count_index_hit(LsHashScanState *s)
 {
-	PgStat_EntryRef *ref;
 	PgStat_TableStatus *pending;
 
 	if (!pgstat_track_counts)
 		return;
-	ref = pgstat_prep_pending_entry(PGSTAT_KIND_RELATION, MyDatabaseId,
-									s->indexoid, NULL);
-	pending = (PgStat_TableStatus *) ref->pending;
-	pending->t_id = s->indexoid;
-	pending->t_shared = false;
+	if (ls_hash_stat_indexoid == s->indexoid &&
+		ls_hash_stat_lxid == MyProc->lxid &&
+		ls_hash_stat_lxid != InvalidLocalTransactionId)
+		pending = ls_hash_stat_pending;
+	else
+	{
+		PgStat_EntryRef *ref;
+
+		ref = pgstat_prep_pending_entry(PGSTAT_KIND_RELATION, MyDatabaseId,
+										s->indexoid, NULL);
+		pending = (PgStat_TableStatus *) ref->pending;
+		pending->t_id = s->indexoid;
+		pending->t_shared = false;
+		ls_hash_stat_indexoid = s->indexoid;
+		ls_hash_stat_lxid = MyProc->lxid;
+		ls_hash_stat_pending = pending;
+	}
 	pending->t_counts.t_numscans++;
 	pending->t_counts.t_tuples_returned++;
 	pending->t_counts.t_tuples_fetched++;
@@ -1167,7 +1199,7 @@ ls_hash_probe(LsHashScanState *s)
 	ls_rowid_to_tid(rowid, &tid);
 	/* the slot may point into the fetch's buffer, which the fetch reuses */
 	ExecClearTuple(slot);
-	tup = ls_index_fetch_copy(s->fetch, &tid, estate->es_snapshot);
+	tup = ls_rowid_fetch(rel, &s->fetch, &tid, estate->es_snapshot);
 	if (tup != NULL && ls_hash_tuple_keys_match(s, tup, RelationGetDescr(rel)))
 	{
 		if (s->mode == LS_HM_NARROW)
@@ -1260,8 +1292,8 @@ ls_hash_next(ScanState *ss)
 				ls_hc_fill_result fr;
 
 				/* marked before the entry exists (see ls_hash_table_hashed) */
-				if (ls_hot_table_get_tag(s->tbl, LS_TAG_HASHED) == 0)
-					ls_hot_table_set_tag(s->tbl, LS_TAG_HASHED, 1);
+				if (ls_hot_table_get_tag(s->fetch.tbl, LS_TAG_HASHED) == 0)
+					ls_hot_table_set_tag(s->fetch.tbl, LS_TAG_HASHED, 1);
 				fr = ls_hc_fill(ls_hcache, s->hash, s->tag,
 								ls_tid_to_rowid(&s->iscan->xs_heaptid));
 				if (fr != LS_HC_SKIPPED)
@@ -1339,8 +1371,8 @@ ls_hash_end(CustomScanState *node)
 		ExecClearTuple(s->tslot);
 	if (s->iscan)
 		index_endscan(s->iscan);
-	if (s->fetch)
-		table_index_fetch_end(s->fetch);
+	if (s->fetched)
+		ls_rowid_fetch_end(&s->fetch);
 	if (s->index)
 		index_close(s->index, NoLock);
 }

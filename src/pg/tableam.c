@@ -915,13 +915,18 @@ typedef struct LsIndexFetchData
 	BlockNumber last_block;		/* block of the last fetch (statistics) */
 } LsIndexFetchData;
 
-/* Destination of a fetch: a reusable buffer, or NULL for a palloc'd copy. */
+/*
+ * Destination of a fetch: a reusable buffer, or NULL for a palloc'd copy.
+ * A buffer that is not the fetch's own (*owned false: the caller's) is
+ * never freed; growing it allocates one in mcxt.
+ */
 typedef struct LsFetchBuf
 {
 	char	  **buf;
 	Size	   *bufsize;
 	MemoryContext mcxt;
 	ls_hot_map_hint *hint;		/* or NULL */
+	bool	   *owned;			/* or NULL: *buf is palloc'd */
 } LsFetchBuf;
 
 static IndexFetchTableData *
@@ -993,6 +998,8 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 	{
 		*fb->buf = MemoryContextAlloc(fb->mcxt, 1024);
 		*fb->bufsize = 1024;
+		if (fb->owned != NULL)
+			*fb->owned = true;
 	}
 	for (;;)
 	{
@@ -1036,11 +1043,14 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 			ls_report_bad_version(rel);
 		if (slot != NULL)
 			ExecClearTuple(slot);
-		pfree(*fb->buf);
+		if (fb->owned == NULL || *fb->owned)
+			pfree(*fb->buf);
 		*fb->buf = NULL;
 		*fb->bufsize = 0;
 		*fb->buf = MemoryContextAlloc(fb->mcxt, need);
 		*fb->bufsize = need;
+		if (fb->owned != NULL)
+			*fb->owned = true;
 	}
 	if (nssi > 0)
 		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
@@ -1062,7 +1072,7 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 					 bool *call_again, bool *all_dead)
 {
 	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
-	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint};
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, NULL};
 	bool		gone;
 	bool		found;
 
@@ -1086,33 +1096,57 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 }
 
 /*
- * The hash lookup's fetch (hashscan.c): as ls_index_fetch_tuple, but the
- * visible version is left in the fetch's buffer as a HeapTuple for the
- * caller to take the columns it needs from (no slot, no deforming of
- * columns nobody reads); NULL when no version is visible.  The tuple is
- * valid until the next fetch; before it, the caller clears every slot that
- * points into the tuple.  Only for fetches never given a slot.
+ * The hash lookup's fetch (hashscan.c): as an index fetch, but without an
+ * IndexFetchTableData (the caller keeps an LsRowidFetch in its own state,
+ * with a buffer of its own) and without a slot: the visible version is
+ * left in the buffer as a HeapTuple for the caller to take the columns it
+ * needs from; NULL when no version is visible.  The tuple is valid until
+ * the next fetch; before it, the caller clears every slot pointing into
+ * the tuple (a fetch may grow the buffer, freeing the old one when it was
+ * allocated here).
  */
-HeapTuple
-ls_index_fetch_copy(IndexFetchTableData *sscan, ItemPointer tid,
-					Snapshot snapshot)
+void
+ls_rowid_fetch_init(LsRowidFetch *f, Relation rel, char *buf, Size bufsize)
 {
-	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
-	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint};
+	f->tbl = ls_table_for(rel);
+	f->buf = buf;
+	f->bufsize = bufsize;
+	f->owned = false;
+	f->mcxt = CurrentMemoryContext;
+	memset(&f->hint, 0, sizeof(f->hint));
+	f->last_block = InvalidBlockNumber;
+}
+
+HeapTuple
+ls_rowid_fetch(Relation rel, LsRowidFetch *f, ItemPointer tid,
+			   Snapshot snapshot)
+{
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, &f->owned};
 	HeapTuple	tup = NULL;
 	bool		gone;
 
-	Assert(f->buf_slot == NULL);
+	/* statistics as ls_index_fetch_tuple's */
 	if (ItemPointerGetBlockNumber(tid) != f->last_block)
 	{
 		f->last_block = ItemPointerGetBlockNumber(tid);
-		ls_stats_prepare(sscan->rel);
-		ls_count_block_reads(sscan->rel, 1);
+		ls_stats_prepare(rel);
+		ls_count_block_reads(rel, 1);
 	}
-	if (!ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, NULL, &gone,
-						  false, &fb, &tup))
+	if (!ls_fetch_visible(rel, f->tbl, tid, snapshot, NULL, &gone, false,
+						  &fb, &tup))
 		return NULL;
 	return tup;
+}
+
+/* Free what the fetch allocated (the caller's buffer is the caller's). */
+void
+ls_rowid_fetch_end(LsRowidFetch *f)
+{
+	if (f->owned && f->buf != NULL)
+		pfree(f->buf);
+	f->buf = NULL;
+	f->bufsize = 0;
+	f->owned = false;
 }
 
 static bool
