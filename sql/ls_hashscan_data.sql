@@ -234,6 +234,15 @@ END $$;
 SELECT hd_col(1, 100);
 SELECT hd_col(1, 100);
 DROP FUNCTION hd_col(int, int);
+-- a column added with a default is missing from the stored rows (taken
+-- from the catalog's missing value), in the narrow slot and the table's
+ALTER TABLE hd ADD COLUMN m int DEFAULT 7;
+SELECT m, v FROM hd WHERE id = 35;
+SELECT m, v FROM hd WHERE id = 35;
+SELECT m, ctid = ctid AS has_ctid FROM hd WHERE code = 'c35';
+UPDATE hd SET m = m + 1 WHERE id = 35 RETURNING m;
+SELECT m, v FROM hd WHERE id = 35;
+ALTER TABLE hd DROP COLUMN m;
 DEALLOCATE hd_v;
 
 TRUNCATE hd;

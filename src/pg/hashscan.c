@@ -727,6 +727,7 @@ typedef enum LsHashPhase
 } LsHashPhase;
 
 #define LS_HASH_FETCH_BUF 512
+#define LS_HASH_ARRAYS 512
 
 typedef struct LsHashScanState
 {
@@ -762,6 +763,15 @@ typedef struct LsHashScanState
 	uint64		misses;
 	uint64		stale;
 	uint64		bypassed;
+
+	/* not zeroed at creation (everything below is set before it is read) */
+	/* the per-key and per-column arrays when they fit (a few keys) */
+	union
+	{
+		char		data[LS_HASH_ARRAYS];
+		double		align_d;
+		int64		align_i;
+	}			arrays;
 	/* room for a typical row's copy (a longer one gets a palloc'd buffer) */
 	union
 	{
@@ -790,8 +800,9 @@ static const CustomExecMethods ls_hash_exec_methods = {
 static Node *
 ls_hash_create_state(CustomScan *cscan)
 {
-	LsHashScanState *s = palloc0(sizeof(LsHashScanState));
+	LsHashScanState *s = palloc(sizeof(LsHashScanState));
 
+	memset(s, 0, offsetof(LsHashScanState, arrays));
 	NodeSetTag(s, T_CustomScanState);
 	s->css.methods = &ls_hash_exec_methods;
 	return (Node *) s;
@@ -820,19 +831,21 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 	int			nout = list_length(cs->custom_scan_tlist);
 	ListCell   *lc;
 	char	   *mem;
+	Size		size;
 
 	s->indexoid = linitial_oid(oids);
 	s->lockmode = exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode;
 	s->mode = (LsHashMode) linitial_int(ints);
 	s->nkeys = n;
 	s->nout = nout;
-	/* one allocation for the per-key and per-column arrays */
-	mem = palloc(MAXALIGN(sizeof(ScanKeyData) * n) +
-				 MAXALIGN(sizeof(Datum) * n) +
-				 MAXALIGN(sizeof(LsHashValue) * n) +
-				 MAXALIGN(sizeof(AttrNumber) * n) +
-				 MAXALIGN(sizeof(AttrNumber) * nout) +
-				 MAXALIGN(sizeof(int16) * n) + sizeof(bool) * n);
+	/* the per-key and per-column arrays: in the state, or one allocation */
+	size = MAXALIGN(sizeof(ScanKeyData) * n) +
+		MAXALIGN(sizeof(Datum) * n) +
+		MAXALIGN(sizeof(LsHashValue) * n) +
+		MAXALIGN(sizeof(AttrNumber) * n) +
+		MAXALIGN(sizeof(AttrNumber) * nout) +
+		MAXALIGN(sizeof(int16) * n) + sizeof(bool) * n;
+	mem = size <= sizeof(s->arrays) ? s->arrays.data : palloc(size);
 	s->keys = (ScanKey) mem;
 	mem += MAXALIGN(sizeof(ScanKeyData) * n);
 	s->keyvals = (Datum *) mem;
@@ -1171,7 +1184,9 @@ ls_hash_store_narrow(LsHashScanState *s, HeapTuple tup)
 	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
 	TupleDesc	desc = RelationGetDescr(s->css.ss.ss_currentRelation);
 
-	ExecClearTuple(slot);
+	/* (the probe cleared it before its fetch) */
+	if (tup == NULL)
+		ExecClearTuple(slot);
 	for (int i = 0; i < s->nout; i++)
 		slot->tts_values[i] = tup != NULL ?
 			heap_getattr(tup, s->outattnos[i], desc, &slot->tts_isnull[i]) :
