@@ -105,6 +105,20 @@ RESET plan_cache_mode;
 EXPLAIN (COSTS OFF) UPDATE hs SET v = 'u' WHERE id = 10;
 EXPLAIN (COSTS OFF) DELETE FROM hs WHERE id = 10;
 EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id = 10 FOR UPDATE;
+-- the node emits what its parent needs: plain columns as they are, with
+-- no projection (custom_scan_tlist: Output and the condition name the
+-- columns as before); system columns and whole rows from a slot of the
+-- table's shape (UPDATE, DELETE and row locks read ctid)
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v, id, v FROM hs WHERE code = 'c5';
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v FROM hs WHERE id = 5 AND a <> 3;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT hs FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT ctid, xmin, v FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT upper(v) FROM hs WHERE id = 5;
+EXPLAIN (COSTS OFF, VERBOSE) UPDATE hs SET v = 'u' WHERE id = 10 RETURNING v;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT v FROM hs WHERE id = 10 FOR UPDATE;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT o.id, i.v FROM hs o JOIN hs i ON i.id = o.id + 1 WHERE o.id < 4;
 SELECT v FROM hs WHERE id = 10;  -- fills
 UPDATE hs SET v = 'u10' WHERE id = 10 RETURNING id, v;
 SELECT v FROM hs WHERE id = 10 FOR UPDATE;
@@ -176,10 +190,21 @@ CREATE TEMP TABLE hs_before AS
   FROM pg_stat_user_indexes WHERE indexrelname IN ('hs_pkey', 'hs_heap_pkey');
 EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) SELECT v FROM hs WHERE id = 20;
 SELECT v FROM hs WHERE id = 20;
+-- hits in one transaction count into the pending entry found first
+BEGIN;
+SELECT v FROM hs WHERE id = 20;
+SELECT hs_loop(3) IS NOT NULL AS looped;
+COMMIT;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT v FROM hs_heap WHERE id = 20;
 SELECT v FROM hs_heap WHERE id = 20;
 SELECT v FROM hs_heap WHERE id = 20;
+BEGIN;
+SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+SELECT v FROM hs_heap WHERE id = 20;
+COMMIT;
 RESET enable_seqscan;
 SELECT pg_stat_force_next_flush();
 SELECT i, idx_scan - s AS idx_scan, idx_tup_read - r AS idx_tup_read,

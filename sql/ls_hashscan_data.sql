@@ -193,6 +193,58 @@ SELECT hd_sum(1, 100);
 SELECT id, v FROM hd WHERE id = 23;
 SELECT id, v FROM hd WHERE id = 23;
 
+-- what the node emits: columns other than the table's (custom_scan_tlist),
+-- a qual column outside the target list, whole rows, system columns,
+-- expressions, row locks, UPDATE / DELETE by key with RETURNING, a join
+-- whose other side is locked by the UPDATE (row mark: ctid)
+PREPARE hd_v(int) AS SELECT v FROM hd WHERE id = $1;
+EXECUTE hd_v(30);
+EXECUTE hd_v(30);
+SELECT v, id FROM hd WHERE id = 30;
+SELECT v, id FROM hd WHERE id = 30;
+SELECT v FROM hd WHERE id = 30 AND a > 0;
+SELECT v FROM hd WHERE id = 30 AND a < 0;
+SELECT (x).id, (x).v FROM (SELECT hd AS x FROM hd WHERE id = 30) s;
+SELECT id, code, a, b, v, length(hd::text) > 20 AS whole FROM hd WHERE id = 30;
+SELECT ctid = ctid AS has_ctid, xmin = xmin AS has_xmin, v FROM hd WHERE id = 30;
+SELECT tableoid = 'hd'::regclass AS tableoid_ok, v FROM hd WHERE code = 'c30';
+SELECT upper(v), a + 1, id * 2 FROM hd WHERE id = 30;
+SELECT v FROM hd WHERE id = 30 FOR UPDATE;
+SELECT v, id FROM hd WHERE code = 'c30' FOR SHARE;
+UPDATE hd SET v = v || '+' WHERE id = 30 RETURNING id, a, v;
+EXECUTE hd_v(30);
+UPDATE hd SET v = v || '!' WHERE code = 'c31' RETURNING (hd).id, (hd).v;
+EXECUTE hd_v(31);
+UPDATE hd SET v = x.v || '?' FROM hd x WHERE x.id = 33 AND hd.id = 34
+  RETURNING hd.id, hd.v, x.v;
+EXECUTE hd_v(34);
+DELETE FROM hd WHERE id = 32 RETURNING v;
+EXECUTE hd_v(32);
+CREATE FUNCTION hd_col(lo int, hi int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  x text;
+  s bigint := 0;
+BEGIN
+  FOR i IN lo..hi LOOP
+    SELECT v INTO x FROM hd WHERE id = i;
+    s := s + coalesce(length(x), 0);
+  END LOOP;
+  RETURN s;
+END $$;
+SELECT hd_col(1, 100);
+SELECT hd_col(1, 100);
+DROP FUNCTION hd_col(int, int);
+-- a column added with a default is missing from the stored rows (taken
+-- from the catalog's missing value), in the narrow slot and the table's
+ALTER TABLE hd ADD COLUMN m int DEFAULT 7;
+SELECT m, v FROM hd WHERE id = 35;
+SELECT m, v FROM hd WHERE id = 35;
+SELECT m, ctid = ctid AS has_ctid FROM hd WHERE code = 'c35';
+UPDATE hd SET m = m + 1 WHERE id = 35 RETURNING m;
+SELECT m, v FROM hd WHERE id = 35;
+ALTER TABLE hd DROP COLUMN m;
+DEALLOCATE hd_v;
+
 TRUNCATE hd;
 EXECUTE hd_id(21);
 SELECT hd_sum(1, 100);

@@ -53,7 +53,10 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "rewrite/rewriteManip.h"
 #include "storage/ipc.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -146,15 +149,42 @@ ls_hash_slot(void)
  * Hashing keys
  * ------------------------------------------------------------------------ */
 
+/*
+ * The seeds computed last, per backend (a direct-mapped memo by index OID):
+ * a seed depends only on the storage and the index, and every execution of
+ * a lookup needs one.  The storage is part of the memo's key, so a new
+ * relfilenode (TRUNCATE, rewrites) gets its own seed.
+ */
+#define LS_HASH_SEED_MEMO 16
+typedef struct LsHashSeedMemo
+{
+	RelFileNode node;
+	Oid			indexoid;		/* InvalidOid: empty */
+	uint32		tag;
+	uint64		seed;
+} LsHashSeedMemo;
+
+static LsHashSeedMemo ls_hash_seed_memo[LS_HASH_SEED_MEMO];
+
 /* Seed of one (table storage, index); *tag: the table's tag. */
 static uint64
 ls_hash_seed(Relation rel, Oid indexoid, uint32 *tag)
 {
-	ls_hot_key	key = ls_key_for_node(&rel->rd_node);
-	uint64		th = ls_hc_hash(0, &key, sizeof(key));
+	LsHashSeedMemo *m = &ls_hash_seed_memo[indexoid % LS_HASH_SEED_MEMO];
+	ls_hot_key	key;
+	uint64		th;
 
-	*tag = ls_hc_tag(th);
-	return ls_hc_hash(th, &indexoid, sizeof(indexoid));
+	if (m->indexoid != indexoid || !RelFileNodeEquals(m->node, rel->rd_node))
+	{
+		key = ls_key_for_node(&rel->rd_node);
+		th = ls_hc_hash(0, &key, sizeof(key));
+		m->node = rel->rd_node;
+		m->indexoid = indexoid;
+		m->tag = ls_hc_tag(th);
+		m->seed = ls_hc_hash(th, &indexoid, sizeof(indexoid));
+	}
+	*tag = m->tag;
+	return m->seed;
 }
 
 /* Fold one key value into h; the same bytes give the same hash whatever
@@ -346,6 +376,14 @@ typedef struct LsHashKeyCols
 	IndexClause *iclause[LS_HASH_MAX_KEYS]; /* the index clause it came from */
 } LsHashKeyCols;
 
+/* What the scan slot looks like (custom_private's first int). */
+typedef enum LsHashMode
+{
+	LS_HM_VIRTUAL,				/* the table's columns, virtual */
+	LS_HM_TABLE_SLOT,			/* the table AM's own slot: system columns */
+	LS_HM_NARROW,				/* custom_scan_tlist's columns, virtual */
+} LsHashMode;
+
 /*
  * Can the hash lookup replace this index path?  Fills cols when it can.
  */
@@ -503,11 +541,61 @@ ls_hash_needs_sysattrs(Index relid, List *tlist, List *qual)
 }
 
 /*
- * custom_exprs = (values, conditions): the compared values in key column
- * order, and the "key = value" conditions (for EXPLAIN).  custom_private =
- * (OIDs, ints): OIDs = index, then per key column its comparison
- * function, collation and subtype; ints = reads system columns, then per
- * key column the table attribute, typlen and typbyval of the value.
+ * The scan's own target list when the node can emit exactly what its
+ * parent needs: every entry of tlist a plain column of the table (no
+ * system column, no whole-row reference, no placeholder).  It is tlist,
+ * then the columns only the qual reads; setrefs makes the target list and
+ * qual refer to it, the scan slot gets its shape, and when it is tlist
+ * itself the executor builds no projection per execution.  NIL otherwise:
+ * the scan slot has the table's shape (also what row marks, UPDATE,
+ * DELETE and EvalPlanQual need: they read ctid or the whole row, and
+ * EvalPlanQual hands the scan a test tuple of the table's shape).
+ */
+static List *
+ls_hash_scan_tlist(Index relid, List *tlist, List *qual)
+{
+	List	   *cst = NIL;
+	List	   *vars;
+	ListCell   *lc;
+
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != relid || var->varattno <= 0 ||
+			var->varlevelsup != 0)
+			return NIL;
+		cst = lappend(cst, makeTargetEntry((Expr *) copyObject(var),
+										   list_length(cst) + 1, NULL, false));
+	}
+	vars = pull_var_clause((Node *) qual, PVC_INCLUDE_PLACEHOLDERS);
+	foreach(lc, vars)
+	{
+		Var		   *var = (Var *) lfirst(lc);
+
+		if (!IsA(var, Var))
+			return NIL;
+		/* an outer relation's column: a nested loop parameter later */
+		if (var->varno != relid)
+			continue;
+		if (var->varattno <= 0)
+			return NIL;
+		if (tlist_member((Expr *) var, cst) == NULL)
+			cst = lappend(cst, makeTargetEntry((Expr *) copyObject(var),
+											   list_length(cst) + 1, NULL, true));
+	}
+	return cst;
+}
+
+/*
+ * custom_exprs = (values): the compared values in key column order.
+ * custom_private = (OIDs, ints, key expressions): OIDs = index, then per
+ * key column its comparison function, collation, subtype and operator;
+ * ints = slot mode (LsHashMode), the table's range table index at
+ * planning, then per key column the table attribute, typlen and typbyval
+ * of the value; key expressions = the index side of each condition (for
+ * EXPLAIN: custom_exprs may only refer to custom_scan_tlist's columns).
  */
 static Plan *
 ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
@@ -518,11 +606,13 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 	CustomScan *cs = makeNode(CustomScan);
 	LsHashKeyCols cols;
 	List	   *values = NIL;
-	List	   *rechecks = NIL;
+	List	   *keyexprs = NIL;
 	List	   *oids;
 	List	   *ints;
 	List	   *qual = NIL;
 	List	   *used = NIL;
+	List	   *cst = NIL;
+	LsHashMode	mode;
 	ListCell   *lc;
 
 	if (!ls_hash_match_path(ip, &cols))
@@ -546,18 +636,26 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 		qual = lappend(qual, ri->clause);
 	}
 
+	if (ls_hash_needs_sysattrs(rel->relid, tlist, qual))
+		mode = LS_HM_TABLE_SLOT;
+	else
+	{
+		cst = ls_hash_scan_tlist(rel->relid, tlist, qual);
+		mode = cst != NIL ? LS_HM_NARROW : LS_HM_VIRTUAL;
+	}
 	oids = list_make1_oid(ip->indexinfo->indexoid);
-	ints = list_make1_int(ls_hash_needs_sysattrs(rel->relid, tlist, qual) ? 1 : 0);
+	ints = list_make2_int(mode, rel->relid);
 	for (int i = 0; i < cols.nkeys; i++)
 	{
 		int16		typlen;
 		bool		typbyval;
 
 		values = lappend(values, copyObject(cols.arg[i]));
-		rechecks = lappend(rechecks, copyObject(cols.qual[i]));
+		keyexprs = lappend(keyexprs, copyObject(linitial(((OpExpr *) cols.qual[i])->args)));
 		oids = lappend_oid(oids, get_opcode(cols.opno[i]));
 		oids = lappend_oid(oids, cols.collid[i]);
 		oids = lappend_oid(oids, cols.subtype[i]);
+		oids = lappend_oid(oids, cols.opno[i]);
 		get_typlenbyval(exprType((Node *) cols.arg[i]), &typlen, &typbyval);
 		ints = lappend_int(ints, ip->indexinfo->indexkeys[i]);
 		ints = lappend_int(ints, typlen);
@@ -569,9 +667,9 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 	cs->scan.scanrelid = rel->relid;
 	cs->flags = best_path->flags;
 	cs->custom_plans = NIL;
-	cs->custom_exprs = list_make2(values, rechecks);
-	cs->custom_private = list_make2(oids, ints);
-	cs->custom_scan_tlist = NIL;
+	cs->custom_exprs = list_make1(values);
+	cs->custom_private = list_make3(oids, ints, keyexprs);
+	cs->custom_scan_tlist = cst;
 	cs->methods = &ls_hash_scan_methods;
 	return &cs->scan.plan;
 }
@@ -579,20 +677,27 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 /* ------------------------------------------------------------------------
  * Execution
  *
- * Rows are fetched (the hash hit by rowid, the fallback through
- * index_getnext_slot) straight into the scan slot.  PostgreSQL 15 gives a
- * custom scan a virtual one; the table AM stores a virtual copy of the
- * row's columns there (pointing into its fetch buffer, valid until the
- * next fetch), and no second projection is built per execution.  When the
- * plan reads a system column (ctid of UPDATE, DELETE, row marks) the scan
- * slot is replaced by one of the table AM's kind and the projection and
- * qual are compiled again for it.
+ * The scan slot (LsHashMode): with custom_scan_tlist (the plan reads plain
+ * columns only) it has exactly the columns the parent needs, so no
+ * projection is built per execution; a hit takes those columns from the
+ * fetched version and nothing else is deformed.  Otherwise PostgreSQL 15
+ * gives a custom scan a virtual slot of the table's shape, which the
+ * fetched row's columns go into; when the plan reads a system column
+ * (ctid of UPDATE, DELETE, row marks) that slot is replaced by one of the
+ * table AM's kind and the projection and qual are compiled again for it.
+ * A hit fetches through ls_rowid_fetch, whose state and first buffer
+ * are part of the node's: the visible version copied into that buffer
+ * (the slot's columns point into it, valid until the next fetch).  The
+ * fallback index scan fetches into a slot of the table's shape (with
+ * custom_scan_tlist a second slot, made at the first miss).
  *
  * What an execution costs matters as much as the lookup (PL/pgSQL runs
- * the executor once per statement): the index is opened and the context
- * for by-reference keys created only on the first miss, the scan keys are
- * set up once, constants and parameters are read without compiling an
- * expression, and the key recheck calls the equality functions directly.
+ * the executor once per statement): the index is opened, its scan keys
+ * (and their equality functions) set up and the context for by-reference
+ * keys created only on the first miss; the seed of the key hashes is
+ * computed once per backend, index and storage; constants and parameters
+ * are read without compiling an expression; the key recheck compares the
+ * bytes first and calls the equality function only when they differ.
  * ------------------------------------------------------------------------ */
 
 /* How a key value is obtained. */
@@ -621,27 +726,35 @@ typedef enum LsHashPhase
 	LS_HP_DONE,
 } LsHashPhase;
 
+#define LS_HASH_FETCH_BUF 512
+#define LS_HASH_ARRAYS 512
+
 typedef struct LsHashScanState
 {
 	CustomScanState css;
 	Oid			indexoid;
 	LOCKMODE	lockmode;
+	LsHashMode	mode;
 	Relation	index;			/* opened at the first miss */
 	int			nkeys;
 	bool		byref_keys;		/* a key value is passed by reference */
-	bool		heap_mode;		/* scan slot of the table AM's kind */
-	ScanKey		keys;			/* nkeys, arguments set per lookup */
+	bool		keys_ready;		/* keys[] set up (functions looked up) */
+	ScanKey		keys;			/* nkeys, for the index scan and recheck */
+	Datum	   *keyvals;		/* the evaluated key values */
 	AttrNumber *attnos;			/* table column of each key */
 	int16	   *typlen;
 	bool	   *typbyval;
 	LsHashValue *values;		/* nkeys */
+	int			nout;			/* LS_HM_NARROW: the scan slot's columns */
+	AttrNumber *outattnos;		/* LS_HM_NARROW: table column of each */
+	TupleTableSlot *tslot;		/* LS_HM_NARROW: the index scan's slot */
 	ExprContext *keycxt;		/* by-reference key values live here */
-	IndexFetchTableData *fetch;
+	LsRowidFetch fetch;			/* a hit's fetch, into fetchbuf at first */
 	IndexScanDesc iscan;
-	ls_hot_table *tbl;			/* the table's storage (LS_TAG_HASHED) */
 	uint64		seed;
 	uint32		tag;
 	LsHashPhase phase;
+	bool		fetched;		/* fetch initialized (not EXPLAIN only) */
 	bool		keys_ok;		/* keys evaluated, none NULL */
 	bool		fill;			/* fill the cache from the index scan */
 	uint64		hash;
@@ -650,6 +763,22 @@ typedef struct LsHashScanState
 	uint64		misses;
 	uint64		stale;
 	uint64		bypassed;
+
+	/* not zeroed at creation (everything below is set before it is read) */
+	/* the per-key and per-column arrays when they fit (a few keys) */
+	union
+	{
+		char		data[LS_HASH_ARRAYS];
+		double		align_d;
+		int64		align_i;
+	}			arrays;
+	/* room for a typical row's copy (a longer one gets a palloc'd buffer) */
+	union
+	{
+		char		data[LS_HASH_FETCH_BUF];
+		double		align_d;
+		int64		align_i;
+	}			fetchbuf;
 } LsHashScanState;
 
 static void ls_hash_begin(CustomScanState *node, EState *estate, int eflags);
@@ -671,12 +800,23 @@ static const CustomExecMethods ls_hash_exec_methods = {
 static Node *
 ls_hash_create_state(CustomScan *cscan)
 {
-	LsHashScanState *s = palloc0(sizeof(LsHashScanState));
+	LsHashScanState *s = palloc(sizeof(LsHashScanState));
 
+	memset(s, 0, offsetof(LsHashScanState, arrays));
 	NodeSetTag(s, T_CustomScanState);
 	s->css.methods = &ls_hash_exec_methods;
 	return (Node *) s;
 }
+
+/* custom_private's OIDs of key column i */
+#define LS_HASH_OID_FUNC(i)		(1 + 4 * (i))
+#define LS_HASH_OID_COLL(i)		(2 + 4 * (i))
+#define LS_HASH_OID_SUBTYPE(i)	(3 + 4 * (i))
+#define LS_HASH_OID_OPNO(i)		(4 + 4 * (i))
+/* custom_private's ints of key column i */
+#define LS_HASH_INT_ATTNO(i)	(2 + 3 * (i))
+#define LS_HASH_INT_TYPLEN(i)	(3 + 3 * (i))
+#define LS_HASH_INT_BYVAL(i)	(4 + 3 * (i))
 
 static void
 ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
@@ -688,22 +828,34 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 	List	   *ints = lsecond(cs->custom_private);
 	List	   *values = linitial(cs->custom_exprs);
 	int			n = list_length(values);
+	int			nout = list_length(cs->custom_scan_tlist);
+	ListCell   *lc;
 	char	   *mem;
+	Size		size;
 
 	s->indexoid = linitial_oid(oids);
 	s->lockmode = exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode;
+	s->mode = (LsHashMode) linitial_int(ints);
 	s->nkeys = n;
-	/* one allocation for the per-key arrays */
-	mem = palloc(MAXALIGN(sizeof(ScanKeyData) * n) +
-				 MAXALIGN(sizeof(LsHashValue) * n) +
-				 MAXALIGN(sizeof(AttrNumber) * n) +
-				 MAXALIGN(sizeof(int16) * n) + sizeof(bool) * n);
+	s->nout = nout;
+	/* the per-key and per-column arrays: in the state, or one allocation */
+	size = MAXALIGN(sizeof(ScanKeyData) * n) +
+		MAXALIGN(sizeof(Datum) * n) +
+		MAXALIGN(sizeof(LsHashValue) * n) +
+		MAXALIGN(sizeof(AttrNumber) * n) +
+		MAXALIGN(sizeof(AttrNumber) * nout) +
+		MAXALIGN(sizeof(int16) * n) + sizeof(bool) * n;
+	mem = size <= sizeof(s->arrays) ? s->arrays.data : palloc(size);
 	s->keys = (ScanKey) mem;
 	mem += MAXALIGN(sizeof(ScanKeyData) * n);
+	s->keyvals = (Datum *) mem;
+	mem += MAXALIGN(sizeof(Datum) * n);
 	s->values = (LsHashValue *) mem;
 	mem += MAXALIGN(sizeof(LsHashValue) * n);
 	s->attnos = (AttrNumber *) mem;
 	mem += MAXALIGN(sizeof(AttrNumber) * n);
+	s->outattnos = (AttrNumber *) mem;
+	mem += MAXALIGN(sizeof(AttrNumber) * nout);
 	s->typlen = (int16 *) mem;
 	mem += MAXALIGN(sizeof(int16) * n);
 	s->typbyval = (bool *) mem;
@@ -735,31 +887,26 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 			hv->kind = LS_HV_EXPR;
 			hv->expr = ExecInitExpr((Expr *) v, &node->ss.ps);
 		}
-
-		ScanKeyEntryInitialize(&s->keys[i], 0, (AttrNumber) (i + 1),
-							   BTEqualStrategyNumber,
-							   list_nth_oid(oids, 3 + 3 * i),	/* subtype */
-							   list_nth_oid(oids, 2 + 3 * i),	/* collation */
-							   list_nth_oid(oids, 1 + 3 * i),	/* function */
-							   (Datum) 0);
-		s->attnos[i] = (AttrNumber) list_nth_int(ints, 1 + 3 * i);
-		s->typlen[i] = (int16) list_nth_int(ints, 2 + 3 * i);
-		s->typbyval[i] = list_nth_int(ints, 3 + 3 * i) != 0;
+		s->attnos[i] = (AttrNumber) list_nth_int(ints, LS_HASH_INT_ATTNO(i));
+		s->typlen[i] = (int16) list_nth_int(ints, LS_HASH_INT_TYPLEN(i));
+		s->typbyval[i] = list_nth_int(ints, LS_HASH_INT_BYVAL(i)) != 0;
 		if (!s->typbyval[i])
 			s->byref_keys = true;
 	}
+	nout = 0;
+	foreach(lc, cs->custom_scan_tlist)
+		s->outattnos[nout++] = ((Var *) lfirst_node(TargetEntry, lc)->expr)->varattno;
 	s->phase = LS_HP_START;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
-	if (linitial_int(ints) != 0)
+	if (s->mode == LS_HM_TABLE_SLOT)
 	{
 		/* system columns: the scan slot must be the table AM's own */
 		TupleTableSlot *hslot;
 
 		hslot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
 								   table_slot_callbacks(rel));
-		s->heap_mode = true;
 		node->ss.ss_ScanTupleSlot = hslot;
 		node->ss.ps.scanops = hslot->tts_ops;
 		node->ss.ps.scanopsfixed = true;
@@ -767,9 +914,32 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cs->scan.scanrelid);
 		node->ss.ps.qual = ExecInitQual(cs->scan.plan.qual, &node->ss.ps);
 	}
-	s->fetch = table_index_fetch_begin(rel);
-	s->tbl = ls_table_for(rel);
+	ls_rowid_fetch_init(&s->fetch, rel, s->fetchbuf.data, sizeof(s->fetchbuf));
+	s->fetched = true;
 	s->seed = ls_hash_seed(rel, s->indexoid, &s->tag);
+}
+
+/*
+ * The index scan's keys: set up at the first miss (or the first recheck
+ * whose bytes differ), in the query's memory (the equality functions'
+ * lookup data must live as long as the node).
+ */
+static void
+ls_hash_setup_keys(LsHashScanState *s)
+{
+	CustomScan *cs = (CustomScan *) s->css.ss.ps.plan;
+	List	   *oids = linitial(cs->custom_private);
+	MemoryContext old = MemoryContextSwitchTo(s->css.ss.ps.state->es_query_cxt);
+
+	for (int i = 0; i < s->nkeys; i++)
+		ScanKeyEntryInitialize(&s->keys[i], 0, (AttrNumber) (i + 1),
+							   BTEqualStrategyNumber,
+							   list_nth_oid(oids, LS_HASH_OID_SUBTYPE(i)),
+							   list_nth_oid(oids, LS_HASH_OID_COLL(i)),
+							   list_nth_oid(oids, LS_HASH_OID_FUNC(i)),
+							   (Datum) 0);
+	MemoryContextSwitchTo(old);
+	s->keys_ready = true;
 }
 
 /* One key value (what ExecEvalExpr would give for a Const or a Param). */
@@ -820,7 +990,7 @@ ls_hash_value(LsHashValue *v, ExprContext *ec, bool *isnull)
 	return ExecEvalExpr(v->expr, ec, isnull);
 }
 
-/* Evaluate the key values into the scan keys; false when one is NULL. */
+/* Evaluate the key values and their hash; false when one is NULL. */
 static bool
 ls_hash_eval_keys(LsHashScanState *s)
 {
@@ -854,7 +1024,7 @@ ls_hash_eval_keys(LsHashScanState *s)
 			MemoryContextSwitchTo(old);
 			return false;
 		}
-		s->keys[i].sk_argument = d;
+		s->keyvals[i] = d;
 		h = ls_hash_datum(h, d, s->typlen[i], s->typbyval[i]);
 	}
 	MemoryContextSwitchTo(old);
@@ -864,7 +1034,63 @@ ls_hash_eval_keys(LsHashScanState *s)
 	return true;
 }
 
-/* Do the key columns of the row in slot equal the evaluated keys? */
+/*
+ * Does column value d equal key i?  Equal bytes are equal values (a B-tree
+ * equality is reflexive); other bytes (another header, a compressed or
+ * out-of-line value, or values such as 1.0 and 1.00) are decided by the
+ * index's equality function.
+ */
+static bool
+ls_hash_key_equal(LsHashScanState *s, int i, Datum d)
+{
+	Datum		key = s->keyvals[i];
+	int16		typlen = s->typlen[i];
+
+	if (s->typbyval[i])
+	{
+		switch (typlen)
+		{
+			case 1:
+				if (DatumGetChar(d) == DatumGetChar(key))
+					return true;
+				break;
+			case 2:
+				if (DatumGetInt16(d) == DatumGetInt16(key))
+					return true;
+				break;
+			case 4:
+				if (DatumGetInt32(d) == DatumGetInt32(key))
+					return true;
+				break;
+			default:
+				if (d == key)
+					return true;
+				break;
+		}
+	}
+	else if (typlen > 0)
+	{
+		if (memcmp(DatumGetPointer(d), DatumGetPointer(key), typlen) == 0)
+			return true;
+	}
+	else if (typlen == -1)
+	{
+		struct varlena *a = (struct varlena *) DatumGetPointer(d);
+		struct varlena *b = (struct varlena *) DatumGetPointer(key);
+
+		if (!VARATT_IS_EXTERNAL(a) && !VARATT_IS_COMPRESSED(a) &&
+			!VARATT_IS_EXTERNAL(b) && !VARATT_IS_COMPRESSED(b) &&
+			VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+			memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0)
+			return true;
+	}
+	if (!s->keys_ready)
+		ls_hash_setup_keys(s);
+	return DatumGetBool(FunctionCall2Coll(&s->keys[i].sk_func,
+										  s->keys[i].sk_collation, d, key));
+}
+
+/* Do the key columns of the row in slot (the table's shape) equal the keys? */
 static bool
 ls_hash_keys_match(LsHashScanState *s, TupleTableSlot *slot)
 {
@@ -873,10 +1099,22 @@ ls_hash_keys_match(LsHashScanState *s, TupleTableSlot *slot)
 		bool		isnull;
 		Datum		d = slot_getattr(slot, s->attnos[i], &isnull);
 
-		if (isnull ||
-			!DatumGetBool(FunctionCall2Coll(&s->keys[i].sk_func,
-											s->keys[i].sk_collation,
-											d, s->keys[i].sk_argument)))
+		if (isnull || !ls_hash_key_equal(s, i, d))
+			return false;
+	}
+	return true;
+}
+
+/* The same for a fetched tuple. */
+static bool
+ls_hash_tuple_keys_match(LsHashScanState *s, HeapTuple tup, TupleDesc desc)
+{
+	for (int i = 0; i < s->nkeys; i++)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, s->attnos[i], desc, &isnull);
+
+		if (isnull || !ls_hash_key_equal(s, i, d))
 			return false;
 	}
 	return true;
@@ -889,6 +1127,17 @@ ls_hash_count(ls_hc_counter c)
 }
 
 /*
+ * The index's pending statistics entry found last, and the transaction it
+ * was found in: pending entries are flushed and freed only between
+ * transactions (pgstat_report_stat runs outside them; dropped objects'
+ * entries go at commit), so within one transaction the pointer stays
+ * valid, and a loop of lookups looks it up once.
+ */
+static Oid	ls_hash_stat_indexoid = InvalidOid;
+static LocalTransactionId ls_hash_stat_lxid = InvalidLocalTransactionId;
+static PgStat_TableStatus *ls_hash_stat_pending = NULL;
+
+/*
  * A hit counts in the index's statistics what the index scan it replaces
  * would have counted (pg_stat_user_indexes: idx_scan by _bt_first,
  * idx_tup_read by index_getnext_tid, idx_tup_fetch by index_fetch_heap;
@@ -899,19 +1148,50 @@ ls_hash_count(ls_hc_counter c)
 static void
 ls_hash_count_index_hit(LsHashScanState *s)
 {
-	PgStat_EntryRef *ref;
 	PgStat_TableStatus *pending;
 
 	if (!pgstat_track_counts)
 		return;
-	ref = pgstat_prep_pending_entry(PGSTAT_KIND_RELATION, MyDatabaseId,
-									s->indexoid, NULL);
-	pending = (PgStat_TableStatus *) ref->pending;
-	pending->t_id = s->indexoid;
-	pending->t_shared = false;
+	if (ls_hash_stat_indexoid == s->indexoid &&
+		ls_hash_stat_lxid == MyProc->lxid &&
+		ls_hash_stat_lxid != InvalidLocalTransactionId)
+		pending = ls_hash_stat_pending;
+	else
+	{
+		PgStat_EntryRef *ref;
+
+		ref = pgstat_prep_pending_entry(PGSTAT_KIND_RELATION, MyDatabaseId,
+										s->indexoid, NULL);
+		pending = (PgStat_TableStatus *) ref->pending;
+		pending->t_id = s->indexoid;
+		pending->t_shared = false;
+		ls_hash_stat_indexoid = s->indexoid;
+		ls_hash_stat_lxid = MyProc->lxid;
+		ls_hash_stat_pending = pending;
+	}
 	pending->t_counts.t_numscans++;
 	pending->t_counts.t_tuples_returned++;
 	pending->t_counts.t_tuples_fetched++;
+}
+
+/*
+ * The narrow scan slot gets the columns of custom_scan_tlist from a row of
+ * the table's shape: a fetched tuple, or (tup NULL) the index scan's slot.
+ */
+static void
+ls_hash_store_narrow(LsHashScanState *s, HeapTuple tup)
+{
+	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+	TupleDesc	desc = RelationGetDescr(s->css.ss.ss_currentRelation);
+
+	/* (the probe cleared it before its fetch) */
+	if (tup == NULL)
+		ExecClearTuple(slot);
+	for (int i = 0; i < s->nout; i++)
+		slot->tts_values[i] = tup != NULL ?
+			heap_getattr(tup, s->outattnos[i], desc, &slot->tts_isnull[i]) :
+			slot_getattr(s->tslot, s->outattnos[i], &slot->tts_isnull[i]);
+	ExecStoreVirtualTuple(slot);
 }
 
 /* Try the cache; true with the row in the scan slot when the entry held. */
@@ -920,9 +1200,10 @@ ls_hash_probe(LsHashScanState *s)
 {
 	EState	   *estate = s->css.ss.ps.state;
 	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
+	Relation	rel = s->css.ss.ss_currentRelation;
 	uint64		rowid;
 	ItemPointerData tid;
-	bool		call_again = false;
+	HeapTuple	tup;
 
 	if (!ls_hc_lookup(ls_hcache, s->hash, &rowid))
 	{
@@ -931,17 +1212,19 @@ ls_hash_probe(LsHashScanState *s)
 		return false;
 	}
 	ls_rowid_to_tid(rowid, &tid);
-	if (table_index_fetch_tuple(s->fetch, &tid, estate->es_snapshot, slot,
-								&call_again, NULL))
+	/* the slot may point into the fetch's buffer, which the fetch reuses */
+	ExecClearTuple(slot);
+	tup = ls_rowid_fetch(rel, &s->fetch, &tid, estate->es_snapshot);
+	if (tup != NULL && ls_hash_tuple_keys_match(s, tup, RelationGetDescr(rel)))
 	{
-		if (ls_hash_keys_match(s, slot))
-		{
-			s->hits++;
-			ls_hash_count(LS_HC_C_HITS);
-			ls_hash_count_index_hit(s);
-			return true;
-		}
-		ExecClearTuple(slot);
+		if (s->mode == LS_HM_NARROW)
+			ls_hash_store_narrow(s, tup);
+		else
+			ls_store_borrowed(tup, slot);
+		s->hits++;
+		ls_hash_count(LS_HC_C_HITS);
+		ls_hash_count_index_hit(s);
+		return true;
 	}
 	/* stale: gone, moved to another key, not visible to us, a collision */
 	s->stale++;
@@ -949,6 +1232,36 @@ ls_hash_probe(LsHashScanState *s)
 	if (ls_hc_remove(ls_hcache, s->hash, rowid) > 0)
 		ls_hash_count(LS_HC_C_REMOVED);
 	return false;
+}
+
+/* Start (or restart) the index scan for the evaluated keys. */
+static void
+ls_hash_start_index(LsHashScanState *s)
+{
+	ScanState  *ss = &s->css.ss;
+	EState	   *estate = ss->ps.state;
+
+	if (!s->keys_ready)
+		ls_hash_setup_keys(s);
+	for (int i = 0; i < s->nkeys; i++)
+		s->keys[i].sk_argument = s->keyvals[i];
+	if (s->iscan == NULL)
+	{
+		if (s->index == NULL)
+			s->index = index_open(s->indexoid, s->lockmode);
+		s->iscan = index_beginscan(ss->ss_currentRelation, s->index,
+								   estate->es_snapshot, s->nkeys, 0);
+	}
+	if (s->mode == LS_HM_NARROW && s->tslot == NULL)
+	{
+		Relation	rel = ss->ss_currentRelation;
+		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+		s->tslot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
+									  table_slot_callbacks(rel));
+		MemoryContextSwitchTo(old);
+	}
+	index_rescan(s->iscan, s->keys, s->nkeys, NULL, 0);
 }
 
 static TupleTableSlot *
@@ -980,27 +1293,22 @@ ls_hash_next(ScanState *ss)
 		}
 		else
 			s->bypassed++;
-		if (s->iscan == NULL)
-		{
-			if (s->index == NULL)
-				s->index = index_open(s->indexoid, s->lockmode);
-			s->iscan = index_beginscan(ss->ss_currentRelation, s->index,
-									   estate->es_snapshot, s->nkeys, 0);
-		}
-		index_rescan(s->iscan, s->keys, s->nkeys, NULL, 0);
+		ls_hash_start_index(s);
 		s->phase = LS_HP_INDEX;
 	}
 	if (s->phase == LS_HP_INDEX)
 	{
-		if (index_getnext_slot(s->iscan, ForwardScanDirection, ss->ss_ScanTupleSlot))
+		TupleTableSlot *slot = s->mode == LS_HM_NARROW ? s->tslot : ss->ss_ScanTupleSlot;
+
+		if (index_getnext_slot(s->iscan, ForwardScanDirection, slot))
 		{
 			if (s->fill)
 			{
 				ls_hc_fill_result fr;
 
 				/* marked before the entry exists (see ls_hash_table_hashed) */
-				if (ls_hot_table_get_tag(s->tbl, LS_TAG_HASHED) == 0)
-					ls_hot_table_set_tag(s->tbl, LS_TAG_HASHED, 1);
+				if (ls_hot_table_get_tag(s->fetch.tbl, LS_TAG_HASHED) == 0)
+					ls_hot_table_set_tag(s->fetch.tbl, LS_TAG_HASHED, 1);
 				fr = ls_hc_fill(ls_hcache, s->hash, s->tag,
 								ls_tid_to_rowid(&s->iscan->xs_heaptid));
 				if (fr != LS_HC_SKIPPED)
@@ -1009,6 +1317,8 @@ ls_hash_next(ScanState *ss)
 					ls_hash_count(LS_HC_C_EVICTIONS);
 				s->fill = false;
 			}
+			if (s->mode == LS_HM_NARROW)
+				ls_hash_store_narrow(s, NULL);
 			return ss->ss_ScanTupleSlot;
 		}
 		s->phase = LS_HP_DONE;
@@ -1030,9 +1340,28 @@ ls_hash_recheck(ScanState *ss, TupleTableSlot *slot)
 	return s->keys_ok && ls_hash_keys_match(s, slot);
 }
 
+/*
+ * EvalPlanQual hands a scan whose relation it substitutes a test tuple of
+ * the table's shape, which a narrow scan slot cannot take.  The planner
+ * never gives such a relation a narrow slot (it has a row mark or is the
+ * result relation, so the plan reads its ctid or whole row): check it.
+ */
+static void
+ls_hash_check_epq(CustomScanState *node)
+{
+	EPQState   *epq = node->ss.ps.state->es_epq_active;
+	Index		rti = ((Scan *) node->ss.ps.plan)->scanrelid;
+
+	if (epq->relsubs_slot[rti - 1] != NULL || epq->relsubs_rowmark[rti - 1] != NULL)
+		elog(ERROR, "leanstore hash lookup without the table's columns got an EvalPlanQual test tuple");
+}
+
 static TupleTableSlot *
 ls_hash_exec(CustomScanState *node)
 {
+	if (unlikely(node->ss.ps.state->es_epq_active != NULL) &&
+		((LsHashScanState *) node)->mode == LS_HM_NARROW)
+		ls_hash_check_epq(node);
 	return ExecScan(&node->ss, ls_hash_next, ls_hash_recheck);
 }
 
@@ -1050,13 +1379,15 @@ ls_hash_end(CustomScanState *node)
 {
 	LsHashScanState *s = (LsHashScanState *) node;
 
-	/* the slots may borrow the fetch's buffer */
+	/* the slots may borrow the fetches' buffers */
 	if (node->ss.ss_ScanTupleSlot)
 		ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	if (s->tslot)
+		ExecClearTuple(s->tslot);
 	if (s->iscan)
 		index_endscan(s->iscan);
-	if (s->fetch)
-		table_index_fetch_end(s->fetch);
+	if (s->fetched)
+		ls_rowid_fetch_end(&s->fetch);
 	if (s->index)
 		index_close(s->index, NoLock);
 }
@@ -1066,13 +1397,32 @@ ls_hash_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	LsHashScanState *s = (LsHashScanState *) node;
 	CustomScan *cs = (CustomScan *) node->ss.ps.plan;
-	List	   *rechecks = lsecond(cs->custom_exprs);
+	List	   *oids = linitial(cs->custom_private);
+	Index		planned_relid = (Index) lsecond_int(lsecond(cs->custom_private));
+	List	   *keyexprs = lthird(cs->custom_private);
+	List	   *values = linitial(cs->custom_exprs);
+	List	   *conds = NIL;
 	List	   *context;
 	char	   *cond;
 
+	/*
+	 * The conditions "key = value": the index side as planned (its Vars
+	 * renumbered to the final range table), the value as executed.
+	 */
+	for (int i = 0; i < s->nkeys; i++)
+	{
+		Node	   *key = copyObject(list_nth(keyexprs, i));
+		Oid			opno = list_nth_oid(oids, LS_HASH_OID_OPNO(i));
+
+		ChangeVarNodes(key, planned_relid, cs->scan.scanrelid, 0);
+		conds = lappend(conds,
+						make_opclause(opno, BOOLOID, false, (Expr *) key,
+									  (Expr *) list_nth(values, i), InvalidOid,
+									  list_nth_oid(oids, LS_HASH_OID_COLL(i))));
+	}
 	ExplainPropertyText("Index Name", get_rel_name(s->indexoid), es);
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	cond = deparse_expression((Node *) make_ands_explicit(rechecks), context,
+	cond = deparse_expression((Node *) make_ands_explicit(conds), context,
 							  es->verbose, false);
 	ExplainPropertyText("Lookup Cond", cond, es);
 	if (es->analyze)

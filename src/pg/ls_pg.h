@@ -764,6 +764,29 @@ extern void ls_test_cancel(const char *name);
 #define ls_test_cancel(name) ((void) 0)
 #endif
 
+/*
+ * tableam.c: the hash lookup's fetch by rowid, kept in the caller's state:
+ * the visible version as a HeapTuple in buf (valid until the next fetch,
+ * which may grow and free it: clear the slots pointing into it first), or
+ * NULL.  Statistics, predicate locks and SSI as for an index fetch.
+ */
+typedef struct LsRowidFetch
+{
+	ls_hot_table *tbl;
+	char	   *buf;			/* the copy of the visible version */
+	Size		bufsize;
+	bool		owned;			/* buf was allocated by a fetch (in mcxt) */
+	MemoryContext mcxt;
+	ls_hot_map_hint hint;		/* RID-map leaf of the last fetch */
+	BlockNumber last_block;		/* block of the last fetch (statistics) */
+} LsRowidFetch;
+
+extern void ls_rowid_fetch_init(LsRowidFetch *f, Relation rel, char *buf,
+								Size bufsize);
+extern HeapTuple ls_rowid_fetch(Relation rel, LsRowidFetch *f, ItemPointer tid,
+								Snapshot snapshot);
+extern void ls_rowid_fetch_end(LsRowidFetch *f);
+
 /* utility.c: ProcessUtility hook (CREATE DATABASE from a template) */
 extern void ls_utility_init(void);
 

@@ -915,13 +915,18 @@ typedef struct LsIndexFetchData
 	BlockNumber last_block;		/* block of the last fetch (statistics) */
 } LsIndexFetchData;
 
-/* Destination of a fetch: a reusable buffer, or NULL for a palloc'd copy. */
+/*
+ * Destination of a fetch: a reusable buffer, or NULL for a palloc'd copy.
+ * A buffer that is not the fetch's own (*owned false: the caller's) is
+ * never freed; growing it allocates one in mcxt.
+ */
 typedef struct LsFetchBuf
 {
 	char	  **buf;
 	Size	   *bufsize;
 	MemoryContext mcxt;
 	ls_hot_map_hint *hint;		/* or NULL */
+	bool	   *owned;			/* or NULL: *buf is palloc'd */
 } LsFetchBuf;
 
 static IndexFetchTableData *
@@ -962,12 +967,14 @@ ls_index_fetch_end(IndexFetchTableData *scan)
  * the row is dead to every snapshot (ls_row_surely_dead: what lets an index
  * scan kill its entry, as heap's all_dead does).  With fb, the tuple is copied
  * into *fb->buf (grown when too small) and the slot borrows it; without,
- * the slot gets its own copy.
+ * the slot gets its own copy.  With fb and no slot, *copy is the tuple in
+ * the buffer (the caller has cleared every slot that borrowed the buffer:
+ * growing it frees the old one).
  */
 static bool
 ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 				 Snapshot snapshot, TupleTableSlot *slot, bool *gone,
-				 bool check_dead, LsFetchBuf *fb)
+				 bool check_dead, LsFetchBuf *fb, HeapTuple *copy)
 {
 	uint64		rowid = ls_tid_to_rowid(tid);
 	ls_hot_row *row;
@@ -991,6 +998,8 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 	{
 		*fb->buf = MemoryContextAlloc(fb->mcxt, 1024);
 		*fb->bufsize = 1024;
+		if (fb->owned != NULL)
+			*fb->owned = true;
 	}
 	for (;;)
 	{
@@ -1032,22 +1041,28 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 		/* too large for the buffer (or corrupt): grow it and look again */
 		if (need == 0)
 			ls_report_bad_version(rel);
-		ExecClearTuple(slot);
-		pfree(*fb->buf);
+		if (slot != NULL)
+			ExecClearTuple(slot);
+		if (fb->owned == NULL || *fb->owned)
+			pfree(*fb->buf);
 		*fb->buf = NULL;
 		*fb->bufsize = 0;
 		*fb->buf = MemoryContextAlloc(fb->mcxt, need);
 		*fb->bufsize = need;
+		if (fb->owned != NULL)
+			*fb->owned = true;
 	}
 	if (nssi > 0)
 		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
 
 	if (v == NULL)
 		return false;
-	if (tup != NULL)
+	if (slot == NULL)
+		*copy = tup;
+	else if (tup != NULL)
 		ls_store_borrowed(tup, slot);
 	if (IsMVCCSnapshot(snapshot))
-		PredicateLockTID(rel, &slot->tts_tid, snapshot, xmin);
+		PredicateLockTID(rel, tid, snapshot, xmin);
 	return true;
 }
 
@@ -1057,7 +1072,7 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 					 bool *call_again, bool *all_dead)
 {
 	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
-	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint};
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, NULL};
 	bool		gone;
 	bool		found;
 
@@ -1073,10 +1088,65 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 		ls_count_block_reads(sscan->rel, 1);
 	}
 	found = ls_fetch_visible(sscan->rel, f->tbl, tid, snapshot, slot, &gone,
-							 all_dead != NULL, f->buf_slot == slot ? &fb : NULL);
+							 all_dead != NULL, f->buf_slot == slot ? &fb : NULL,
+							 NULL);
 	if (all_dead)
 		*all_dead = gone;
 	return found;
+}
+
+/*
+ * The hash lookup's fetch (hashscan.c): as an index fetch, but without an
+ * IndexFetchTableData (the caller keeps an LsRowidFetch in its own state,
+ * with a buffer of its own) and without a slot: the visible version is
+ * left in the buffer as a HeapTuple for the caller to take the columns it
+ * needs from; NULL when no version is visible.  The tuple is valid until
+ * the next fetch; before it, the caller clears every slot pointing into
+ * the tuple (a fetch may grow the buffer, freeing the old one when it was
+ * allocated here).
+ */
+void
+ls_rowid_fetch_init(LsRowidFetch *f, Relation rel, char *buf, Size bufsize)
+{
+	f->tbl = ls_table_for(rel);
+	f->buf = buf;
+	f->bufsize = bufsize;
+	f->owned = false;
+	f->mcxt = CurrentMemoryContext;
+	memset(&f->hint, 0, sizeof(f->hint));
+	f->last_block = InvalidBlockNumber;
+}
+
+HeapTuple
+ls_rowid_fetch(Relation rel, LsRowidFetch *f, ItemPointer tid,
+			   Snapshot snapshot)
+{
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, &f->owned};
+	HeapTuple	tup = NULL;
+	bool		gone;
+
+	/* statistics as ls_index_fetch_tuple's */
+	if (ItemPointerGetBlockNumber(tid) != f->last_block)
+	{
+		f->last_block = ItemPointerGetBlockNumber(tid);
+		ls_stats_prepare(rel);
+		ls_count_block_reads(rel, 1);
+	}
+	if (!ls_fetch_visible(rel, f->tbl, tid, snapshot, NULL, &gone, false,
+						  &fb, &tup))
+		return NULL;
+	return tup;
+}
+
+/* Free what the fetch allocated (the caller's buffer is the caller's). */
+void
+ls_rowid_fetch_end(LsRowidFetch *f)
+{
+	if (f->owned && f->buf != NULL)
+		pfree(f->buf);
+	f->buf = NULL;
+	f->bufsize = 0;
+	f->owned = false;
 }
 
 static bool
@@ -1092,7 +1162,7 @@ ls_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 		ls_stats_prepare(rel);
 		ls_count_block_reads(rel, 1);
 	}
-	return ls_fetch_visible(rel, tbl, tid, snapshot, slot, &gone, false, NULL);
+	return ls_fetch_visible(rel, tbl, tid, snapshot, slot, &gone, false, NULL, NULL);
 }
 
 static bool
@@ -1585,7 +1655,7 @@ ls_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 			continue;
 		ls_rowid_to_tid(base + off - 1, &tid);
 		if (ls_fetch_visible(sscan->rs_rd, scan->tbl, &tid, sscan->rs_snapshot,
-							 slot, &gone, false, NULL))
+							 slot, &gone, false, NULL, NULL))
 		{
 			pgstat_count_heap_getnext(sscan->rs_rd);
 			return true;
