@@ -76,6 +76,7 @@ int			ls_max_log_size_mb = 1024;
 char	   *ls_debug_crash_point = NULL;
 static int	ls_debug_log_fault = 0;
 static int	ls_debug_recovery_delay_ms = 0;
+static int	ls_debug_round_delay_ms = 0;
 
 static const struct config_enum_entry ls_log_fault_options[] = {
 	{"none", 0, false},
@@ -1690,6 +1691,15 @@ ls_log_register(void)
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("leanstore.debug_round_delay",
+							"Delay of every round of leanstore's log writer (tests only).",
+							"Commits wait this much longer for the log: a test can act while they wait.",
+							&ls_debug_round_delay_ms,
+							0, 0, 60 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
 	RegisterCustomRmgr(LS_RMGR_ID, &ls_rmgr);
 
 	memset(&bgw, 0, sizeof(bgw));
@@ -2744,7 +2754,11 @@ ls_log_writer_main(Datum arg)
 			ls_hot_attached_count(ls_shared_hot()) <= 1)
 			break;				/* nobody but the leanstore worker is left */
 		if (ls_wal_writer_sleep(ls_log->wal, LS_LOG_WAIT_MS))
+		{
+			if (unlikely(ls_debug_round_delay_ms > 0))
+				pg_usleep(ls_debug_round_delay_ms * 1000L);
 			ls_log_round(true);
+		}
 		if (TimestampDifferenceExceeds(last_prepare, GetCurrentTimestamp(), 1000))
 		{
 			ls_log_prepare();
