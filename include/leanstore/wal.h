@@ -11,6 +11,8 @@
  *    rounds with ls_wal_round: it takes every complete record from every
  *    slot, appends them to the log stream, writes the stream's new blocks
  *    with io_uring, syncs once, then publishes the round and wakes waiters.
+ *    A committer may run a round itself when none runs (ls_wal_try_round);
+ *    rounds never overlap.
  *  - Recovery reads the log with an ls_wal_reader before any appender runs,
  *    then ls_wal_start tells the writer where the stream continues.
  *
@@ -211,6 +213,17 @@ ls_status	ls_wal_round(ls_wal *wal, ls_wal_round_stats *stats);
  * and syncs at commit.
  */
 ls_status	ls_wal_round_lazy(ls_wal *wal, ls_wal_round_stats *stats);
+
+/*
+ * A committer leads a synced round itself (as a PostgreSQL backend flushes
+ * WAL itself) while the writer sleeps (a light load) and no round runs;
+ * else *ran is false and nothing was done.  Needs ls_wal_set_dir in this process; writes and syncs with
+ * plain calls (no ring per committer).  Rounds of the writer and of
+ * committers never overlap (ls_wal_round waits for one in progress).
+ * Saves the hand-off to the writer: waking it, its turn on a CPU, the
+ * wake-up back.
+ */
+ls_status	ls_wal_try_round(ls_wal *wal, ls_wal_round_stats *stats, bool *ran);
 
 /*
  * Make sure the segments that the next `ahead` segments' worth of stream

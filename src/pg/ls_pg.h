@@ -257,6 +257,7 @@ extern void ls_log_cold_puts(ls_hot_table *tbl, int n, const uint64 *rowids,
 							 TransactionId xmin, bool frozen);
 extern int	ls_checkpoint_timeout_s;
 extern int	ls_max_log_size_mb;
+extern bool ls_log_committer_rounds;
 extern bool ls_checkpoint(bool wait_for_writers);
 extern bool ls_checkpoint_due(void);
 extern void ls_log_pre_commit(void);

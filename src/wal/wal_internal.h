@@ -39,6 +39,8 @@ typedef struct wal_slot
 	_Atomic uint32_t appending; /* owner between GSN and head publish */
 	_Alignas(LS_CACHELINE) _Atomic uint64_t tail;	/* bytes taken (writer) */
 	_Atomic uint64_t durable;	/* bytes durable (writer) */
+	uint64_t	written;		/* bytes written, durable once a synced round
+								 * ends (the round holder only) */
 	_Atomic uint32_t wake;		/* futex word: bumped when tail/durable move */
 	_Atomic uint32_t sleepers;	/* processes waiting on wake */
 } wal_slot;
@@ -59,6 +61,10 @@ struct ls_wal
 									 * rounds write without syncing */
 	_Atomic uint32_t sync_wanted;	/* a waiter needs durability: the next
 									 * round syncs (wal_kick_sync) */
+	/* lazy rounds' unsynced writes (the round holder only: in_round) */
+	uint64_t	unsynced;		/* bytes written since the last sync */
+	uint64_t	lazy_segs[8];	/* segments written since the last sync */
+	uint32_t	nlazy_segs;
 	_Atomic uint64_t keep_from;
 	_Atomic uint64_t rounds;	/* rounds that wrote something */
 	_Atomic uint64_t round_records;
@@ -72,7 +78,9 @@ struct ls_wal
 	_Atomic int32_t fault_err;
 	_Atomic uint32_t plain_io;	/* test hook: pwrite/fdatasync, no io_uring */
 	_Atomic uint32_t rotor;		/* first slot the next round looks at */
-	_Atomic uint32_t in_round;	/* a round runs (one writer: checked) */
+	_Atomic uint32_t in_round;	/* futex word: 1 while a round runs (the
+								 * writer's or a committer's; never two) */
+	_Atomic uint32_t round_waiters;	/* sleeping on in_round */
 
 	_Alignas(LS_CACHELINE) _Atomic uint32_t work;	/* futex word: writer kicks */
 	_Atomic uint32_t writer_sleeping;

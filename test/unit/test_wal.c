@@ -1362,6 +1362,9 @@ typedef struct dg_ctl
 	_Atomic uint32_t done;
 	_Atomic uint32_t violations;
 	_Atomic uint64_t partial_rounds;
+	bool		lead;			/* appenders try committer rounds */
+	bool		lazy;			/* the writer runs lazy rounds */
+	_Atomic uint32_t led;		/* committer rounds that ran */
 } dg_ctl;
 
 typedef struct dg_arg
@@ -1400,6 +1403,20 @@ dg_appender(void *arg)
 				atomic_fetch_add(&c->violations, 1);
 			if (dur >= end)
 				break;
+			if (c->lead)
+			{
+				bool		ran;
+				ls_status	st = ls_wal_try_round(c->wal, NULL, &ran);
+
+				if (st == LS_IO_ERROR)
+					break;
+				if (ran && st == LS_OK)
+				{
+					/* synced (its records may be left for the next round: a full round) */
+					atomic_fetch_add(&c->led, 1);
+					continue;
+				}
+			}
 			if (ls_wal_wait(c->wal, a->slot, end, 1) == LS_IO_ERROR)
 				break;
 		}
@@ -1419,7 +1436,7 @@ dg_writer(void *arg)
 		uint64_t	g0 = ls_wal_current_gsn(c->wal);
 
 		ls_wal_writer_sleep(c->wal, 5);
-		if (ls_wal_round(c->wal, &rst) == LS_NO_SPACE)
+		if ((c->lazy ? ls_wal_round_lazy(c->wal, &rst) : ls_wal_round(c->wal, &rst)) == LS_NO_SPACE)
 		{
 			if (ls_wal_prepare(c->wal, 4) != LS_OK)
 				atomic_fetch_add(&c->violations, 1);
@@ -1432,12 +1449,11 @@ dg_writer(void *arg)
 }
 
 static void
-test_durable_gsn_threads(void **state)
+durable_gsn_threads(bool lead, bool lazy)
 {
-	(void) state;
 	ls_wal_config cfg = small_cfg(DG_THREADS);
 	wt			t;
-	dg_ctl		c = {0};
+	dg_ctl		c = {.lead = lead,.lazy = lazy};
 	pthread_t	w,
 				th[DG_THREADS];
 	dg_arg		args[DG_THREADS];
@@ -1458,13 +1474,38 @@ test_durable_gsn_threads(void **state)
 		pthread_join(th[i], NULL);
 	pthread_join(w, NULL);
 	assert_int_equal(atomic_load(&c.violations), 0);
+	if (lazy)
+		assert_int_equal(round_prepared(t.wal, NULL), LS_OK);	/* what lazy rounds left unsynced */
 	assert_int_equal(ls_wal_durable_gsn(t.wal), ls_wal_current_gsn(t.wal));
+	if (lead)
+		assert_true(atomic_load(&c.led) > 0);
 
 	readout		o = read_all(t.dir, cfg.segment_size, 0);
 
+	assert_int_equal(o.last, LS_NOT_FOUND);
+	assert_true(o.bodies_ok);
 	assert_int_equal(o.n, c.per_thread * DG_THREADS);
 	free(o.recs);
 	wt_close(&t, true);
+}
+
+static void
+test_durable_gsn_threads(void **state)
+{
+	(void) state;
+	durable_gsn_threads(false, false);
+}
+
+/*
+ * The same with the glue's mix: a writer running lazy rounds, appenders
+ * that lead a synced round themselves while the writer sleeps; rounds
+ * never overlap, every record is read back once, in order per slot.
+ */
+static void
+test_committer_rounds(void **state)
+{
+	(void) state;
+	durable_gsn_threads(true, true);
 }
 
 /* A round limited by round_buffer: durable_gsn stops below what it left. */
@@ -1692,6 +1733,7 @@ main(void)
 		cmocka_unit_test(test_prepare_enospc),
 		cmocka_unit_test(test_generation_file),
 		cmocka_unit_test(test_durable_gsn_threads),
+		cmocka_unit_test(test_committer_rounds),
 		cmocka_unit_test(test_partial_round),
 		cmocka_unit_test(test_gsn_protocol),
 		cmocka_unit_test(test_limits),
