@@ -159,10 +159,12 @@ grep -q "canceling wait for synchronous replication" "$dir/syncrep.out" ||
 	{ echo "crash_points: no synchronous replication warning: $(cat "$dir/syncrep.out")"; fail=1; }
 
 # 1b''. a cancel while a log-only commit waits for the log's flush (the
-#     writer's rounds held back by debug_round_delay): the commit record
-#     may be durable already, so the wait holds interrupts; the transaction
-#     commits, also as far as a crash is concerned
-q -c "ALTER SYSTEM SET leanstore.debug_round_delay = '2s'" -c "SELECT pg_reload_conf()" >/dev/null
+#     writer's rounds held back by debug_round_delay, committers leave the
+#     round to it): the commit record may be durable already, so the wait
+#     holds interrupts; the transaction commits, also as far as a crash is
+#     concerned
+q -c "ALTER SYSTEM SET leanstore.debug_round_delay = '2s'" -c "ALTER SYSTEM SET leanstore.log_committer_rounds = off" \
+	-c "SELECT pg_reload_conf()" >/dev/null
 sleep 0.5
 before=$(q -c "SELECT log_only_commits FROM leanstore_stats()")
 q -c "UPDATE lf SET v = 'cancel' WHERE n = 6" >"$dir/cancel.out" 2>&1 &
@@ -175,7 +177,8 @@ for _ in $(seq 1 100); do
 	sleep 0.05
 done
 wait $upd
-q -c "ALTER SYSTEM RESET leanstore.debug_round_delay" -c "SELECT pg_reload_conf()" >/dev/null
+q -c "ALTER SYSTEM RESET leanstore.debug_round_delay" -c "ALTER SYSTEM RESET leanstore.log_committer_rounds" \
+	-c "SELECT pg_reload_conf()" >/dev/null
 ls_expect "a cancel during a log-only commit's wait: committed" "t|1|cancel" \
 	"$cancelled|$(q -c "SELECT log_only_commits - $before FROM leanstore_stats()")|$(q -c "SELECT v FROM lf WHERE n = 6")"
 crash
