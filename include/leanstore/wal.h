@@ -217,8 +217,8 @@ ls_status	ls_wal_round_lazy(ls_wal *wal, ls_wal_round_stats *stats);
 /*
  * A committer leads a synced round itself (as a PostgreSQL backend flushes
  * WAL itself) while the writer sleeps (a light load) and no round runs;
- * else *ran is false and nothing was done.  Needs ls_wal_set_dir in this process; writes and syncs with
- * plain calls (no ring per committer).  Rounds of the writer and of
+ * else *ran is false and nothing was done.  Needs ls_wal_set_dir in this
+ * process; writes and syncs with plain calls (no ring per committer).  Rounds of the writer and of
  * committers never overlap (ls_wal_round waits for one in progress).
  * Saves the hand-off to the writer: waking it, its turn on a CPU, the
  * wake-up back.

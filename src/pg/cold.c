@@ -356,14 +356,26 @@ ls_state_read(uint32 *epoch, bool *clean, uint64 *log_start)
 static void
 ls_state_write(uint32 epoch, bool clean, uint64 log_start, int elevel)
 {
-	char		tmp[MAXPGPATH];
 	char		buf[96];
-	int			fd;
 	int			len;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", LS_STATE_FILE);
 	len = snprintf(buf, sizeof(buf), "epoch %u %s log " UINT64_FORMAT "\n",
 				   epoch, clean ? "clean" : "running", log_start);
+	ls_write_file_durably(LS_STATE_FILE, buf, len, elevel);
+}
+
+/*
+ * Replace the small file path with len bytes of buf, durably: a temp file,
+ * fsync, rename, fsync of the directory (a crash leaves the old or the new
+ * content, never a mix).  Errors at elevel.
+ */
+void
+ls_write_file_durably(const char *path, const char *buf, int len, int elevel)
+{
+	char		tmp[MAXPGPATH];
+	int			fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = OpenTransientFile(tmp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
 	if (fd < 0 || write(fd, buf, len) != len || pg_fsync(fd) != 0)
 	{
@@ -375,7 +387,7 @@ ls_state_write(uint32 epoch, bool clean, uint64 log_start, int elevel)
 		return;
 	}
 	CloseTransientFile(fd);
-	(void) durable_rename(tmp, LS_STATE_FILE, elevel);
+	(void) durable_rename(tmp, path, elevel);
 }
 
 /* Postmaster, shared memory being formatted (start or crash restart). */

@@ -1566,9 +1566,7 @@ static TransactionId ls_replay_xid_bound = InvalidTransactionId;
 static void
 ls_rm_cleanup(void)
 {
-	char		tmp[MAXPGPATH];
 	char		buf[32];
-	int			fd;
 	int			len;
 	struct stat sb;
 
@@ -1577,14 +1575,7 @@ ls_rm_cleanup(void)
 	ls_make_directory(LS_STATE_DIR);
 	len = snprintf(buf, sizeof(buf), "%u\n",
 				   XidFromFullTransactionId(ReadNextFullTransactionId()));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", LS_XID_BOUND_FILE);
-	fd = OpenTransientFile(tmp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
-	if (fd < 0 || write(fd, buf, len) != len || pg_fsync(fd) != 0)
-		ereport(FATAL,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", tmp)));
-	CloseTransientFile(fd);
-	(void) durable_rename(tmp, LS_XID_BOUND_FILE, FATAL);
+	ls_write_file_durably(LS_XID_BOUND_FILE, buf, len, FATAL);
 }
 
 /* The bound of an unfinished recovery, or InvalidTransactionId. */
@@ -1670,7 +1661,7 @@ ls_log_register(void)
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 	DefineCustomBoolVariable("leanstore.log_committer_rounds",
-							 "Lets a committing backend write and sync leanstore's log itself when no round runs.",
+							 "Lets a committing backend write and sync leanstore's log itself while the log writer is idle.",
 							 "Off: every round is the log writer's (a commit hands off to it and waits to be woken).",
 							 &ls_log_committer_rounds,
 							 true,
@@ -2658,12 +2649,19 @@ ls_log_prepare(void)
 				 errmsg_internal("could not prepare leanstore's log: %s", ls_status_str(st))));
 }
 
-/* A round that wrote: into leanstore_stats() */
+/*
+ * The end of a round, the writer's or a committer's: a failed write or sync
+ * is a PANIC (never retried); a round that wrote goes into leanstore_stats().
+ */
 static void
-ls_log_count_round(const ls_wal_round_stats *stats, instr_time t0)
+ls_log_round_done(ls_status st, const ls_wal_round_stats *stats, instr_time t0)
 {
 	instr_time	t1;
 
+	if (st != LS_OK)
+		ereport(PANIC,
+				(errcode_for_file_access(),
+				 errmsg("could not write leanstore's log in \"%s\": %m", ls_log_directory)));
 	if (stats->records == 0)
 		return;
 	INSTR_TIME_SET_CURRENT(t1);
@@ -2674,12 +2672,11 @@ ls_log_count_round(const ls_wal_round_stats *stats, instr_time t0)
 }
 
 /*
- * A committer runs the round its records need itself when no round runs
- * (leanstore.log_committer_rounds), as a PostgreSQL backend flushes WAL
- * itself: no hand-off to the log writer and back (about 40 us of a one-row
- * insert's commit at one client).  The next segment not prepared yet: the
- * writer's job (the caller waits for it).  A failed write or sync is a
- * PANIC, as in the writer.
+ * A committer runs the round its records need itself while the log writer
+ * sleeps and no round runs (leanstore.log_committer_rounds), as a
+ * PostgreSQL backend flushes WAL itself: no hand-off to the writer and back
+ * (about 40 us of a one-row insert's commit at one client).  The next
+ * segment not prepared yet: the writer's job (the caller waits for it).
  */
 static void
 ls_log_lead_round(void)
@@ -2700,11 +2697,7 @@ ls_log_lead_round(void)
 	st = ls_wal_try_round(ls_log->wal, &stats, &ran);
 	if (st == LS_NO_SPACE || !ran)
 		return;
-	if (st != LS_OK)
-		ereport(PANIC,
-				(errcode_for_file_access(),
-				 errmsg("could not write leanstore's log in \"%s\": %m", ls_log_directory)));
-	ls_log_count_round(&stats, t0);
+	ls_log_round_done(st, &stats, t0);
 }
 
 /*
@@ -2731,11 +2724,7 @@ ls_log_round(bool lazy)
 							ls_log_directory)));
 		return;
 	}
-	if (st != LS_OK)
-		ereport(PANIC,
-				(errcode_for_file_access(),
-				 errmsg("could not write leanstore's log in \"%s\": %m", ls_log_directory)));
-	ls_log_count_round(&stats, t0);
+	ls_log_round_done(st, &stats, t0);
 }
 
 /* leanstore.debug_recovery_delay: tests let others run before the replay */

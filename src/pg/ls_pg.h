@@ -342,6 +342,7 @@ extern void ls_worker_register(void);
 #define LS_STATE_DIR		"pg_leanstore"
 /* Create directory path (and missing parents); FATAL when that fails. */
 extern void ls_make_directory(const char *path);
+extern void ls_write_file_durably(const char *path, const char *buf, int len, int elevel);
 
 /*
  * Reads over both tiers (caller inside an epoch).  A row of the cold tree

@@ -1063,6 +1063,17 @@ note_lazy_segment(ls_wal *wal, uint64_t segno)
 	return true;
 }
 
+/* A round's write or sync failed: the writer is failed for good (errno kept). */
+static ls_status
+round_io_failed(ls_wal *wal)
+{
+	int			e = errno ? errno : EIO;
+
+	wal_fail(wal, e);
+	errno = e;
+	return LS_IO_ERROR;
+}
+
 /*
  * A synced round ended: everything written so far is durable.  Publish the
  * stream's end, each slot's written offset and the durable GSN, and wake
@@ -1177,15 +1188,8 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 		else if (sync)
 		{
 			/* nothing new, but lazy rounds' writes to make durable */
-			st = sync_lazy_segments(wal, l, NULL, 0, plain);
-			if (st != LS_OK)
-			{
-				int			e = errno ? errno : EIO;
-
-				wal_fail(wal, e);
-				errno = e;
-				return LS_IO_ERROR;
-			}
+			if (sync_lazy_segments(wal, l, NULL, 0, plain) != LS_OK)
+				return round_io_failed(wal);
 			publish_durable(wal, new_durable_gsn);
 		}
 		return LS_OK;
@@ -1267,13 +1271,7 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 	if (iov != ios)
 		free(iov);
 	if (st != LS_OK)
-	{
-		int			e = errno ? errno : EIO;
-
-		wal_fail(wal, e);
-		errno = e;
-		return LS_IO_ERROR;
-	}
+		return round_io_failed(wal);
 
 	atomic_store(&wal->written_end, stop);
 	for (uint32_t j = 0; j < ntook; j++)
