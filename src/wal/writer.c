@@ -1099,6 +1099,18 @@ publish_durable(ls_wal *wal, uint64_t new_durable_gsn)
 	wal->nlazy_segs = 0;
 }
 
+/*
+ * A round that wrote nothing (no segment prepared, no memory) hands a
+ * waiter's sync request back, so the next round serves it without the
+ * waiter having to ask again.
+ */
+static void
+round_give_back_ask(ls_wal *wal, bool asked)
+{
+	if (asked)
+		atomic_store(&wal->sync_wanted, 1);
+}
+
 static ls_status
 round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 {
@@ -1125,7 +1137,8 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 	 * before the records: a waiter that asks later is served next round),
 	 * or when the unsynced bytes or segments would pass their bounds.
 	 */
-	bool		sync = atomic_exchange(&wal->sync_wanted, 0) != 0 || !lazy;
+	bool		asked = atomic_exchange(&wal->sync_wanted, 0) != 0;
+	bool		sync = asked || !lazy;
 
 	const ls_wal_config *cfg = &wal->cfg;
 	uint64_t	cap = (uint64_t) (cfg->round_buffer / LS_WAL_BLOCK) * LS_WAL_BLOCK_DATA;
@@ -1224,7 +1237,10 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 	uint32_t	maxio = (uint32_t) ((stop - 1) / segsz - start / segsz + 1);
 
 	if (maxio > 64 && (iov = malloc(sizeof(wal_io) * maxio)) == NULL)
+	{
+		round_give_back_ask(wal, asked);
 		return LS_NO_MEMORY;
+	}
 	for (uint64_t p = start; p < stop;)
 	{
 		uint64_t	segno = p / segsz;
@@ -1237,6 +1253,7 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 			if (iov != ios)
 				free(iov);
 			memset(stats, 0, sizeof(*stats));
+			round_give_back_ask(wal, asked);
 			return st;			/* nothing taken: the records stay in the rings */
 		}
 		iov[nio].fd = fd;

@@ -1008,6 +1008,21 @@ test_segments(void **state)
 	assert_int_equal(rst.records, 6);
 	assert_true(ls_wal_end(t.wal) > cfg.segment_size);
 
+	/*
+	 * A waiter's sync request survives a lazy round that stops at an
+	 * unprepared segment: once the segment is there, the next lazy round
+	 * syncs without being asked again.
+	 */
+	for (int k = 0; k < 5; k++)		/* 5 * 12 KiB: beyond segment 1 */
+		assert_int_equal(app(t.wal, k % 2, seq++, 12 * KIB, &end, &gsn), LS_OK);
+	assert_int_equal(ls_wal_wait(t.wal, 0, end, 0), LS_BUSY);
+	assert_int_equal(ls_wal_round_lazy(t.wal, &rst), LS_NO_SPACE);
+	assert_int_equal(ls_wal_prepare(t.wal, 1), LS_OK);
+	assert_int_equal(ls_wal_round_lazy(t.wal, &rst), LS_OK);
+	assert_int_equal(rst.records, 5);
+	assert_int_equal(ls_wal_durable(t.wal, 0), end);
+	assert_int_equal(ls_wal_durable_gsn(t.wal), gsn);
+
 	/* many rounds across many small segments */
 	uint64_t	keep_pos = 0;
 	uint32_t	keep_seq = 0;
