@@ -1537,10 +1537,13 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 
 	/*
 	 * A large delete of cold rows writes in the cold tier (plain cases
-	 * only: no crosscheck, no SSI, not a partition move; the rest, and any
-	 * conflict, takes the path below)
+	 * only: no crosscheck, not a partition move; the rest, and any
+	 * conflict, takes the path below).  SERIALIZABLE is plain too: the
+	 * conflict-in check above is made whichever tier writes, and readers
+	 * find the image's xmax as they find a hot version's (see "Serializable
+	 * writes of cold rows" in src/pg/README.md).
 	 */
-	plain = crosscheck == InvalidSnapshot && !changingPart && !IsolationIsSerializable() &&
+	plain = crosscheck == InvalidSnapshot && !changingPart &&
 		snapshot != NULL && IsMVCCSnapshot(snapshot);
 	if (plain && ls_row_maybe_cold(tbl, rowid) &&
 		ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
@@ -1788,7 +1791,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * for DELETE): lock the row in its image now, write the new version
 	 * into the tree below
 	 */
-	plain = crosscheck == InvalidSnapshot && !IsolationIsSerializable() &&
+	plain = crosscheck == InvalidSnapshot &&
 		snapshot != NULL && IsMVCCSnapshot(snapshot);
 	lock_word = ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0);
 	if (plain && ls_row_maybe_cold(tbl, rowid) &&
@@ -2066,7 +2069,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 		rule = snapshot;
 	tmfd->traversed = false;
 	/* plain cases, as for a delete or an update in the cold tier */
-	cold_ok = !IsolationIsSerializable() && ls_cold_rewrite_allowed(rel);
+	cold_ok = ls_cold_rewrite_allowed(rel);
 
 again:
 	for (;;)
