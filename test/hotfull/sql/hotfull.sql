@@ -177,6 +177,23 @@ SELECT count(*), sum(n) FROM hf_lock WHERE id BETWEEN 1 AND 100000;
 RESET enable_seqscan;
 VACUUM hf_lock;
 SELECT leanstore_verify('hf_lock'), leanstore_verify('hf_fill');
+-- The same in a SERIALIZABLE transaction (its writes of cold rows used to
+-- migrate them always, and failed with "hot tier is full" here)
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+CALL hf_churn('hf_fill');
+SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 80001 AND 82000 FOR UPDATE) l;
+SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 82001 AND 84000 FOR SHARE) l;
+UPDATE hf_lock SET n = n + 10 WHERE id BETWEEN 80001 AND 81000;
+DELETE FROM hf_lock WHERE id BETWEEN 81001 AND 81500;
+UPDATE hf_lock SET n = n + 100 WHERE id BETWEEN 90001 AND 95000;
+DELETE FROM hf_lock WHERE id BETWEEN 95001 AND 96000;
+COMMIT;
+SELECT count(*), sum(n), count(*) FILTER (WHERE n = 10) AS by10, count(*) FILTER (WHERE n = 100) AS by100 FROM hf_lock;
+SET enable_seqscan = off;
+SELECT count(*), sum(n) FROM hf_lock WHERE id BETWEEN 80001 AND 96000;
+RESET enable_seqscan;
+VACUUM hf_lock;
+SELECT leanstore_verify('hf_lock');
 -- INSERT ... ON CONFLICT while the tier is full: the speculative inserts
 -- of new keys go into the cold tree with their token ("hot tier is full"
 -- before), conflicting keys are updated or skipped as usual
