@@ -2350,8 +2350,8 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
  */
 static bool
 ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-			  Snapshot snapshot, const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
-			  Snapshot shown_to, bool *newer)
+			  Snapshot snapshot, Snapshot crosscheck, const LsColdXmax *x, bool tomb,
+			  HeapTuple *oldtup, Snapshot shown_to, bool *newer)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
@@ -2366,7 +2366,8 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 	{
 		ls_hot_version *v = ls_hot_row_newest(standin);
 
-		if (v->len <= LS_COLD_XMAX_PAYLOAD && ls_cold_plain_target(v, snapshot))
+		if (v->len <= LS_COLD_XMAX_PAYLOAD && ls_cold_plain_target(v, snapshot) &&
+			(crosscheck == InvalidSnapshot || ls_version_visible(v, crosscheck)))
 		{
 			Size		size = ls_heaptuple_size(v, rel);
 			LsColdXmax	mine = *x;
@@ -2426,12 +2427,14 @@ ls_cold_xmax_part(uint64 xmax_word, CommandId cmax, uint64 next_rowid)
  */
 bool
 ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-			   CommandId cid, Snapshot snapshot, HeapTuple *oldtup)
+			   CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+			   HeapTuple *oldtup)
 {
 	LsColdXmax	x = ls_cold_xmax_part(ls_hv_word(xid, LS_HV_XMAX_KEYS_UPDATED), cid,
 										  LS_ROWID_INVALID);
 
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, true, oldtup, NULL, NULL);
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, &x, true, oldtup,
+						 NULL, NULL);
 }
 
 /*
@@ -2444,12 +2447,13 @@ ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
  */
 bool
 ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
-						TransactionId xid, Snapshot snapshot, uint64 lock_word,
-						HeapTuple *oldtup)
+						TransactionId xid, Snapshot snapshot, Snapshot crosscheck,
+						uint64 lock_word, HeapTuple *oldtup)
 {
 	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
 
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, &x, false, oldtup, NULL, NULL);
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, &x, false, oldtup,
+						 NULL, NULL);
 }
 
 /*
@@ -2470,7 +2474,8 @@ ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xi
 
 	Assert(ls_hv_flags(lock_word) & LS_HV_XMAX_LOCK_ONLY);
 	*newer = false;
-	return ls_cold_stamp(rel, tbl, rowid, xid, judge, &x, false, tup, shown_to, newer);
+	return ls_cold_stamp(rel, tbl, rowid, xid, judge, InvalidSnapshot, &x, false, tup,
+						 shown_to, newer);
 }
 
 /*

@@ -1537,16 +1537,16 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 
 	/*
 	 * A large delete of cold rows writes in the cold tier (plain cases
-	 * only: no crosscheck, not a partition move; the rest, and any
-	 * conflict, takes the path below).  SERIALIZABLE is plain too: the
-	 * conflict-in check above is made whichever tier writes, and readers
-	 * find the image's xmax as they find a hot version's (see "Serializable
-	 * writes of cold rows" in src/pg/README.md).
+	 * only: not a partition move, the image visible to the crosscheck
+	 * snapshot of a foreign key's action too; the rest, and any conflict,
+	 * takes the path below).  SERIALIZABLE is plain too: the conflict-in
+	 * check above is made whichever tier writes, and readers find the
+	 * image's xmax as they find a hot version's (src/pg/README.md, "Writes
+	 * in the cold tier").
 	 */
-	plain = crosscheck == InvalidSnapshot && !changingPart &&
-		snapshot != NULL && IsMVCCSnapshot(snapshot);
+	plain = !changingPart && snapshot != NULL && IsMVCCSnapshot(snapshot);
 	if (plain && ls_row_maybe_cold(tbl, rowid) &&
-		ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
+		ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, crosscheck, &oldtup))
 		goto cold_deleted;
 
 	/* a cold row the full hot tier cannot take: delete it in the cold tier */
@@ -1561,7 +1561,7 @@ retry_cold:
 	ls_migrate_soft = false;
 	if (ls_migrate_found_full)
 	{
-		if (ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, &oldtup))
+		if (ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, crosscheck, &oldtup))
 			goto cold_deleted;
 		if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, tmfd, "delete from", &res))
 			goto retry_cold;
@@ -1791,11 +1791,10 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * for DELETE): lock the row in its image now, write the new version
 	 * into the tree below
 	 */
-	plain = crosscheck == InvalidSnapshot &&
-		snapshot != NULL && IsMVCCSnapshot(snapshot);
+	plain = snapshot != NULL && IsMVCCSnapshot(snapshot);
 	lock_word = ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0);
 	if (plain && ls_row_maybe_cold(tbl, rowid) &&
-		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, lock_word, &oldtup))
+		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, lock_word, &oldtup))
 	{
 		cold = true;
 		res = TM_Ok;
@@ -1814,7 +1813,7 @@ retry_cold:
 		ls_migrate_soft = false;
 		if (ls_migrate_found_full)
 		{
-			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, lock_word, &oldtup))
+			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, lock_word, &oldtup))
 			{
 				if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, tmfd,
 								 "update a row of", &res))

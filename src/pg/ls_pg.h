@@ -427,10 +427,11 @@ extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
 extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   TransactionId xid, CommandId cid, Snapshot snapshot,
-						   HeapTuple *oldtup);
+						   Snapshot crosscheck, HeapTuple *oldtup);
 extern bool ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									TransactionId xid, Snapshot snapshot,
-									uint64 lock_word, HeapTuple *oldtup);
+									Snapshot crosscheck, uint64 lock_word,
+									HeapTuple *oldtup);
 extern bool ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									   ls_hot_version *v, uint32 token);
 extern HeapTuple ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl,

@@ -213,6 +213,29 @@ RESET enable_seqscan;
 VACUUM hf_ups;
 SELECT leanstore_verify('hf_ups');
 DROP TABLE hf_ups;
+-- Foreign key actions under REPEATABLE READ and SERIALIZABLE delete and
+-- update with a crosscheck snapshot: the cascaded writes of cold rows are
+-- made in their images too when the tier is full ("hot tier is full"
+-- before; an image the crosscheck snapshot could not see would take the
+-- migrating path, which reports the serialization failure)
+CREATE TABLE hf_parent (id int PRIMARY KEY) USING leanstore;
+CREATE TABLE hf_child (id int PRIMARY KEY,
+  pid int REFERENCES hf_parent ON DELETE CASCADE ON UPDATE CASCADE, pad text) USING leanstore;
+INSERT INTO hf_parent VALUES (1), (2), (3);
+INSERT INTO hf_child SELECT g, 1 + g % 3, repeat('k', 100) FROM generate_series(1, 60000) g;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+CALL hf_churn('hf_fill');
+DELETE FROM hf_parent WHERE id = 1;
+UPDATE hf_parent SET id = 4 WHERE id = 2;
+SELECT pid, count(*) FROM hf_child GROUP BY pid ORDER BY pid;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+CALL hf_churn('hf_fill');
+DELETE FROM hf_parent WHERE id = 3;
+COMMIT;
+SELECT pid, count(*) FROM hf_child GROUP BY pid ORDER BY pid;
+SELECT leanstore_verify('hf_child');
+DROP TABLE hf_child, hf_parent;
 DROP TABLE hf_lock, hf_fill;
 DROP PROCEDURE hf_churn(regclass);
 SET leanstore.bulk_load_rows = 0;
