@@ -274,8 +274,9 @@ ls_verify_cold_row(void *arg, uint64 rowid, ls_hot_row *standin, const char *bad
 {
 	LsVerifyCold *vc = arg;
 
-	if (bad == NULL)
-		bad = ls_check_version(ls_hot_row_newest(standin), vc->natts, vc->limit);
+	if (bad == NULL &&
+		(bad = ls_check_version(ls_hot_row_newest(standin), vc->natts, vc->limit)) != NULL)
+		bad = psprintf("cold image: %s", bad);	/* which tier, for the reader */
 	if (bad != NULL)
 		ls_problem(vc->vf, rowid, bad);
 }
