@@ -60,9 +60,19 @@ SELECT log_records - r AS records FROM leanstore_stats(), s0;
 CREATE TEMP TABLE k0 AS SELECT checkpoints AS k FROM leanstore_stats();
 SELECT leanstore_checkpoint();
 SELECT checkpoints - k AS checkpoints FROM leanstore_stats(), k0;
+-- PostgreSQL's CHECKPOINT makes one of leanstore's too
+UPDATE k0 SET k = checkpoints FROM leanstore_stats();
+CHECKPOINT;
+SELECT checkpoints - k AS checkpoints FROM leanstore_stats(), k0;
 BEGIN;
 INSERT INTO lg VALUES (1000, 'in a transaction');
 SELECT leanstore_checkpoint();
+ROLLBACK;
+-- in a transaction that wrote rows, CHECKPOINT does not wait for them
+BEGIN;
+INSERT INTO lg VALUES (1001, 'in a transaction');
+CHECKPOINT;
+SELECT checkpoints - k AS checkpoints FROM leanstore_stats(), k0;
 ROLLBACK;
 SELECT v FROM lg WHERE id IN (5, 11, 20, 25) ORDER BY id;
 DROP TABLE lg, lu, lt;

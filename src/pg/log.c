@@ -1335,6 +1335,35 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 	}
 }
 
+/*
+ * PostgreSQL's CHECKPOINT command (after its own checkpoint): a leanstore
+ * checkpoint too, so that a user's CHECKPOINT (before a backup, a
+ * benchmark, a shutdown) leaves leanstore's log as short as heap's WAL.
+ * One that is running already is waited for, then ours runs (it began
+ * before our command, so it may miss changes made before the command).
+ * Rows this transaction wrote are not waited for (they would wait for us):
+ * the checkpoint then writes the trees but keeps the log start.
+ */
+void
+ls_checkpoint_command(void)
+{
+	if (ls_log == NULL || pg_atomic_read_u32(&ls_log->state) != LS_LOG_READY)
+		return;
+	(void) ls_ctx();
+	for (int tries = 0; tries < 3; tries++)
+	{
+		while (pg_atomic_read_u32(&ls_log->ckpt_running) != 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			pg_usleep(10 * 1000L);
+		}
+		if (ls_checkpoint(!TransactionIdIsValid(GetTopTransactionIdIfAny())))
+			return;
+		if (pg_atomic_read_u32(&ls_log->ckpt_running) == 0)
+			return;				/* ours ran and could not finish (logged) */
+	}
+}
+
 /* Is a checkpoint due (leanstore.checkpoint_timeout, leanstore.max_log_size)? */
 bool
 ls_checkpoint_due(void)

@@ -259,6 +259,7 @@ extern int	ls_checkpoint_timeout_s;
 extern int	ls_max_log_size_mb;
 extern bool ls_log_committer_rounds;
 extern bool ls_checkpoint(bool wait_for_writers);
+extern void ls_checkpoint_command(void);
 extern bool ls_checkpoint_due(void);
 extern void ls_log_pre_commit(void);
 extern void ls_log_abort(void);

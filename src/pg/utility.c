@@ -1,6 +1,6 @@
 /*
  * utility.c - utility commands that would copy leanstore tables behind
- * leanstore's back.
+ * leanstore's back, and CHECKPOINT.
  *
  * CREATE DATABASE copies a template database file by file (STRATEGY
  * FILE_COPY) or block by block through shared buffers (WAL_LOG).  Either way
@@ -24,6 +24,10 @@
  * So it is refused the same way when leanstore tables are in the default
  * tablespace (opened in this run or only on disk); tables in other
  * tablespaces do not move and do not stop it.
+ *
+ * CHECKPOINT: once PostgreSQL's checkpoint is done, a leanstore checkpoint
+ * (ls_checkpoint_command), so the command shortens leanstore's log as it
+ * shortens the WAL.
  */
 #include "postgres.h"
 
@@ -216,6 +220,10 @@ ls_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+
+	/* PostgreSQL's checkpoint is done (and allowed): leanstore's too */
+	if (IsA(parsetree, CheckPointStmt))
+		ls_checkpoint_command();
 }
 
 void
