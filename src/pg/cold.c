@@ -1014,7 +1014,11 @@ ls_cold_put(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 	uint32		first = Min(len, LS_COLD_FIRST_CHUNK);
 	uint32		off;
 	uint16		chunk = 1;
-	ls_status	st = ls_cold_touch(ls_cold_of_tree(t));
+	ls_status	st;
+
+	/* an image is a whole tuple (stand-ins and readers rely on it) */
+	Assert(len >= SizeofMinimalTupleHeader && len <= LS_HOT_MAX_PAYLOAD);
+	st = ls_cold_touch(ls_cold_of_tree(t));
 
 	if (st == LS_OK && !fresh)
 		st = ls_cold_remove(t, rowid);
@@ -1126,6 +1130,7 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
 		ls_cold_report(st, &ct->key, "read");
 	if (vlen < sizeof(LsColdRow) || vlen < ls_cold_head(hdr) ||
 		hdr->total_len > LS_HOT_MAX_PAYLOAD ||
+		hdr->total_len < SizeofMinimalTupleHeader ||
 		hdr->total_len < vlen - ls_cold_head(hdr))
 		ls_cold_report(LS_CORRUPT, &ct->key, "read");
 	row = ls_standin_new(rowid, hdr);
@@ -1980,6 +1985,7 @@ ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *v, bool frozen,
 	ls_status	st;
 
 	Assert(x == NULL || v->len <= LS_COLD_XMAX_PAYLOAD);
+	Assert(v->len >= SizeofMinimalTupleHeader && v->len <= LS_HOT_MAX_PAYLOAD);
 	st = ls_cold_touch(ct);
 	if (st != LS_OK)
 		return st;

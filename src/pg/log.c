@@ -1927,12 +1927,33 @@ ls_replay_note_outcome(const ls_wal_rec *rec)
 	}
 }
 
+/*
+ * A row image of a record is a whole tuple: its length in range and equal
+ * to the tuple's own (the record's CRC says the bytes are what was
+ * appended, not that they were right).
+ */
+static void
+ls_replay_check_image(const void *payload, uint32 len)
+{
+	uint32		t_len = 0;
+
+	if (len >= sizeof(t_len))
+		memcpy(&t_len, payload, sizeof(t_len));
+	if (len < SizeofMinimalTupleHeader || len > LS_HOT_MAX_PAYLOAD || t_len != len)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore's log holds a row image of %u bytes that is no tuple", len)));
+}
+
 static ls_hot_version *
 ls_replay_version(const void *payload, uint32 len, TransactionId xmin,
 				  TransactionId xmax)
 {
 	ls_hot_version *v;
-	ls_status	st = ls_hot_version_alloc(ls_ctx(), len, &v);
+	ls_status	st;
+
+	ls_replay_check_image(payload, len);
+	st = ls_hot_version_alloc(ls_ctx(), len, &v);
 
 	if (st != LS_OK)
 		ereport(FATAL,
@@ -2125,6 +2146,7 @@ ls_replay_puts(LsReplay *rp, const ls_wal_rec *rec, const LsLogTarget *t)
 		memcpy(&e, p, sizeof(e));
 		if (e.len > left - sizeof(e))
 			break;
+		ls_replay_check_image(p + sizeof(e), e.len);
 		ls_cold_replay_put(rt->tbl, t->value + e.delta, p + sizeof(e), e.len, rec->xid);
 		rt->max_rowid = Max(rt->max_rowid, t->value + e.delta + 1);
 		rp->rows++;
@@ -2212,6 +2234,7 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 				ereport(FATAL,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("leanstore's log holds a cold record of inconsistent length")));
+			ls_replay_check_image(t + 1, t->len);
 			ls_cold_replay_put(rt->tbl, t->value, (const char *) (t + 1), t->len, rec->xid);
 			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
 			rp->rows++;

@@ -101,12 +101,13 @@ ls_version_copy_out(ls_hot_version *v, Oid relid, uint64 rowid, char *buf)
  * of memory corruption.
  */
 static void pg_attribute_noreturn()
-ls_bad_version_error(Relation rel)
+ls_bad_version_error(Relation rel, uint32 len)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg_internal("row version in leanstore table \"%s\" has an invalid payload length",
-							 RelationGetRelationName(rel))));
+							 RelationGetRelationName(rel)),
+			 len != 0 ? errdetail_internal("Payload length: 0x%x.", len) : 0));
 	pg_unreachable();
 }
 
@@ -116,7 +117,7 @@ ls_report_bad_version(Relation rel)
 {
 	Assert(!ls_in_epoch());
 	Assert(!ls_holds_row_latch());
-	ls_bad_version_error(rel);
+	ls_bad_version_error(rel, 0);
 }
 
 Size
@@ -128,7 +129,7 @@ ls_heaptuple_size(ls_hot_version *v, Relation rel)
 	ls_test_fail_at(LS_FAIL_IN_EPOCH);
 	/* payload bytes never change after install, but bound them anyway */
 	if (len > LS_HOT_MAX_PAYLOAD || len < SizeofMinimalTupleHeader)
-		ls_bad_version_error(rel);
+		ls_bad_version_error(rel, len);
 	return HEAPTUPLESIZE + MINIMAL_TUPLE_OFFSET + len;
 }
 
