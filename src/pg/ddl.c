@@ -24,6 +24,7 @@
 #include "access/heaptoast.h"
 #include "access/multixact.h"
 #include "access/transam.h"
+#include "access/visibilitymap.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/storage.h"
@@ -569,6 +570,8 @@ ls_vacuum_indexes(Relation rel, ls_hot_table *tbl, Relation *Irel, int nindexes,
 
 /* Rows of both tiers VACUUM's first pass takes per epoch. */
 #define LS_VACUUM_BATCH 64
+/* heap's SKIP_PAGES_THRESHOLD: shorter runs of all-visible blocks are read */
+#define LS_SKIP_BLOCKS_THRESHOLD 32
 
 /*
  * VACUUM, for a bulk-loaded cold row (xmin not frozen): clog decides.  As
@@ -643,6 +646,11 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	BlockNumber relallvisible;
 	BlockNumber nallvis;
 	BlockNumber scanned = 0;
+	bool		aggressive;
+	bool		skip_allvis;
+	BlockNumber skipped = 0;	/* all-visible blocks pass 1 did not read */
+	BlockNumber scan_until = 0; /* a short all-visible run read anyway */
+	Buffer		vmbuf = InvalidBuffer;
 
 	/* lost in a restart: nothing to vacuum; a database-wide VACUUM goes on */
 	if (tbl == NULL)
@@ -652,10 +660,13 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		return;
 	}
 
-	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
-						  params->multixact_freeze_min_age,
-						  params->multixact_freeze_table_age,
-						  &OldestXmin, &OldestMxact, &FreezeLimit, &MultiXactCutoff);
+	aggressive = vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
+									   params->multixact_freeze_min_age,
+									   params->multixact_freeze_table_age,
+									   &OldestXmin, &OldestMxact, &FreezeLimit,
+									   &MultiXactCutoff);
+	/* as heap: all-visible blocks are skipped unless every xid must go */
+	skip_allvis = !aggressive && !(params->options & VACOPT_DISABLE_PAGE_SKIPPING);
 	vistest = GlobalVisTestFor(rel);
 
 	memset(&st, 0, sizeof(st));
@@ -677,7 +688,16 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 
 	/*
 	 * pass 1: GC every row of both tiers, a batch at a time (one epoch and
-	 * one cold-tree descent per batch, not per row)
+	 * one cold-tree descent per batch, not per row).  A block whose
+	 * visibility map bit is set is skipped, as heap skips all-visible pages:
+	 * no write touched it since the bit was set (every write clears it
+	 * first), so its rows are live, their older versions were removed
+	 * before the bit went on, and it holds no DEAD rowid.  What a skip
+	 * leaves undone is freezing: relfrozenxid then stays (below), as heap
+	 * keeps it when it skips a page that is not all-frozen (we set no
+	 * all-frozen bits).  As heap, only runs of at least
+	 * LS_SKIP_BLOCKS_THRESHOLD blocks are skipped: a small table is read
+	 * whole, and its relfrozenxid advances.
 	 */
 	for (;;)
 	{
@@ -688,10 +708,37 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 		int			ncold = 0;
 		uint32		n;
 		uint64		last = 0;
+		uint64		end = limit;
 
 		CHECK_FOR_INTERRUPTS();
+		if (skip_allvis)
+		{
+			BlockNumber blk = (BlockNumber) (cursor / LS_ROWS_PER_BLOCK);
+
+			if (blk >= scan_until)
+			{
+				BlockNumber run = 0;
+
+				while ((uint64) (blk + run) * LS_ROWS_PER_BLOCK < limit &&
+					   (visibilitymap_get_status(rel, blk + run, &vmbuf) &
+						VISIBILITYMAP_ALL_VISIBLE))
+					run++;
+				if (run >= LS_SKIP_BLOCKS_THRESHOLD)
+				{
+					skipped += run;
+					blk += run;
+					cursor = (uint64) blk * LS_ROWS_PER_BLOCK;
+					if (cursor >= limit)
+						break;
+				}
+				else
+					scan_until = blk + run; /* a short run: read it */
+			}
+			/* one block at a time: the next one's bit is looked at first */
+			end = Min(limit, (uint64) (blk + 1) * LS_ROWS_PER_BLOCK);
+		}
 		ls_epoch_enter();
-		n = ls_rows_batch(tbl, &cursor, limit, batch, LS_VACUUM_BATCH);
+		n = ls_rows_batch(tbl, &cursor, end, batch, LS_VACUUM_BATCH);
 		for (uint32 i = 0; i < n; i++)
 		{
 			ls_hot_row *row = batch[i];
@@ -741,9 +788,16 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			ls_vacuum_cold_row(tbl, cold_rowid[i], cold_xmin[i], cold_xmax[i],
 							   OldestXmin, FreezeLimit, &st);
 		if (n == 0)
-			break;
+		{
+			if (end >= limit)
+				break;
+			cursor = end;		/* an empty block: on to the next */
+			continue;
+		}
 		ls_progress_rowid(PROGRESS_VACUUM_HEAP_BLKS_SCANNED, last, &scanned);
 	}
+	if (BufferIsValid(vmbuf))
+		ReleaseBuffer(vmbuf);
 	pgstat_progress_update_param(PROGRESS_VACUUM_HEAP_BLKS_SCANNED,
 								 ls_blocks_for_limit(limit));
 
@@ -826,10 +880,15 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	relpages = ls_table_nblocks(tbl);
 	/* blocks past the last row (never used) may be marked too */
 	relallvisible = Min(nallvis, relpages);
+	/* rows of skipped blocks: estimated from the old density, as heap does */
+	if (skipped > 0)
+		st.live_rows = vac_estimate_reltuples(rel, relpages,
+											  relpages > skipped ? relpages - skipped : 0,
+											  st.live_rows);
 	vac_update_relstats(rel, relpages, st.live_rows, relallvisible,
 						nindexes > 0 || RelationGetForm(rel)->relhasindex,
-						st.incomplete ? InvalidTransactionId : st.oldest_xid,
-						st.incomplete ? InvalidMultiXactId : OldestMxact,
+						st.incomplete || skipped > 0 ? InvalidTransactionId : st.oldest_xid,
+						st.incomplete || skipped > 0 ? InvalidMultiXactId : OldestMxact,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) st.live_rows,
@@ -838,10 +897,10 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	pgstat_progress_end_command();
 
 	ereport(elevel,
-			(errmsg("vacuumed leanstore table \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes, %u of %u blocks all-visible%s",
+			(errmsg("vacuumed leanstore table \"%s\": %.0f live rows, %.0f recently dead, %.0f versions and %.0f rows removed, %.0f dead rowids cleaned from indexes, %u of %u blocks all-visible (%u skipped)%s",
 					RelationGetRelationName(rel), st.live_rows, st.recently_dead,
 					st.removed_versions, st.removed_rows, dead_rowids,
-					nallvis, relpages,
+					nallvis, relpages, skipped,
 					frozenxid_updated ? ", relfrozenxid advanced" : "")));
 }
 

@@ -38,8 +38,9 @@
  * The map is not WAL-logged: leanstore's recovery truncates the visibility
  * map fork of every table it replays before a backend can read it (log.c),
  * and a clean restart keeps bits the rows' marks back (cold.c).  Only the
- * all-visible bit is used; the
- * all-frozen bit is heap's VACUUM-skipping device and stays 0.
+ * all-visible bit is used (VACUUM skips runs of blocks that have it, as
+ * heap does); the all-frozen bit stays 0, so a VACUUM that skipped a block
+ * cannot advance relfrozenxid.
  */
 #include "postgres.h"
 
@@ -88,8 +89,10 @@ ls_vm_flag_block(ls_hot_table *tbl, BlockNumber blk, bool on)
 
 /*
  * Is row's current version visible to every snapshot (inserter committed
- * before oldest_xmin, no deleter or updater that did not abort)?  Caller
- * inside an epoch; consults clog like VACUUM does.
+ * before oldest_xmin, no deleter or updater that did not abort), and its
+ * only version (VACUUM skips a marked block: garbage left in it would stay
+ * until a write clears the bit)?  Caller inside an epoch; consults clog
+ * like VACUUM does.
  */
 static bool
 ls_vm_row_all_visible(ls_hot_row *row, TransactionId oldest_xmin)
@@ -100,6 +103,8 @@ ls_vm_row_all_visible(ls_hot_row *row, TransactionId oldest_xmin)
 
 	Assert(ls_in_epoch());
 	if (ls_row_vacuum_state(row, NULL, &v, &dead_after) != LS_V_LIVE)
+		return false;
+	if (ls_hot_row_newest(row) != v || ls_hot_version_older(v) != NULL)
 		return false;
 	ls_version_info(v, &info);
 	return (info.xmin_flags & LS_HV_XMIN_FROZEN) != 0 ||

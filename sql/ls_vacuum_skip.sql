@@ -1,0 +1,39 @@
+-- ls_vacuum_skip: VACUUM skips runs of all-visible blocks (as heap skips
+-- all-visible pages), yet still removes what writes left in the blocks
+-- they touched (each write clears its block's bit first), keeps
+-- relfrozenxid where a skipped block may hold unfrozen rows, and reads
+-- everything when it must freeze (FREEZE, DISABLE_PAGE_SKIPPING).
+-- (Writes migrate their rows, so that the counts are those of regress-cold
+-- too.)
+SET leanstore.cold_writes = off;
+CREATE TABLE vs (id int PRIMARY KEY, v int) USING leanstore;
+INSERT INTO vs SELECT g, g FROM generate_series(1, 100000) g;
+VACUUM vs;
+SELECT relallvisible AS marked, relpages FROM pg_class WHERE relname = 'vs';
+-- a delete in one block, an update in another (their bits go)
+DELETE FROM vs WHERE id BETWEEN 50001 AND 50010;
+UPDATE vs SET v = -v WHERE id = 70000;
+SELECT relfrozenxid AS frozen_before FROM pg_class WHERE relname = 'vs' \gset
+VACUUM (VERBOSE) vs;
+-- the deleted rows are gone from both tiers and from the index, the
+-- updated row's old version too; the row estimate is the old density
+SELECT dead_rowids, hot_versions - hot_rows AS old_versions
+  FROM leanstore_table_stats('vs');
+SELECT count(*), sum(v) FROM vs;
+SET enable_seqscan = off;
+SELECT count(*), sum(v) FROM vs WHERE id > 0;
+RESET enable_seqscan;
+SELECT reltuples BETWEEN 99000 AND 101000 AS estimated, relallvisible = relpages AS all_marked,
+       relfrozenxid = :'frozen_before'::xid AS relfrozenxid_kept
+  FROM pg_class WHERE relname = 'vs';
+-- nothing changed since: every block is skipped
+VACUUM (VERBOSE) vs;
+-- DISABLE_PAGE_SKIPPING and FREEZE read every block; FREEZE advances
+-- relfrozenxid past every xid the table holds
+VACUUM (VERBOSE, DISABLE_PAGE_SKIPPING) vs;
+VACUUM (FREEZE, VERBOSE) vs;
+SELECT age(relfrozenxid) < age(:'frozen_before'::xid) AS relfrozenxid_advanced,
+       reltuples AS rows FROM pg_class WHERE relname = 'vs';
+SELECT leanstore_verify('vs');
+DROP TABLE vs;
+RESET leanstore.cold_writes;
