@@ -36,4 +36,29 @@ SELECT age(relfrozenxid) < age(:'frozen_before'::xid) AS relfrozenxid_advanced,
        reltuples AS rows FROM pg_class WHERE relname = 'vs';
 SELECT leanstore_verify('vs');
 DROP TABLE vs;
+-- COPY FREEZE marks the blocks it filled all-visible, as heap's does: an
+-- index-only scan right after it reads no row, and VACUUM skips them
+BEGIN;
+CREATE TABLE vf (id int PRIMARY KEY, v int DEFAULT 7) USING leanstore;
+COPY vf (id) FROM PROGRAM 'seq 1 30000' (FREEZE);
+COMMIT;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM vf WHERE id > 0;
+VACUUM (VERBOSE) vf;
+-- not when something wrote to the loaded rows in the meantime (a trigger)
+CREATE FUNCTION vf_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN UPDATE vf SET v = 8 WHERE id = NEW.id - 5; RETURN NULL; END $$;
+BEGIN;
+TRUNCATE vf;
+CREATE TRIGGER vf_touch AFTER INSERT ON vf FOR EACH ROW WHEN (NEW.id % 10000 = 0) EXECUTE FUNCTION vf_touch();
+COPY vf (id) FROM PROGRAM 'seq 1 30000' (FREEZE);
+COMMIT;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM vf WHERE id > 0;
+SELECT count(*), sum(v) FROM vf WHERE id > 0;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT leanstore_verify('vf');
+DROP TABLE vf;
+DROP FUNCTION vf_touch();
 RESET leanstore.cold_writes;

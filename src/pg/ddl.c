@@ -719,7 +719,8 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			{
 				BlockNumber run = 0;
 
-				while ((uint64) (blk + run) * LS_ROWS_PER_BLOCK < limit &&
+				/* the last block is always read, as heap reads its last page */
+				while ((uint64) (blk + run + 1) * LS_ROWS_PER_BLOCK < limit &&
 					   (visibilitymap_get_status(rel, blk + run, &vmbuf) &
 						VISIBILITYMAP_ALL_VISIBLE))
 					run++;
@@ -728,8 +729,6 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 					skipped += run;
 					blk += run;
 					cursor = (uint64) blk * LS_ROWS_PER_BLOCK;
-					if (cursor >= limit)
-						break;
 				}
 				else
 					scan_until = blk + run; /* a short run: read it */
@@ -882,9 +881,15 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	relallvisible = Min(nallvis, relpages);
 	/* rows of skipped blocks: estimated from the old density, as heap does */
 	if (skipped > 0)
-		st.live_rows = vac_estimate_reltuples(rel, relpages,
-											  relpages > skipped ? relpages - skipped : 0,
-											  st.live_rows);
+	{
+		BlockNumber nscanned = relpages > skipped ? relpages - skipped : 0;
+		double		est = vac_estimate_reltuples(rel, relpages, nscanned, st.live_rows);
+
+		/* no old count to go by (never vacuumed): scale what was read */
+		if (est < 0)
+			est = nscanned > 0 ? floor(st.live_rows / nscanned * relpages + 0.5) : 0;
+		st.live_rows = est;
+	}
 	vac_update_relstats(rel, relpages, st.live_rows, relallvisible,
 						nindexes > 0 || RelationGetForm(rel)->relhasindex,
 						st.incomplete || skipped > 0 ? InvalidTransactionId : st.oldest_xid,

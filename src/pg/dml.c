@@ -1434,6 +1434,48 @@ ls_load_batch_flush(LsLoadBatch *b, Relation rel, ls_hot_table *tbl, CommandId c
 }
 
 /*
+ * COPY FREEZE (TABLE_INSERT_FROZEN: PostgreSQL checked that the table was
+ * created or truncated in this subtransaction): the rowids its batches
+ * loaded, so that ls_frozen_load_finish can mark their blocks all-visible.
+ * ls_write_serial counts this backend's deletes, updates and row locks of
+ * leanstore rows: one since the range began (a trigger writing the rows
+ * just loaded) voids it.
+ */
+static Oid	ls_frozen_relid = InvalidOid;
+static uint64 ls_frozen_lo;
+static uint64 ls_frozen_hi;
+static uint64 ls_frozen_serial;
+static uint64 ls_write_serial = 0;
+
+static void
+ls_frozen_load_note(Relation rel, TupleTableSlot **slots, int nslots)
+{
+	uint64		lo = ls_tid_to_rowid(&slots[0]->tts_tid);
+	uint64		hi = ls_tid_to_rowid(&slots[nslots - 1]->tts_tid);
+
+	/* rowids follow slot order (ls_multi_insert keeps it) */
+	Assert(lo <= hi);
+	if (ls_frozen_relid != RelationGetRelid(rel) || ls_frozen_serial != ls_write_serial ||
+		lo <= ls_frozen_hi)
+	{
+		ls_frozen_relid = RelationGetRelid(rel);
+		ls_frozen_serial = ls_write_serial;
+		ls_frozen_lo = lo;
+	}
+	ls_frozen_hi = hi;
+}
+
+/* The end of a COPY (table_finish_bulk_insert): mark what FREEZE loaded. */
+void
+ls_frozen_load_finish(Relation rel, int options)
+{
+	if ((options & TABLE_INSERT_FROZEN) && ls_frozen_relid == RelationGetRelid(rel) &&
+		ls_frozen_serial == ls_write_serial && !RelationUsesLocalBuffers(rel))
+		ls_vm_mark_loaded(rel, ls_table_for(rel), ls_frozen_lo, ls_frozen_hi);
+	ls_frozen_relid = InvalidOid;
+}
+
+/*
  * COPY's path (and pgbench -i's).  Rows below the bulk-load threshold go
  * one by one as tuple_insert's would; past it, the rest of the call's rows
  * go to the cold tree as one batch (ls_load_batch_flush), in slot order.
@@ -1464,6 +1506,8 @@ ls_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 	}
 	ls_load_batch_flush(&b, rel, tbl, cid, options, xid);
 	ls_load_batch_free(&b);
+	if (options & TABLE_INSERT_FROZEN)
+		ls_frozen_load_note(rel, slots, nslots);
 	pgstat_count_heap_insert(rel, nslots);
 	ls_mark_written();
 }
@@ -1531,6 +1575,8 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	HeapTuple	oldtup = NULL;
 	TM_Result	res;
 	bool		plain;			/* a delete the cold tier can make */
+
+	ls_write_serial++;		/* voids a COPY FREEZE's range */
 
 	tmfd->traversed = false;
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
@@ -1741,6 +1787,8 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	uint64		lock_word;		/* our lock, as ls_acquire would take it */
 	bool		can_spill;
 	bool		spill = false;	/* the hot tier is full: new version cold */
+
+	ls_write_serial++;		/* voids a COPY FREEZE's range */
 
 	tmfd->traversed = false;
 	*update_indexes = false;
@@ -2050,6 +2098,8 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	uint64		follow_rowid = LS_ROWID_INVALID;
 	int			restarts = 0;
 	bool		cold_ok;		/* may lock in the cold tier when it is full */
+
+	ls_write_serial++;		/* voids a COPY FREEZE's range */
 
 	switch (wait_policy)
 	{

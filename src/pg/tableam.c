@@ -1781,6 +1781,8 @@ ls_finish_bulk_insert(Relation rel, int options)
 {
 	/* hand memory retired during the load back to the allocator */
 	ls_hot_reclaim(ls_ctx());
+	/* COPY FREEZE: the blocks it filled are all-visible, as heap's are */
+	ls_frozen_load_finish(rel, options);
 }
 
 /* ------------------------------------------------------------------------

@@ -10,7 +10,8 @@
  * means for heap: every index entry pointing into the block names a row
  * whose current version every snapshot, present and future, sees.
  *
- * VACUUM sets bits (ls_vm_set_all_visible); every write clears the bit of
+ * VACUUM sets bits (ls_vm_set_all_visible), and so does COPY FREEZE for the
+ * blocks it filled (ls_vm_mark_loaded); every write clears the bit of
  * the block it touches (ls_vm_note_insert for new rows; for updates and
  * deletes dml.c's ls_finish_write asks ls_vm_row_marked, then ls_vm_clear).
  * Writers must not pay a buffer lock for that on every row, so the hot tier
@@ -195,6 +196,50 @@ ls_vm_note_insert(Relation rel, ls_hot_table *tbl, uint64 rowid)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (rowid < ls_hot_table_allvis_limit(tbl))
 		ls_vm_clear(rel, tbl, rowid);
+}
+
+/*
+ * COPY FREEZE (ls_finish_bulk_insert): the blocks whose rowids, from the
+ * block's first one on, were all handed out by that COPY and not past hi
+ * get their bits, as heap's COPY FREEZE sets the bits of the pages it
+ * filled.  The caller vouches for the rows: loaded frozen into a table no
+ * other transaction can see before ours commits (created or truncated in
+ * this subtransaction), with no delete, update or lock of ours since, so
+ * none is read here (a cold row's image would cost a stand-in each: the
+ * VACUUM after pgbench -i read every row twice for its bits).  Rows that
+ * come later into the last block clear its bit as any insert does (the
+ * limit is raised first).  Hot rows get their marks as from VACUUM.
+ */
+void
+ls_vm_mark_loaded(Relation rel, ls_hot_table *tbl, uint64 lo, uint64 hi)
+{
+	BlockNumber first = (BlockNumber) ((lo + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK);
+	BlockNumber last = (BlockNumber) (hi / LS_ROWS_PER_BLOCK);
+	Buffer		buf = InvalidBuffer;
+
+	Assert(lo <= hi);
+	for (BlockNumber blk = first; blk <= last && hi != LS_ROWID_INVALID; blk++)
+	{
+		uint8	   *byte;
+		int			shift;
+
+		CHECK_FOR_INTERRUPTS();
+		visibilitymap_pin(rel, blk, &buf);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		ls_hot_table_raise_allvis_limit(tbl, ls_vm_block_start(blk) + LS_ROWS_PER_BLOCK);
+		ls_epoch_enter();
+		ls_vm_flag_block(tbl, blk, true);
+		ls_epoch_exit();
+		byte = ls_vm_byte(buf, blk, &shift);
+		if (!(*byte & (VISIBILITYMAP_ALL_VISIBLE << shift)))
+		{
+			*byte |= VISIBILITYMAP_ALL_VISIBLE << shift;
+			MarkBufferDirty(buf);
+		}
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	}
+	if (BufferIsValid(buf))
+		ReleaseBuffer(buf);
 }
 
 /*
