@@ -435,6 +435,25 @@ ls_status	ls_btree_remove(ls_btree *t, const uint8_t *key, uint32_t klen);
  */
 ls_status	ls_btree_scan_asc(ls_btree *t, const uint8_t *start, uint32_t slen,
 							  ls_btree_scan_fn fn, void *arg);
+/*
+ * The same for a scan that reads the tree once (a sequential scan of a
+ * table larger than a part of the pool): each leaf it had to read from disk
+ * is given back to the pool when the scan moves past it
+ * (ls_bm_release_loaded), so the scan does not push the pool's hot pages
+ * out.  A caller that reads in batches passes the same carry to each call
+ * (zeroed at first): the leaf a call stopped in is remembered there and
+ * given back by the next call once it has moved past it.
+ */
+typedef struct ls_btree_scan_carry
+{
+	bool		valid;
+	uint32_t	idx;			/* frame */
+	ls_pid		pid;
+} ls_btree_scan_carry;
+
+ls_status	ls_btree_scan_asc_once(ls_btree *t, const uint8_t *start, uint32_t slen,
+								   ls_btree_scan_fn fn, void *arg,
+								   ls_btree_scan_carry *carry);
 ls_status	ls_btree_scan_desc(ls_btree *t, const uint8_t *start, uint32_t slen,
 							   ls_btree_scan_fn fn, void *arg);
 

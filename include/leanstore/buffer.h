@@ -553,6 +553,8 @@ ls_status	ls_bm_fix_slow(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_guard_mo
 
 /* Per-thread hit count, published to the shared counter every 1024 hits. */
 extern _Thread_local uint64_t ls_bm_tl_hits;
+/* Pages this thread read from disk into the pool (misses it served). */
+extern _Thread_local uint64_t ls_bm_tl_loads;
 void		ls_bm_publish_hits(ls_bm *bm);
 
 /*
@@ -638,6 +640,17 @@ uint64_t	ls_bm_provider_round(ls_bm *bm);
 /* Run rounds in a thread of this process until ls_bm_provider_stop(). */
 ls_status	ls_bm_provider_start_thread(ls_bm *bm);
 void		ls_bm_provider_stop(ls_bm *bm);
+
+/*
+ * A scan that reads a large structure once (a sequential scan, as heap's
+ * BULKREAD ring) gives back the page it loaded into frame idx when it
+ * leaves it: the frame is cooled and evicted now if it still holds pid,
+ * is clean and unlatched, and nobody touched it in between (a touch makes
+ * it hot again, as always).  So the scan cycles through few frames instead
+ * of pushing every other page out of the pool.  Returns 1 when evicted.
+ * Call it holding no latch.
+ */
+uint64_t	ls_bm_release_loaded(ls_bm *bm, uint32_t idx, ls_pid pid);
 
 /*
  * Write every dirty page (checkpoint / shutdown).  Takes each dirty frame's

@@ -1090,7 +1090,8 @@ ls_btree_remove(ls_btree *t, const uint8_t *key, uint32_t klen)
  * the leaf's fence key to reach the next one.
  * ------------------------------------------------------------------------ */
 static ls_status
-scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_fn fn, void *arg)
+scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc,
+	 ls_btree_scan_carry *once, ls_btree_scan_fn fn, void *arg)
 {
 	uint8_t		from[LS_BTREE_MAX_KEY];
 	bt_target	tg = {asc ? BT_MIN : BT_MAX, from, 0};
@@ -1107,6 +1108,7 @@ scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_f
 	{
 		ls_guard	p,
 					c;
+		uint64_t	loads = ls_bm_tl_loads;
 		ls_status	st = descend(t, &tg, 0, LS_GUARD_SHARED, &p, &c);
 
 		if (st == LS_RESTART)
@@ -1118,6 +1120,20 @@ scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_f
 			return st;
 		uint8_t    *n = node_of(t->bm, &c);
 		bool		go_on;
+		bool		loaded = false; /* once: this leaf is ours to give back */
+		uint32_t	idx = ls_bm_frame_index(t->bm, c.frame);
+		ls_pid		pid = c.frame->pid;
+		ls_btree_scan_carry drop = {0};
+
+		if (once != NULL)
+		{
+			loaded = ls_bm_tl_loads != loads;
+			if (once->valid && once->idx == idx && once->pid == pid)
+				loaded = true;	/* the last call stopped in this leaf */
+			else if (once->valid)
+				drop = *once;	/* left behind by the last call */
+			once->valid = false;
+		}
 
 		if (asc)
 			go_on = ls_node_scan(n, target_pos(n, &tg), ls_node_header(n)->count, true, fn, arg);
@@ -1136,10 +1152,20 @@ scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_f
 		if (!go_on || flen == 0)
 		{
 			ls_guard_release(&c);
+			if (drop.valid)
+				(void) ls_bm_release_loaded(t->bm, drop.idx, drop.pid);
+			/* the caller may resume in this leaf: given back by the next call */
+			if (loaded)
+				*once = (ls_btree_scan_carry) {.valid = true, .idx = idx, .pid = pid};
 			return LS_OK;
 		}
 		memcpy(from, f, flen);
 		ls_guard_release(&c);
+		/* once: a leaf read from disk for this scan goes back as it is left */
+		if (drop.valid)
+			(void) ls_bm_release_loaded(t->bm, drop.idx, drop.pid);
+		if (loaded)
+			(void) ls_bm_release_loaded(t->bm, idx, pid);
 		/* Next leaf: keys > upper fence (asc) / the leaf holding lower fence (desc). */
 		tg.dir = asc ? BT_AFTER : BT_KEY;
 		tg.key = from;
@@ -1150,13 +1176,21 @@ scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc, ls_btree_scan_f
 ls_status
 ls_btree_scan_asc(ls_btree *t, const uint8_t *start, uint32_t slen, ls_btree_scan_fn fn, void *arg)
 {
-	return scan(t, start, slen, true, fn, arg);
+	return scan(t, start, slen, true, NULL, fn, arg);
+}
+
+ls_status
+ls_btree_scan_asc_once(ls_btree *t, const uint8_t *start, uint32_t slen,
+					   ls_btree_scan_fn fn, void *arg, ls_btree_scan_carry *carry)
+{
+	LS_ASSERT(carry != NULL);
+	return scan(t, start, slen, true, carry, fn, arg);
 }
 
 ls_status
 ls_btree_scan_desc(ls_btree *t, const uint8_t *start, uint32_t slen, ls_btree_scan_fn fn, void *arg)
 {
-	return scan(t, start, slen, false, fn, arg);
+	return scan(t, start, slen, false, NULL, fn, arg);
 }
 
 /* ------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include <time.h>
 
 _Thread_local uint64_t ls_bm_tl_hits;
+_Thread_local uint64_t ls_bm_tl_loads;
 static _Thread_local uint64_t tl_hits_published;
 static _Thread_local uint64_t tl_restarts;
 static _Thread_local ls_pid tl_error_pid = LS_PID_INVALID;

@@ -311,6 +311,7 @@ resolve_pid(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_pid pid)
 		iof_set_state(s, LS_IOF_READING);
 		ls_mutex_unlock(&part->mutex);
 		atomic_fetch_add_explicit(&bm->misses, 1, memory_order_relaxed);
+		ls_bm_tl_loads++;
 
 		st = load_into(bm, part, s, idx, pid);
 		if (st != LS_OK)

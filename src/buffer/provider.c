@@ -269,6 +269,24 @@ flush_and_evict(ls_bm *bm, wb_batch *b)
 }
 
 uint64_t
+ls_bm_release_loaded(ls_bm *bm, uint32_t idx, ls_pid pid)
+{
+	ls_frame   *f;
+	uint32_t	hot = LS_FRAME_HOT;
+
+	if (idx >= ls_bm_n_frames(bm))
+		return 0;
+	f = ls_bm_frame(bm, idx);
+	/* evicted and reused meanwhile: someone else's page now */
+	if (f->pid != pid)
+		return 0;
+	if (!atomic_compare_exchange_strong(&f->state, &hot, LS_FRAME_COOL) &&
+		hot != LS_FRAME_COOL)
+		return 0;
+	return try_evict(bm, idx);
+}
+
+uint64_t
 ls_bm_provider_round(ls_bm *bm)
 {
 	uint64_t	n = ls_bm_n_frames(bm);

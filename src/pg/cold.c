@@ -1392,6 +1392,15 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 }
 
 /*
+ * This backend's leaf a large range read stopped in (it was read from disk
+ * for the read): the next read gives it back once it has moved past it
+ * (ls_btree_scan_asc_once).  Frames are pool-wide, so the leaf may be
+ * another tree's by then: giving it back is still right (we loaded it and
+ * left it); a frame reused meanwhile is recognised by its page id.
+ */
+static ls_btree_scan_carry ls_range_carry;
+
+/*
  * The cold rows of [lo, hi), at most max, in rowid order: rowids[i] and
  * either tups[i] (built in direct's buffer) or, tups[i] NULL, the stand-in
  * out[i]; *hi is lowered when fewer than all could be taken.  Returns how
@@ -1415,7 +1424,19 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 	rs.direct = direct;
 	rs.out = ls_standin_alloc(sizeof(LsRangeRow) * max);
 	ls_put_be64(start, lo);
-	st = ls_btree_scan_asc(&ct->tree, start, 8, ls_range_cb, &rs);
+
+	/*
+	 * A tree larger than a quarter of the pool is read once per scan, as
+	 * heap reads a table larger than a quarter of shared_buffers through a
+	 * small ring: the leaves this read loads go back to the pool as it
+	 * passes them, instead of pushing the pool's hot pages out (regress
+	 * cold suite: a scan of a table 5x the pool left a small table's pages
+	 * in it).
+	 */
+	if ((uint64) ls_bm_dt_blocks(ls_cold->bm, ct->tree.dt_id) > ls_bm_n_frames(ls_cold->bm) / 4)
+		st = ls_btree_scan_asc_once(&ct->tree, start, 8, ls_range_cb, &rs, &ls_range_carry);
+	else
+		st = ls_btree_scan_asc(&ct->tree, start, 8, ls_range_cb, &rs);
 	if (st != LS_OK || rs.bad)
 		ls_cold_report(st != LS_OK ? st : LS_CORRUPT, &ct->key, "scan");
 	if (rs.cut)

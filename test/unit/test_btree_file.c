@@ -165,6 +165,112 @@ remove_rows(ls_btree *t, uint64_t from, uint64_t to)
 	}
 }
 
+/* Scan callback: counts entries in order, stops after `stop` (0: never). */
+typedef struct scan_count
+{
+	uint64_t	next;			/* the key expected next */
+	uint64_t	seen;			/* in this call */
+	uint64_t	stop;
+	bool		ordered;
+} scan_count;
+
+static bool
+count_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uint32_t vlen)
+{
+	scan_count *c = arg;
+
+	(void) val;
+	(void) vlen;
+	if (klen != 8 || ls_get_be64(key) != c->next)
+		c->ordered = false;
+	c->next++;
+	c->seen++;
+	return c->stop == 0 || c->seen < c->stop;
+}
+
+/* Look up keys [0, n); returns the pool misses it took. */
+static uint64_t
+lookup_misses(tu_fenv *e, uint64_t n)
+{
+	ls_bm_stats s0,
+				s1;
+	uint8_t		key[8];
+	uint8_t		val[100];
+	uint32_t	vlen;
+
+	ls_bm_get_stats(e->bm, &s0);
+	for (uint64_t k = 0; k < n; k++)
+	{
+		ls_put_be64(key, k);
+		assert_int_equal(ls_btree_lookup(e->tree, key, 8, val, sizeof(val), &vlen), LS_OK);
+	}
+	ls_bm_get_stats(e->bm, &s1);
+	return s1.misses - s0.misses;
+}
+
+/*
+ * A scan that reads the tree once (ls_btree_scan_asc_once, in batches that
+ * carry the leaf they stopped in) gives the leaves it loaded back as it
+ * passes them: pages that were hot before it are still in the pool after
+ * it, where a plain scan of a tree more than eight times the pool pushes them out.
+ */
+static void
+test_scan_once(void **state)
+{
+	(void) state;
+	char	   *dir = tu_tempdir();
+	ls_bm_file	file = {.key = {43, 1, 0, 0}};
+	const uint64_t n = 40000;
+	const uint64_t warm = 300;	/* a few leaves */
+	tu_fenv		e;
+	uint32_t	root,
+				height,
+				blocks;
+	ls_btree_scan_carry carry = {0};
+	scan_count	c = {.ordered = true};
+	uint8_t		start[8];
+
+	assert_true(tu_file_create(dir, 43));
+	env_open(&e, dir, 32);
+	assert_int_equal(ls_btree_create_in_file(e.bm, e.tree, &file, 1), LS_OK);
+	put_rows(e.tree, 0, n);
+	assert_int_equal(ls_bm_flush_all(e.bm), LS_OK);
+	assert_int_equal(ls_btree_root(e.tree, &root, &height), LS_OK);
+	blocks = ls_bm_dt_blocks(e.bm, e.tree->dt_id);
+	assert_true(blocks > 8 * 32);
+	tu_fenv_close(&e);
+
+	env_open(&e, dir, 32);
+	assert_int_equal(ls_btree_open(e.bm, e.tree, &file, blocks, root, height), LS_OK);
+	(void) lookup_misses(&e, warm);
+	assert_int_equal(lookup_misses(&e, warm), 0);
+
+	/* the whole tree once, in batches of 1000 entries */
+	c.stop = 1000;
+	while (c.next < n)
+	{
+		c.seen = 0;
+		ls_put_be64(start, c.next);
+		assert_int_equal(ls_btree_scan_asc_once(e.tree, start, 8, count_cb, &c, &carry), LS_OK);
+		assert_true(c.seen > 0);
+	}
+	assert_true(c.ordered);
+	assert_int_equal(c.next, n);
+	assert_int_equal(lookup_misses(&e, warm), 0);
+
+	/* a plain scan does push them out (what the test would miss) */
+	c = (scan_count) {.ordered = true};
+	assert_int_equal(ls_btree_scan_asc(e.tree, NULL, 0, count_cb, &c), LS_OK);
+	assert_int_equal(c.next, n);
+	assert_true(c.ordered);
+	assert_true(lookup_misses(&e, warm) > 0);
+
+	ls_btree_drop(e.tree);
+	tu_fenv_close(&e);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 /*
  * Blocks freed by merges are reused, far more than one chunk of them, and
  * a reopened tree finds its unused blocks again (its pool remembered
@@ -388,6 +494,7 @@ main(void)
 		cmocka_unit_test(test_page_header_and_checksums),
 		cmocka_unit_test(test_drop_writes_nothing),
 		cmocka_unit_test(test_gone_file),
+		cmocka_unit_test(test_scan_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
