@@ -1401,6 +1401,16 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 static ls_btree_scan_carry ls_range_carry;
 
 /*
+ * Set around the range reads of a scan that reads its table once: a
+ * sequential scan (SO_ALLOW_STRAT, where heap would take its BULKREAD ring)
+ * and VACUUM's first pass (heap's VACUUM ring).  Bitmap, TID range and
+ * sample scans, ANALYZE and the rest read as before: a short range read
+ * again and again would otherwise read its leaves from disk each time.
+ * Cleared at (sub)transaction abort too.
+ */
+bool		ls_cold_read_once = false;
+
+/*
  * The cold rows of [lo, hi), at most max, in rowid order: rowids[i] and
  * either tups[i] (built in direct's buffer) or, tups[i] NULL, the stand-in
  * out[i]; *hi is lowered when fewer than all could be taken.  Returns how
@@ -1426,14 +1436,14 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 	ls_put_be64(start, lo);
 
 	/*
-	 * A tree larger than a quarter of the pool is read once per scan, as
-	 * heap reads a table larger than a quarter of shared_buffers through a
-	 * small ring: the leaves this read loads go back to the pool as it
-	 * passes them, instead of pushing the pool's hot pages out (regress
-	 * cold suite: a scan of a table 5x the pool left a small table's pages
-	 * in it).
+	 * A scan that reads its table once (ls_cold_read_once), of a tree larger
+	 * than a quarter of the pool, as heap reads a table larger than a
+	 * quarter of shared_buffers through a small ring: the leaves this read
+	 * loads go back to the pool as it passes them, instead of pushing the
+	 * pool's hot pages out (cold suite).
 	 */
-	if ((uint64) ls_bm_dt_blocks(ls_cold->bm, ct->tree.dt_id) > ls_bm_n_frames(ls_cold->bm) / 4)
+	if (ls_cold_read_once &&
+		(uint64) ls_bm_dt_blocks(ls_cold->bm, ct->tree.dt_id) > ls_bm_n_frames(ls_cold->bm) / 4)
 		st = ls_btree_scan_asc_once(&ct->tree, start, 8, ls_range_cb, &rs, &ls_range_carry);
 	else
 		st = ls_btree_scan_asc(&ct->tree, start, 8, ls_range_cb, &rs);

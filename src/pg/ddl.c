@@ -737,7 +737,9 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			end = Min(limit, (uint64) (blk + 1) * LS_ROWS_PER_BLOCK);
 		}
 		ls_epoch_enter();
+		ls_cold_read_once = true;	/* heap's VACUUM reads through a ring */
 		n = ls_rows_batch(tbl, &cursor, end, batch, LS_VACUUM_BATCH);
+		ls_cold_read_once = false;
 		for (uint32 i = 0; i < n; i++)
 		{
 			ls_hot_row *row = batch[i];

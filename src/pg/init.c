@@ -696,6 +696,7 @@ ls_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			ls_release_held();
 			ls_migrate_soft = false;
+			ls_cold_read_once = false;
 			ls_pending_at_xact_end(false);
 			ls_abort_inserts(1);
 			ls_log_abort();
@@ -722,6 +723,7 @@ ls_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		case SUBXACT_EVENT_ABORT_SUB:
 			ls_release_held();
 			ls_migrate_soft = false;
+			ls_cold_read_once = false;
 			ls_pending_at_subxact_end(false);
 			ls_abort_inserts(GetCurrentTransactionNestLevel());
 			break;

@@ -417,6 +417,7 @@ extern bool ls_cold_rewrite_allowed(Relation rel);
 extern void ls_cold_note_full(void);
 extern bool ls_cold_full_seen(void);
 extern bool ls_migrate_soft;
+extern bool ls_cold_read_once;
 extern bool ls_migrate_found_full;
 extern void ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 						 HeapTuple *tups, TransactionId xmin, CommandId cmin,

@@ -357,8 +357,13 @@ ls_scan_next_rows(LsScanDesc scan, ls_hot_row **rows, HeapTuple *tups, int max,
 		if (scan->cursor < scan->tr_min)
 			scan->cursor = scan->tr_min;
 		if (scan->cursor < hi)
+		{
+			/* a sequential scan reads the table once (ls_cold_range) */
+			ls_cold_read_once = (scan->base.rs_flags & SO_ALLOW_STRAT) != 0;
 			n = ls_rows_batch_direct(scan->tbl, &scan->cursor, hi, rows, tups,
 									 (uint32) max, direct);
+			ls_cold_read_once = false;
+		}
 		if (n > 0)
 		{
 			ls_scan_count_blocks(scan, scan->cursor);
