@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/multixact.h"
 #include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
@@ -2261,6 +2262,41 @@ ls_cold_own_lock(const LsVersionInfo *info)
 		TransactionIdIsValid(cur) && TransactionIdEquals(info->xmax, cur);
 }
 
+/*
+ * Does a member of multi other than this transaction still run?  (An
+ * image's lock-only multixact: share lockers that ls_lock_in_cold merged.)
+ * *holder: the first such member.  May read the multixact SLRU: inside an
+ * epoch as readers do.
+ */
+static bool
+ls_cold_multi_holder(MultiXactId multi, TransactionId *holder)
+{
+	MultiXactMember *m = NULL;
+	int			n = GetMultiXactIdMembers(multi, &m, false, true);
+	bool		found = false;
+
+	for (int i = 0; i < n && !found; i++)
+	{
+		if (!TransactionIdIsCurrentTransactionId(m[i].xid) &&
+			TransactionIdIsInProgress(m[i].xid))
+		{
+			*holder = m[i].xid;
+			found = true;
+		}
+	}
+	if (m != NULL)
+		pfree(m);
+	return found;
+}
+
+static bool
+ls_cold_multi_other_running(MultiXactId multi)
+{
+	TransactionId holder;
+
+	return ls_cold_multi_holder(multi, &holder);
+}
+
 /* Strength of a single locker's lock-only flags (heap's LockTupleMode order). */
 static int
 ls_cold_lock_rank(uint32 flags)
@@ -2288,7 +2324,7 @@ ls_cold_lock_rank(uint32 flags)
  * writer is clog's to decide.
  */
 static bool
-ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot)
+ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot, uint64 expect)
 {
 	LsVersionInfo info;
 
@@ -2296,12 +2332,20 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot)
 	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
 		TransactionIdIsCurrentTransactionId(info.xmin) && !ls_cold_full_seen())
 		return false;
+	/* lockers the caller judged compatible and merged with its own lock */
+	if (expect != 0 && info.xmax_raw == expect)
+		return ls_version_visible(v, snapshot);
 	if (info.xmax_raw != 0)
 	{
 		LsXidStatus xs;
 
 		if (info.xmax_flags & LS_HV_XMAX_IS_MULTI)
-			return false;
+		{
+			/* share lockers: they count while one of them (not us) runs */
+			if (!ls_xmax_is_lock_only(&info) || ls_cold_multi_other_running(info.xmax_multi))
+				return false;
+			return ls_version_visible(v, snapshot);
+		}
 		if (ls_cold_own_lock(&info))
 			return true;		/* we judged it when we locked it */
 		xs = ls_xmax_status(v, &info);
@@ -2387,8 +2431,9 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
  */
 static bool
 ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-			  Snapshot snapshot, Snapshot crosscheck, const LsColdXmax *x, bool tomb,
-			  HeapTuple *oldtup, Snapshot shown_to, bool *newer)
+			  Snapshot snapshot, Snapshot crosscheck, uint64 expect,
+			  const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
+			  Snapshot shown_to, bool *newer)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
@@ -2403,7 +2448,7 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 	{
 		ls_hot_version *v = ls_hot_row_newest(standin);
 
-		if (v->len <= LS_COLD_XMAX_PAYLOAD && ls_cold_plain_target(v, snapshot) &&
+		if (v->len <= LS_COLD_XMAX_PAYLOAD && ls_cold_plain_target(v, snapshot, expect) &&
 			(crosscheck == InvalidSnapshot || ls_version_visible(v, crosscheck)))
 		{
 			Size		size = ls_heaptuple_size(v, rel);
@@ -2470,7 +2515,7 @@ ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 	LsColdXmax	x = ls_cold_xmax_part(ls_hv_word(xid, LS_HV_XMAX_KEYS_UPDATED), cid,
 										  LS_ROWID_INVALID);
 
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, &x, true, oldtup,
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, 0, &x, true, oldtup,
 						 NULL, NULL);
 }
 
@@ -2489,7 +2534,7 @@ ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 {
 	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
 
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, &x, false, oldtup,
+	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, 0, &x, false, oldtup,
 						 NULL, NULL);
 }
 
@@ -2504,15 +2549,44 @@ ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
  */
 bool
 ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-				 Snapshot judge, Snapshot shown_to, uint64 lock_word,
+				 Snapshot judge, Snapshot shown_to, uint64 lock_word, uint64 expect,
 				 HeapTuple *tup, bool *newer)
 {
 	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
 
 	Assert(ls_hv_flags(lock_word) & LS_HV_XMAX_LOCK_ONLY);
 	*newer = false;
-	return ls_cold_stamp(rel, tbl, rowid, xid, judge, InvalidSnapshot, &x, false, tup,
-						 shown_to, newer);
+	return ls_cold_stamp(rel, tbl, rowid, xid, judge, InvalidSnapshot, expect, &x, false,
+						 tup, shown_to, newer);
+}
+
+/*
+ * The xmax word of rowid's image when it holds lockers only (a lock-only
+ * xid or multixact) and the row is cold only; 0 otherwise.  A locker that
+ * finds compatible lockers there merges its lock with theirs into a
+ * multixact (outside every latch: ls_lock_in_cold) and stamps it only if
+ * the word is still this one (ls_cold_lock_row's expect), as heap's
+ * compute_new_xmax_infomask does under the buffer lock.
+ */
+uint64
+ls_cold_lockers(ls_hot_table *tbl, uint64 rowid)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *standin;
+	uint64		word = 0;
+
+	if (ct == NULL)
+		return 0;
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
+	{
+		LsVersionInfo info;
+
+		ls_version_info(ls_hot_row_newest(standin), &info);
+		if (info.xmax_raw != 0 && ls_xmax_is_lock_only(&info))
+			word = info.xmax_raw;
+	}
+	ls_cold_only_end(rowid);
+	return word;
 }
 
 /*
@@ -2541,10 +2615,16 @@ ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		LsVersionInfo info;
 
 		ls_version_info(ls_hot_row_newest(standin), &info);
-		if (info.xmax_raw != 0 && !(info.xmax_flags & LS_HV_XMAX_IS_MULTI) &&
-			TransactionIdIsNormal(info.xmax) &&
-			!TransactionIdIsCurrentTransactionId(info.xmax) &&
-			TransactionIdIsInProgress(info.xmax))
+		if (info.xmax_raw != 0 && (info.xmax_flags & LS_HV_XMAX_IS_MULTI))
+		{
+			/* share lockers: wait for one that runs, then judge again */
+			if (!ls_cold_multi_holder(info.xmax_multi, &holder))
+				holder = InvalidTransactionId;
+		}
+		else if (info.xmax_raw != 0 &&
+				 TransactionIdIsNormal(info.xmax) &&
+				 !TransactionIdIsCurrentTransactionId(info.xmax) &&
+				 TransactionIdIsInProgress(info.xmax))
 			holder = info.xmax;
 	}
 	ls_cold_only_end(rowid);

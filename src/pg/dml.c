@@ -241,6 +241,16 @@ ls_xmax_merge(uint64 word, TransactionId xid, MultiXactStatus status,
 
 	Assert(!ls_in_epoch());
 	Assert(!ls_holds_row_latch());
+
+	/*
+	 * Before our xid goes into any xmax, even alone: another transaction
+	 * may make a multixact of it and us at once, and that multixact must
+	 * not be older than the oldest one we say we may be a member of (else
+	 * GetMultiXactIdMembers, asked by a third transaction after the
+	 * multixact's creator ended, takes a lock-only multixact we are still
+	 * in for gone; heap does the same before every lock, update and delete)
+	 */
+	MultiXactIdSetOldestMember();
 	keep = palloc(sizeof(MultiXactMember) * (n + 1));
 	for (int i = 0; i < n; i++)
 	{
@@ -2060,11 +2070,35 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
 				LockTupleMode mode, Snapshot rule, Snapshot snapshot,
 				TupleTableSlot *slot, bool *newer)
 {
-	uint64		lock_word = ls_xmax_merge(0, xid, ls_mx_status(mode, false), 0);
+	uint64		held = ls_cold_lockers(tbl, rowid);
+	uint64		lock_word;
 	HeapTuple	tup;
 
+	/*
+	 * Lockers in the image: share their lock when no running one conflicts
+	 * with ours (FOR SHARE beside FOR SHARE, KEY SHARE beside anything but
+	 * FOR UPDATE), as heap does through a multixact; the merged word goes
+	 * in only if the image still holds the word judged here.  A conflict
+	 * is the caller's to wait for.
+	 */
+	if (held != 0)
+	{
+		TransactionId *xids;
+		int			own_mode;
+		TransactionId live_updater;
+		bool		stale;
+		int			nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
+												  &own_mode, &live_updater, &stale);
+
+		pfree(xids);
+		if (nconflict > 0 || stale || TransactionIdIsValid(live_updater))
+			return false;
+		lock_word = ls_xmax_merge(held, xid, ls_mx_status(mode, false), 0);
+	}
+	else
+		lock_word = ls_xmax_merge(0, xid, ls_mx_status(mode, false), 0);
 	if (!ls_cold_lock_row(rel, tbl, rowid, xid, rule ? rule : GetLatestSnapshot(),
-						  snapshot, lock_word, &tup, newer))
+						  snapshot, lock_word, held, &tup, newer))
 		return false;
 	if (slot != NULL)
 	{

@@ -445,7 +445,9 @@ extern bool ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								LockWaitPolicy policy, bool *would_block);
 extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
 							 TransactionId xid, Snapshot judge, Snapshot shown_to,
-							 uint64 lock_word, HeapTuple *tup, bool *newer);
+							 uint64 lock_word, uint64 expect, HeapTuple *tup,
+							 bool *newer);
+extern uint64 ls_cold_lockers(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								  TransactionId xid, CommandId cid,
 								  uint64 update_word, uint64 newrowid,

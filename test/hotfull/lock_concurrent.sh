@@ -39,6 +39,7 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	P -c "BEGIN" \
 		-c "DO \$\$ BEGIN FOR i IN 1 .. 10 LOOP UPDATE f SET pad = repeat(chr(98 + i), 200); END LOOP; END \$\$" \
 		-c "SELECT 'A locked ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 50001 AND 50100 FOR UPDATE) l" \
+		-c "SELECT 'A shared ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 60001 AND 60100 FOR SHARE) l" \
 		-c "SELECT 'A spilled: ' || (writes_spilled > 0) FROM leanstore_stats()" \
 		-c "SELECT pg_sleep(14)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
 		-c "COMMIT" >"$dir/a.log" 2>&1 &
@@ -60,6 +61,17 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	*) echo "B: FOR SHARE NOWAIT of a locked row NOT refused: $r" ;;
 	esac
 	P -c "SELECT 'B reads ' || count(*) FROM t WHERE id BETWEEN 50001 AND 50100"
+	# share locks in the images share, as heap's do through a multixact:
+	# B's FOR SHARE and KEY SHARE of rows A holds FOR SHARE do not wait
+	# (NOWAIT), an update of one does
+	P -c "SELECT 'B shares ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 60001 AND 60100 FOR SHARE NOWAIT) s"
+	P -c "BEGIN" -c "SELECT 'B key-shares ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 60001 AND 60100 FOR KEY SHARE NOWAIT) s" \
+		-c "SELECT 'B shares again ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 60041 AND 60060 FOR SHARE NOWAIT) s" -c "COMMIT"
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET n = n + 1 WHERE id = 60050")
+	case "$r" in
+	*"lock timeout"* | *"hot tier is full"*) echo "B: update of a share-locked row refused" ;;
+	*) echo "B: update of a share-locked row NOT refused: $r" ;;
+	esac
 	# B2 without a lock timeout: waits for A (no room to migrate the row),
 	# then updates the version A's update made
 	(P -v ON_ERROR_STOP=1 -c "UPDATE t SET n = n + 100 WHERE id = 50099" \
@@ -90,9 +102,14 @@ ls_cluster_stop "$dir"
 expected="B: update of a locked row refused
 B: FOR SHARE NOWAIT of a locked row refused
 B reads 100
+B shares 100
+B key-shares 100
+B shares again 20
+B: update of a share-locked row refused
 upserts: every key once
 B2: waited, then updated
   A locked 100
+  A shared 100
   A spilled: true
 sum 1200 rows 100000
 index sum 1200
