@@ -2065,6 +2065,19 @@ ls_error_moved_partition(Relation rel, ItemPointer locked_tid, LOCKMODE tuplock)
  * nothing done.  On true the row is in slot and *newer says whether
  * snapshot does not see it.
  */
+/* Does lock-only word hold FOR SHARE / KEY SHARE locks only (its strongest)? */
+static bool
+ls_share_locks_only(uint64 word)
+{
+	uint32		f = ls_hv_flags(word);
+
+	if (f & LS_HV_XMAX_KEYS_UPDATED)
+		return false;			/* FOR UPDATE */
+	if ((f & LS_HV_XMAX_EXCL_LOCK) && !(f & LS_HV_XMAX_KEYSHR_LOCK))
+		return false;			/* FOR NO KEY UPDATE */
+	return true;
+}
+
 static bool
 ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 				LockTupleMode mode, Snapshot rule, Snapshot snapshot,
@@ -2087,9 +2100,20 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
 		int			own_mode;
 		TransactionId live_updater;
 		bool		stale;
-		int			nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
-												  &own_mode, &live_updater, &stale);
+		int			nconflict;
 
+		/*
+		 * Only share locks share an image: a NO KEY UPDATE lock there may be
+		 * an update's first half in the cold tier, whose second half
+		 * rewrites the image's xmax (ls_cold_finish_update) and would drop
+		 * a KEY SHARE lock merged in meanwhile; such lockers wait, as
+		 * before.
+		 */
+		if (!ls_share_locks_only(held) ||
+			(mode != LockTupleKeyShare && mode != LockTupleShare))
+			return false;
+		nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
+									  &own_mode, &live_updater, &stale);
 		pfree(xids);
 		if (nconflict > 0 || stale || TransactionIdIsValid(live_updater))
 			return false;
