@@ -73,7 +73,14 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	P -c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" \
 		-c "SELECT CASE WHEN count(*) = 20000 THEN 'rows: index scan agrees' ELSE 'rows: index scan WRONG ' || count(*) END FROM t WHERE id BETWEEN 1 AND 20000"
 	P -c "SELECT CASE WHEN writes_spilled > 0 THEN 'writes spilled to the cold tier' ELSE 'no write spilled: the test did not fill the tier' END FROM leanstore_stats()"
-	P -c "VACUUM t" -c "SELECT 'verify: ' || leanstore_verify('t')"
+	# (once hung past test/run's 600 s limit under heavy load, not
+	# reproduced since: bounded here, and what every backend waited for is
+	# kept for the failure report)
+	(sleep 90; P -c "SELECT pid, backend_type, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity" >"$dir/activity.txt") &
+	watch=$!
+	P -c "SET statement_timeout = '120s'" -c "VACUUM t" -c "SELECT 'verify: ' || leanstore_verify('t')"
+	kill "$watch" 2>/dev/null
+	wait "$watch" 2>/dev/null
 } >"$out" 2>&1
 cat "$out"
 ls_cluster_stop "$dir"
@@ -92,5 +99,6 @@ else
 	grep -h -i "error\|abort" "$dir/upd.log" "$dir/read.log" | head -n 10
 	echo "--- server log: errors and warnings (first 20)"
 	grep -E "ERROR|WARNING|PANIC|FATAL|TRAP" "$dir/server.log" | head -n 20
+	[ -s "$dir/activity.txt" ] && { echo "--- pg_stat_activity 90 s into VACUUM/verify"; cat "$dir/activity.txt"; }
 	exit 1
 fi
