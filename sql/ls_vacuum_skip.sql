@@ -59,6 +59,22 @@ SELECT count(*), sum(v) FROM vf WHERE id > 0;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 SELECT leanstore_verify('vf');
+-- nor when a trigger inserts into the loaded table (a row not frozen)
+DROP TRIGGER vf_touch ON vf;
+CREATE FUNCTION vf_add() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO vf VALUES (NEW.id + 100000, 9); RETURN NULL; END $$;
+BEGIN;
+TRUNCATE vf;
+CREATE TRIGGER vf_add AFTER INSERT ON vf FOR EACH ROW WHEN (NEW.id = 30000) EXECUTE FUNCTION vf_add();
+COPY vf (id) FROM PROGRAM 'seq 1 30000' (FREEZE);
+COMMIT;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FROM vf WHERE id > 0;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM vf WHERE id > 100000;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
 DROP TABLE vf;
 DROP FUNCTION vf_touch();
+DROP FUNCTION vf_add();
 RESET leanstore.cold_writes;

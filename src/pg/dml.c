@@ -1258,10 +1258,20 @@ ls_insert_common(Relation rel, TupleTableSlot *slot, CommandId cid,
 	ls_mark_written();
 }
 
+/*
+ * This backend's single-row inserts, deletes, updates and row locks of
+ * leanstore rows, counted: one during a COPY FREEZE (a trigger's: an
+ * AFTER ROW trigger inserting into the loaded table puts a row that is not
+ * frozen into its last block) keeps the COPY from marking its blocks
+ * all-visible (ls_frozen_load_finish).
+ */
+static uint64 ls_write_serial = 0;
+
 void
 ls_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
 				int options, struct BulkInsertStateData *bistate)
 {
+	ls_write_serial++;
 	ls_insert_common(rel, slot, cid, options, false, 0);
 }
 
@@ -1270,6 +1280,7 @@ ls_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 							int options, struct BulkInsertStateData *bistate,
 							uint32 specToken)
 {
+	ls_write_serial++;
 	ls_insert_common(rel, slot, cid, options, true, specToken);
 }
 
@@ -1447,15 +1458,12 @@ ls_load_batch_flush(LsLoadBatch *b, Relation rel, ls_hot_table *tbl, CommandId c
  * COPY FREEZE (TABLE_INSERT_FROZEN: PostgreSQL checked that the table was
  * created or truncated in this subtransaction): the rowids its batches
  * loaded, so that ls_frozen_load_finish can mark their blocks all-visible.
- * ls_write_serial counts this backend's deletes, updates and row locks of
- * leanstore rows: one since the range began (a trigger writing the rows
- * just loaded) voids it.
+ * A write of ours since the range began (ls_write_serial) voids it.
  */
 static Oid	ls_frozen_relid = InvalidOid;
 static uint64 ls_frozen_lo;
 static uint64 ls_frozen_hi;
 static uint64 ls_frozen_serial;
-static uint64 ls_write_serial = 0;
 
 static void
 ls_frozen_load_note(Relation rel, TupleTableSlot **slots, int nslots)
