@@ -1149,21 +1149,21 @@ scan(ls_btree *t, const uint8_t *start, uint32_t slen, bool asc,
 		uint32_t	flen;
 		const uint8_t *f = asc ? ls_node_upper_fence(n, &flen) : ls_node_lower_fence(n, &flen);
 
-		if (!go_on || flen == 0)
+		bool		last = !go_on || flen == 0;
+
+		if (!last)
+			memcpy(from, f, flen);
+		ls_guard_release(&c);
+		if (drop.valid)
+			(void) ls_bm_release_loaded(t->bm, drop.idx, drop.pid);
+		if (last)
 		{
-			ls_guard_release(&c);
-			if (drop.valid)
-				(void) ls_bm_release_loaded(t->bm, drop.idx, drop.pid);
 			/* the caller may resume in this leaf: given back by the next call */
 			if (loaded)
 				*once = (ls_btree_scan_carry) {.valid = true, .idx = idx, .pid = pid};
 			return LS_OK;
 		}
-		memcpy(from, f, flen);
-		ls_guard_release(&c);
 		/* once: a leaf read from disk for this scan goes back as it is left */
-		if (drop.valid)
-			(void) ls_bm_release_loaded(t->bm, drop.idx, drop.pid);
 		if (loaded)
 			(void) ls_bm_release_loaded(t->bm, idx, pid);
 		/* Next leaf: keys > upper fence (asc) / the leaf holding lower fence (desc). */
