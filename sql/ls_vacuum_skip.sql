@@ -3,9 +3,10 @@
 -- they touched (each write clears its block's bit first), keeps
 -- relfrozenxid where a skipped block may hold unfrozen rows, and reads
 -- everything when it must freeze (FREEZE, DISABLE_PAGE_SKIPPING).
--- (Writes migrate their rows, so that the counts are those of regress-cold
--- too.)
-SET leanstore.cold_writes = off;
+-- (Writes stay in the cold tier: a row migrated by its delete may be
+-- collected by regress-cold's eager pack before VACUUM comes, and the count
+-- of rows removed would then depend on timing.)
+SET leanstore.cold_writes = always;
 CREATE TABLE vs (id int PRIMARY KEY, v int) USING leanstore;
 INSERT INTO vs SELECT g, g FROM generate_series(1, 100000) g;
 VACUUM vs;
