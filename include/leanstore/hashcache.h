@@ -13,17 +13,28 @@
  * a hash collision or a lost fill can cost a lookup, never an answer.
  * Removal (rows leaving, tables dropped) only keeps the slots useful.
  *
+ * An entry may also carry a reference and its serial beside the rowid
+ * (opaque to the cache: the hot tier's row header pointer and the serial
+ * that says whether it still holds, ls_hot_row_get_ref).  A lookup returns
+ * the rowid, reference and serial of one fill, never parts of two, so the
+ * caller may trust the reference as far as its serial says.
+ *
  * Layout: buckets of LS_HC_WAYS entries, one cache line each; an entry is
- * two 64-bit words, key (the hash; 0 = empty, 1 = being written) and val
- * (tag << 40 | rowid).  Concurrency, for any number of processes:
- *  - lookups take no latch: load key (acquire), load val, fence, load key
- *    again; a key that changed in between reads as a miss;
- *  - writers (fill, remove, sweep) claim an entry by compare-and-swap of its
- *    key to 1, write val, then publish the key (release).  A writer that
- *    loses a race gives up (a fill is only a hint) or moves on; no writer
- *    ever waits for another; a process dying mid-write leaves at most one
- *    entry that reads as busy (unused) until the region is formatted again
- *    (PostgreSQL reinitialises shared memory after a backend crash).
+ * four 64-bit words: ctl (40 check bits of the hash, a 23-bit write
+ * sequence, a busy bit; check 0 = empty), val (tag << 40 | rowid), ref and
+ * serial.  Concurrency, for any number of processes (a seqlock per entry):
+ *  - lookups take no latch: load ctl (acquire), load val, ref and serial,
+ *    fence, load ctl again; a ctl that changed in between (every write
+ *    advances the sequence) reads as a miss.  The sequence would have to
+ *    wrap (2^23 writes of one entry) between a reader's two loads of ctl
+ *    for a torn read to go unnoticed;
+ *  - writers (fill, remove, sweep) claim an entry by compare-and-swap of ctl
+ *    to busy, write the data words, then publish ctl with the next sequence
+ *    (release).  A writer that loses a race gives up (a fill is only a
+ *    hint) or moves on; no writer ever waits for another; a process dying
+ *    mid-write leaves at most one entry that reads as busy (unused) until
+ *    the region is formatted again (PostgreSQL reinitialises shared memory
+ *    after a backend crash).
  *  - counters (hits, misses, ...) are striped per process slot so that
  *    lookups in different processes do not share a cache line.
  */
@@ -32,7 +43,7 @@
 
 #include "leanstore/common.h"
 
-#define LS_HC_WAYS			4		/* entries per bucket (one cache line) */
+#define LS_HC_WAYS			2		/* entries per bucket (one cache line) */
 #define LS_HC_TAG_BITS		24		/* table tag bits stored beside the rowid */
 #define LS_HC_ROWID_BITS	40		/* rowids are below 2^40 (LS_HOT_MAX_ROWID) */
 #define LS_HC_STRIPES		64		/* counter stripes */
@@ -58,10 +69,20 @@ ls_hc_tag(uint64_t table_hash)
 	return (uint32_t) (table_hash >> (64 - LS_HC_TAG_BITS));
 }
 
+/* What a lookup found: one fill's rowid, reference and serial. */
+typedef struct ls_hc_hit
+{
+	uint64_t	rowid;
+	uint64_t	ref;			/* 0: none stored */
+	uint64_t	serial;
+} ls_hc_hit;
+
 /*
- * Lookup: true and *rowid when an entry for hash exists (its rowid may be
+ * Lookup: true and *hit when an entry for hash exists (its rowid may be
  * stale: recheck).  Counts nothing; see ls_hc_count.
  */
+bool		ls_hc_lookup_ref(ls_hc *hc, uint64_t hash, ls_hc_hit *hit);
+/* The same, for the rowid alone. */
 bool		ls_hc_lookup(ls_hc *hc, uint64_t hash, uint64_t *rowid);
 
 typedef enum ls_hc_fill_result
@@ -72,7 +93,13 @@ typedef enum ls_hc_fill_result
 	LS_HC_SKIPPED,				/* lost a race with another writer: nothing done */
 } ls_hc_fill_result;
 
-/* Map hash -> (tag, rowid).  rowid < 2^40, tag < 2^24. */
+/*
+ * Map hash -> (tag, rowid, ref, serial).  rowid < 2^40, tag < 2^24.  An
+ * entry already holding exactly that is left alone (LS_HC_UPDATED).
+ */
+ls_hc_fill_result ls_hc_fill_ref(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid,
+								 uint64_t ref, uint64_t serial);
+/* The same without a reference (ref and serial 0). */
 ls_hc_fill_result ls_hc_fill(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid);
 
 /*

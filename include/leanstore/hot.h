@@ -328,6 +328,32 @@ ls_hot_row *ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_
 bool		ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid);
 
 /*
+ * Row references: a row header pointer kept outside the tier (the hash
+ * cache keeps one beside each rowid), so that a later lookup skips the
+ * RID-map walk.
+ *
+ * Each table has a reference serial.  Whenever a row header leaves the map
+ * (remove, evict) after some reference of the table was taken, the serial
+ * changes before the header is retired; a drop changes it unconditionally.
+ * Serial values come from one source for the whole tier and never repeat,
+ * so a serial also names its table.  Hence, inside an epoch: a header
+ * remembered with serial s, when the table's serial still reads s, is in
+ * the map or was unlinked after the epoch began -- not freed, and the row
+ * ls_hot_row_get could have returned an instant earlier.
+ *
+ *  - ls_hot_row_get_ref: ls_hot_row_get that also returns the serial to
+ *    remember with the row (marks the table's serial as observed; an RMW,
+ *    so for misses and fills only).  Caller inside an epoch.
+ *  - ls_hot_row_from_ref: the remembered row when the reference still
+ *    holds (serial unchanged, same rowid), else NULL (look the rowid up
+ *    instead).  Caller inside an epoch; row may be any value (it is not
+ *    dereferenced unless the serial matches).
+ */
+ls_hot_row *ls_hot_row_get_ref(ls_hot_table *tbl, uint64_t rowid, uint64_t *serial);
+ls_hot_row *ls_hot_row_from_ref(ls_hot_table *tbl, uint64_t rowid, ls_hot_row *row,
+								uint64_t serial);
+
+/*
  * Short per-row writer latch (spins, then futex-waits).  A row can be removed
  * while a writer waits for its latch: after ls_hot_row_lock the caller must
  * check ls_hot_row_is_removed and, if true, unlock and treat the row as gone

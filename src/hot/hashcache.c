@@ -8,15 +8,26 @@
 
 #include <string.h>
 
-#define HC_EMPTY	UINT64_C(0)
-#define HC_BUSY		UINT64_C(1)
-#define HC_MAGIC	UINT64_C(0x6c73686173686331)	/* "lshashc1" */
+#define HC_MAGIC	UINT64_C(0x6c73686173686332)	/* "lshashc2" */
 #define HC_ROWID_MASK	((UINT64_C(1) << LS_HC_ROWID_BITS) - 1)
+
+/*
+ * ctl word: check (40 bits) << 24 | sequence (23 bits) << 1 | busy.  Check
+ * 0 is an empty entry; the hash's low 40 bits are the check (its high bits
+ * pick the bucket), 0 stored as all ones.
+ */
+#define HC_BUSY			UINT64_C(1)
+#define HC_SEQ_SHIFT	1
+#define HC_SEQ_MASK		((UINT64_C(1) << 23) - 1)
+#define HC_CHECK_SHIFT	24
+#define HC_CHECK_MASK	((UINT64_C(1) << 40) - 1)
 
 typedef struct hc_entry
 {
-	_Atomic uint64_t key;
+	_Atomic uint64_t ctl;
 	_Atomic uint64_t val;
+	_Atomic uint64_t ref;
+	_Atomic uint64_t serial;
 } hc_entry;
 
 typedef struct hc_bucket
@@ -113,21 +124,38 @@ ls_hc_hash(uint64_t seed, const void *bytes, size_t len)
 	return hc_mix(h, UINT64_C(0x94d049bb133111eb));
 }
 
-/* The key word stored for hash: never EMPTY or BUSY. */
+/* The check stored for hash: never 0 (empty). */
 static inline uint64_t
-hc_key(uint64_t hash)
+hc_check(uint64_t hash)
 {
-	return hash < 2 ? hash + 2 : hash;
+	uint64_t	c = hash & HC_CHECK_MASK;
+
+	return c != 0 ? c : HC_CHECK_MASK;
+}
+
+static inline uint64_t
+hc_ctl_check(uint64_t ctl)
+{
+	return ctl >> HC_CHECK_SHIFT;
+}
+
+/* The ctl that publishes check after a write of an entry whose ctl was ctl. */
+static inline uint64_t
+hc_ctl_next(uint64_t ctl, uint64_t check)
+{
+	uint64_t	seq = ((ctl >> HC_SEQ_SHIFT) + 1) & HC_SEQ_MASK;
+
+	return (check << HC_CHECK_SHIFT) | (seq << HC_SEQ_SHIFT);
 }
 
 static inline hc_bucket *
-hc_bucket_for(ls_hc *hc, uint64_t key)
+hc_bucket_for(ls_hc *hc, uint64_t hash)
 {
 	/*
 	 * Any bucket count: the hash scaled to [0, nbuckets) by a multiply
-	 * (its high bits pick the bucket); the entry keeps the whole hash.
+	 * (its high bits pick the bucket); the entry keeps its low bits.
 	 */
-	return &hc->buckets[(uint64_t) (((__uint128_t) key * hc->nbuckets) >> 64)];
+	return &hc->buckets[(uint64_t) (((__uint128_t) hash * hc->nbuckets) >> 64)];
 }
 
 static inline uint64_t
@@ -137,132 +165,176 @@ hc_val(uint32_t tag, uint64_t rowid)
 }
 
 bool
-ls_hc_lookup(ls_hc *hc, uint64_t hash, uint64_t *rowid)
+ls_hc_lookup_ref(ls_hc *hc, uint64_t hash, ls_hc_hit *hit)
 {
-	uint64_t	key = hc_key(hash);
-	hc_bucket  *b = hc_bucket_for(hc, key);
+	uint64_t	check = hc_check(hash);
+	hc_bucket  *b = hc_bucket_for(hc, hash);
 
 	for (int i = 0; i < LS_HC_WAYS; i++)
 	{
 		hc_entry   *e = &b->e[i];
-		uint64_t	val;
+		uint64_t	ctl = atomic_load_explicit(&e->ctl, memory_order_acquire);
+		uint64_t	val,
+					ref,
+					serial;
 
-		if (atomic_load_explicit(&e->key, memory_order_acquire) != key)
+		if (hc_ctl_check(ctl) != check || (ctl & HC_BUSY) != 0)
 			continue;
 		val = atomic_load_explicit(&e->val, memory_order_relaxed);
-		/* the key must still be there after val was read */
+		ref = atomic_load_explicit(&e->ref, memory_order_relaxed);
+		serial = atomic_load_explicit(&e->serial, memory_order_relaxed);
+		/* no write came between the two reads of ctl: one fill's words */
 		atomic_thread_fence(memory_order_acquire);
-		if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
+		if (atomic_load_explicit(&e->ctl, memory_order_relaxed) != ctl)
 			continue;
-		*rowid = val & HC_ROWID_MASK;
+		hit->rowid = val & HC_ROWID_MASK;
+		hit->ref = ref;
+		hit->serial = serial;
 		return true;
 	}
 	return false;
 }
 
-/* Claim entry e whose key was seen as expect; true when it is ours. */
+bool
+ls_hc_lookup(ls_hc *hc, uint64_t hash, uint64_t *rowid)
+{
+	ls_hc_hit	hit;
+
+	if (!ls_hc_lookup_ref(hc, hash, &hit))
+		return false;
+	*rowid = hit.rowid;
+	return true;
+}
+
+/* Claim entry e whose ctl was seen as expect; true when it is ours. */
 static inline bool
 hc_claim(hc_entry *e, uint64_t expect)
 {
-	return expect != HC_BUSY &&
-		atomic_compare_exchange_strong_explicit(&e->key, &expect, HC_BUSY,
+	return (expect & HC_BUSY) == 0 &&
+		atomic_compare_exchange_strong_explicit(&e->ctl, &expect, expect | HC_BUSY,
 												memory_order_acquire,
 												memory_order_relaxed);
 }
 
-/* Publish a claimed entry: val first, then the key that makes it readable. */
+/*
+ * Write a claimed entry (ctl was seen as ctl before the claim) and publish
+ * it under the next sequence.
+ */
 static inline void
-hc_publish(hc_entry *e, uint64_t key, uint64_t val)
+hc_publish(hc_entry *e, uint64_t ctl, uint64_t check, uint64_t val,
+		   uint64_t ref, uint64_t serial)
 {
-	/* a reader that sees the new val also sees the claim (fence pairing) */
+	/* a reader that sees a new word also sees the claim (fence pairing) */
 	atomic_thread_fence(memory_order_release);
 	atomic_store_explicit(&e->val, val, memory_order_relaxed);
-	atomic_store_explicit(&e->key, key, memory_order_release);
+	atomic_store_explicit(&e->ref, ref, memory_order_relaxed);
+	atomic_store_explicit(&e->serial, serial, memory_order_relaxed);
+	atomic_store_explicit(&e->ctl, hc_ctl_next(ctl, check), memory_order_release);
+}
+
+/* Does entry e (read without a claim) hold exactly these words? */
+static inline bool
+hc_holds(hc_entry *e, uint64_t val, uint64_t ref, uint64_t serial)
+{
+	return atomic_load_explicit(&e->val, memory_order_relaxed) == val &&
+		atomic_load_explicit(&e->ref, memory_order_relaxed) == ref &&
+		atomic_load_explicit(&e->serial, memory_order_relaxed) == serial;
+}
+
+ls_hc_fill_result
+ls_hc_fill_ref(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid,
+			   uint64_t ref, uint64_t serial)
+{
+	uint64_t	check = hc_check(hash);
+	uint64_t	val = hc_val(tag, rowid);
+	hc_bucket  *b = hc_bucket_for(hc, hash);
+	int			empty = -1;
+	uint64_t	ctl;
+
+	/* the same hash: replace what it maps to */
+	for (int i = 0; i < LS_HC_WAYS; i++)
+	{
+		ctl = atomic_load_explicit(&b->e[i].ctl, memory_order_relaxed);
+		if (hc_ctl_check(ctl) == check)
+		{
+			if ((ctl & HC_BUSY) == 0 && hc_holds(&b->e[i], val, ref, serial))
+				return LS_HC_UPDATED;	/* already there */
+			if (!hc_claim(&b->e[i], ctl))
+				return LS_HC_SKIPPED;
+			hc_publish(&b->e[i], ctl, check, val, ref, serial);
+			return LS_HC_UPDATED;
+		}
+		if (hc_ctl_check(ctl) == 0 && (ctl & HC_BUSY) == 0 && empty < 0)
+			empty = i;
+	}
+	if (empty >= 0)
+	{
+		hc_entry   *e = &b->e[empty];
+
+		ctl = atomic_load_explicit(&e->ctl, memory_order_relaxed);
+		if (hc_ctl_check(ctl) != 0 || !hc_claim(e, ctl))
+			return LS_HC_SKIPPED;
+		hc_publish(e, ctl, check, val, ref, serial);
+		return LS_HC_FILLED;
+	}
+	/* full bucket: replace the way the hash's high bits name */
+	{
+		int			victim = (int) ((hash >> 60) % LS_HC_WAYS);
+		hc_entry   *e = &b->e[victim];
+
+		ctl = atomic_load_explicit(&e->ctl, memory_order_relaxed);
+		if (hc_ctl_check(ctl) == 0 || !hc_claim(e, ctl))
+			return LS_HC_SKIPPED;
+		hc_publish(e, ctl, check, val, ref, serial);
+		return LS_HC_EVICTED;
+	}
 }
 
 ls_hc_fill_result
 ls_hc_fill(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid)
 {
-	uint64_t	key = hc_key(hash);
-	uint64_t	val = hc_val(tag, rowid);
-	hc_bucket  *b = hc_bucket_for(hc, key);
-	int			empty = -1;
-	uint64_t	k;
-
-	/* the same hash: replace its rowid */
-	for (int i = 0; i < LS_HC_WAYS; i++)
-	{
-		k = atomic_load_explicit(&b->e[i].key, memory_order_relaxed);
-		if (k == key)
-		{
-			if (atomic_load_explicit(&b->e[i].val, memory_order_relaxed) == val)
-				return LS_HC_UPDATED;	/* already there */
-			if (!hc_claim(&b->e[i], k))
-				return LS_HC_SKIPPED;
-			hc_publish(&b->e[i], key, val);
-			return LS_HC_UPDATED;
-		}
-		if (k == HC_EMPTY && empty < 0)
-			empty = i;
-	}
-	if (empty >= 0)
-	{
-		if (!hc_claim(&b->e[empty], HC_EMPTY))
-			return LS_HC_SKIPPED;
-		hc_publish(&b->e[empty], key, val);
-		return LS_HC_FILLED;
-	}
-	/* full bucket: replace the way the hash's high bits name */
-	{
-		int			victim = (int) ((key >> 60) % LS_HC_WAYS);
-		hc_entry   *e = &b->e[victim];
-
-		k = atomic_load_explicit(&e->key, memory_order_relaxed);
-		if (k == HC_EMPTY || !hc_claim(e, k))
-			return LS_HC_SKIPPED;
-		hc_publish(e, key, val);
-		return LS_HC_EVICTED;
-	}
+	return ls_hc_fill_ref(hc, hash, tag, rowid, 0, 0);
 }
 
 /*
- * Remove entry e whose key was seen as k and val as seen: claim it, and
+ * Remove entry e whose ctl was seen as ctl and val as seen: claim it, and
  * empty it unless its val changed meanwhile (another writer replaced it
  * between our look and our claim; with any_val removed all the same).
  */
 static inline bool
-hc_remove_entry(hc_entry *e, uint64_t k, uint64_t seen, bool any_val)
+hc_remove_entry(hc_entry *e, uint64_t ctl, uint64_t seen, bool any_val)
 {
-	if (!hc_claim(e, k))
+	if (!hc_claim(e, ctl))
 		return false;
 	if (!any_val && atomic_load_explicit(&e->val, memory_order_relaxed) != seen)
 	{
-		/* changed under us: put it back */
-		atomic_store_explicit(&e->key, k, memory_order_release);
+		/* changed under us: put it back as it was (nothing was written) */
+		atomic_store_explicit(&e->ctl, ctl, memory_order_release);
 		return false;
 	}
-	atomic_store_explicit(&e->key, HC_EMPTY, memory_order_release);
+	atomic_store_explicit(&e->ctl, hc_ctl_next(ctl, 0), memory_order_release);
 	return true;
 }
 
 uint32_t
 ls_hc_remove(ls_hc *hc, uint64_t hash, uint64_t rowid)
 {
-	uint64_t	key = hc_key(hash);
-	hc_bucket  *b = hc_bucket_for(hc, key);
+	uint64_t	check = hc_check(hash);
+	hc_bucket  *b = hc_bucket_for(hc, hash);
 	uint32_t	n = 0;
 
 	for (int i = 0; i < LS_HC_WAYS; i++)
 	{
 		hc_entry   *e = &b->e[i];
+		uint64_t	ctl = atomic_load_explicit(&e->ctl, memory_order_relaxed);
 		uint64_t	val;
 
-		if (atomic_load_explicit(&e->key, memory_order_relaxed) != key)
+		if (hc_ctl_check(ctl) != check)
 			continue;
 		val = atomic_load_explicit(&e->val, memory_order_relaxed);
 		if (rowid != LS_HC_ANY_ROWID && (val & HC_ROWID_MASK) != (rowid & HC_ROWID_MASK))
 			continue;
-		if (hc_remove_entry(e, key, val, rowid == LS_HC_ANY_ROWID))
+		if (hc_remove_entry(e, ctl, val, rowid == LS_HC_ANY_ROWID))
 			n++;
 	}
 	return n;
@@ -307,17 +379,17 @@ hc_sweep(ls_hc *hc, uint32_t tag, const uint64_t *set, size_t n)
 		for (int i = 0; i < LS_HC_WAYS; i++)
 		{
 			hc_entry   *e = &b->e[i];
-			uint64_t	k = atomic_load_explicit(&e->key, memory_order_relaxed);
+			uint64_t	ctl = atomic_load_explicit(&e->ctl, memory_order_relaxed);
 			uint64_t	val;
 
-			if (k == HC_EMPTY || k == HC_BUSY)
+			if (hc_ctl_check(ctl) == 0 || (ctl & HC_BUSY) != 0)
 				continue;
 			val = atomic_load_explicit(&e->val, memory_order_relaxed);
 			if ((val >> LS_HC_ROWID_BITS) != want)
 				continue;
 			if (set != NULL && !hc_rowid_in(set, n, val & HC_ROWID_MASK))
 				continue;
-			if (hc_remove_entry(e, k, val, false))
+			if (hc_remove_entry(e, ctl, val, false))
 				removed++;
 		}
 	}
@@ -363,10 +435,10 @@ ls_hc_get_stats(ls_hc *hc, bool count_entries, ls_hc_stats *out)
 	for (uint64_t bi = 0; bi < hc->nbuckets; bi++)
 		for (int i = 0; i < LS_HC_WAYS; i++)
 		{
-			uint64_t	k = atomic_load_explicit(&hc->buckets[bi].e[i].key,
-												 memory_order_relaxed);
+			uint64_t	ctl = atomic_load_explicit(&hc->buckets[bi].e[i].ctl,
+												   memory_order_relaxed);
 
-			if (k != HC_EMPTY)
+			if (hc_ctl_check(ctl) != 0 || (ctl & HC_BUSY) != 0)
 				out->entries++;
 		}
 }

@@ -283,6 +283,13 @@ struct ls_hot_table
 	ls_hot	   *hot;
 	_Atomic uint64_t allvis_limit;	/* see ls_hot_table_raise_allvis_limit */
 	_Atomic uint64_t map_gen;	/* map nodes freed, ever (hints check it) */
+
+	/*
+	 * Row reference serial (see ls_hot_row_get_ref): a value of
+	 * ls_hot.ref_source, even; bit 0 set once a reference was taken under
+	 * it.  Own cache line: lookups read it, inserts must not bounce it.
+	 */
+	_Atomic uint64_t ref_serial __attribute__((aligned(LS_CACHELINE)));
 };
 
 /* ------------------------------------------------------------------------
@@ -301,6 +308,7 @@ struct ls_hot
 	uint32_t	npages;
 
 	_Atomic uint64_t global_epoch __attribute__((aligned(LS_CACHELINE)));
+	_Atomic uint64_t ref_source;	/* next table reference serial (steps of 2) */
 
 	ls_mutex	page_lock __attribute__((aligned(LS_CACHELINE)));
 	uint32_t	fresh_pages;	/* pages [fresh_pages, npages) never carved */
@@ -376,6 +384,15 @@ void		hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl);
 
 /* row.c */
 void		hot_row_retire_all(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row);
+
+/*
+ * table.c: row reference serials (ls_hot_row_get_ref).  hot_ref_renew gives
+ * the table a fresh serial (create, drop); hot_ref_leaving is called by
+ * whoever unlinked a row header from the map, after the unlink and before
+ * the header is retired.
+ */
+void		hot_ref_renew(ls_hot_table *tbl);
+void		hot_ref_leaving(ls_hot_table *tbl);
 
 /* table.c: false once the table's drop has begun */
 static inline bool

@@ -493,6 +493,27 @@ ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint)
 	return HOT_SLOT_IS_ROW(v) ? (ls_hot_row *) v : NULL;
 }
 
+ls_hot_row *
+ls_hot_row_get_ref(ls_hot_table *tbl, uint64_t rowid, uint64_t *serial)
+{
+	/* observed first, then the slot (the protocol in table.c) */
+	*serial = atomic_fetch_or(&tbl->ref_serial, 1) | 1;
+	atomic_thread_fence(memory_order_seq_cst);
+	return ls_hot_row_get(tbl, rowid);
+}
+
+ls_hot_row *
+ls_hot_row_from_ref(ls_hot_table *tbl, uint64_t rowid, ls_hot_row *row,
+					uint64_t serial)
+{
+	/* an untaken serial (bit 0 clear) never matches: nothing was remembered */
+	if (row == NULL || (serial & 1) == 0 ||
+		atomic_load_explicit(&tbl->ref_serial, memory_order_acquire) != serial)
+		return NULL;
+	/* the taker remembered the header of this rowid; checked, not assumed */
+	return row->rowid == rowid ? row : NULL;
+}
+
 bool
 ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid)
 {

@@ -306,6 +306,7 @@ ls_hot_row_evict(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row)
 	ls_hot_row_unlock(row);
 	if (chain == NULL || was != 0)
 		return;					/* removed before: nothing left to retire */
+	hot_ref_leaving(tbl);
 	chain_retire(ctx, tbl, chain);
 	atomic_fetch_sub(&tbl->rows, 1);
 	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, row));
@@ -369,6 +370,7 @@ ls_hot_row_remove(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, bool mark
 	ls_hot_row_unlock(row);
 	if (chain == NULL)
 		return;					/* removed before: nothing left to retire */
+	hot_ref_leaving(tbl);
 	chain_retire(ctx, tbl, chain);
 	atomic_fetch_sub(&tbl->rows, 1);
 	atomic_fetch_sub(&tbl->bytes, hot_obj_size(ctx->hot, row));

@@ -106,6 +106,7 @@ ls_hot_init(void *region, size_t size, const ls_hot_config *cfg, ls_hot **out)
 	hot->npages = lo.npages;
 	hot->heap_bytes = (uint64_t) lo.npages * HOT_PAGE_SIZE;
 	atomic_store(&hot->global_epoch, 1);
+	atomic_store(&hot->ref_source, 2);
 	ls_mutex_init(&hot->table_lock);
 	ls_mutex_init(&hot->orphan_lock);
 	for (uint32_t i = 0; i < cfg->max_tables; i++)
@@ -232,6 +233,8 @@ ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out)
 		for (int t = 0; t < LS_HOT_TABLE_TAGS; t++)
 			atomic_store(&pick->tag[t], 0);
 		atomic_store(&pick->drop_epoch, UINT64_MAX);
+		/* references taken in the slot's last table never hold here */
+		hot_ref_renew(pick);
 		set_state(pick, HOT_TABLE_LIVE);
 		atomic_fetch_add(&hot->tables_live, 1);
 		*out = pick;
@@ -258,10 +261,54 @@ ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)
 	atomic_fetch_sub(&hot->tables_live, 1);
 	ls_mutex_unlock(&hot->table_lock);
 
+	/* before any row is retired: references to them stop holding */
+	hot_ref_renew(tbl);
 	hot_map_drop(ctx, tbl);
 
 	atomic_thread_fence(memory_order_seq_cst);
 	atomic_store(&tbl->drop_epoch, atomic_load(&hot->global_epoch));
+}
+
+/* ------------------------------------------------------------------------
+ * Row reference serials
+ *
+ * Protocol (all seq_cst, so that the two sides below cannot both miss each
+ * other, as in Dekker's mutual exclusion):
+ *   taker:   fetch_or(serial, 1) -> s|1;  then read the map slot.
+ *   remover: unlink the slot;  then load serial; if bit 0 is set, replace
+ *            the word by a fresh even value (CAS from what it read; a
+ *            failed CAS means another remover replaced it after our
+ *            unlink, which serves us as well); then retire the header.
+ * Either the taker's slot read sees the unlink (it never remembers the
+ * header) or the remover's load sees bit 0 and the serial the taker
+ * remembered is gone before the header is retired.  A reader whose load of
+ * the serial, inside its epoch, still returns s|1 read it before that
+ * replacement, so the header's retirement came after the reader's epoch
+ * began (epoch-based reclamation keeps it).  Serials are taken from
+ * ls_hot.ref_source in steps of 2 (2^63 changes before a repeat).
+ * ------------------------------------------------------------------------ */
+void
+hot_ref_renew(ls_hot_table *tbl)
+{
+	uint64_t	fresh = atomic_fetch_add(&tbl->hot->ref_source, 2);
+
+	atomic_store(&tbl->ref_serial, fresh);
+}
+
+void
+hot_ref_leaving(ls_hot_table *tbl)
+{
+	uint64_t	seen;
+
+	atomic_thread_fence(memory_order_seq_cst);	/* the unlink comes first */
+	seen = atomic_load(&tbl->ref_serial);
+	if ((seen & 1) != 0)
+	{
+		uint64_t	fresh = atomic_fetch_add(&tbl->hot->ref_source, 2);
+
+		LS_ASSERT((fresh & 1) == 0);
+		(void) atomic_compare_exchange_strong(&tbl->ref_serial, &seen, fresh);
+	}
 }
 
 ls_hot_table *

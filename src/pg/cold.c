@@ -1223,6 +1223,26 @@ ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid, ls_hot_map_hint *hint)
 	return ls_row_get(tbl, rowid);
 }
 
+ls_hot_row *
+ls_row_get_ref(ls_hot_table *tbl, uint64 rowid, LsRowRef *ref)
+{
+	ls_hot_row *row;
+
+	if (ref->row != NULL &&
+		(row = ls_hot_row_from_ref(tbl, rowid, ref->row, ref->serial)) != NULL)
+	{
+		ls_note_read(tbl, rowid, rowid + 1);
+		return row;
+	}
+	row = ls_hot_row_get_ref(tbl, rowid, &ref->serial);
+	ref->row = row;
+	ref->fresh = row != NULL;
+	ls_note_read(tbl, rowid, rowid + 1);
+	if (row != NULL || ls_cold_of(tbl) == NULL)
+		return row;
+	return ls_row_get(tbl, rowid);
+}
+
 /*
  * Cold range read: the rows of [lo, hi), at most max, read leaf by leaf
  * under the leaf's shared latch (a consistent snapshot of the leaf, so

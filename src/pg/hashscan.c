@@ -1194,6 +1194,26 @@ ls_hash_store_narrow(LsHashScanState *s, HeapTuple tup)
 	ExecStoreVirtualTuple(slot);
 }
 
+/*
+ * Map the scan's key hash to rowid, with the row reference row/serial
+ * (row NULL: the row is not hot, a rowid alone).
+ */
+static void
+ls_hash_fill(LsHashScanState *s, uint64 rowid, ls_hot_row *row, uint64 serial)
+{
+	ls_hc_fill_result fr;
+
+	/* marked before the entry exists (see ls_hash_table_hashed) */
+	if (ls_hot_table_get_tag(s->fetch.tbl, LS_TAG_HASHED) == 0)
+		ls_hot_table_set_tag(s->fetch.tbl, LS_TAG_HASHED, 1);
+	fr = ls_hc_fill_ref(ls_hcache, s->hash, s->tag, rowid, (uint64) (uintptr_t) row,
+						row != NULL ? serial : 0);
+	if (fr != LS_HC_SKIPPED)
+		ls_hash_count(LS_HC_C_FILLS);
+	if (fr == LS_HC_EVICTED)
+		ls_hash_count(LS_HC_C_EVICTIONS);
+}
+
 /* Try the cache; true with the row in the scan slot when the entry held. */
 static bool
 ls_hash_probe(LsHashScanState *s)
@@ -1201,22 +1221,30 @@ ls_hash_probe(LsHashScanState *s)
 	EState	   *estate = s->css.ss.ps.state;
 	TupleTableSlot *slot = s->css.ss.ss_ScanTupleSlot;
 	Relation	rel = s->css.ss.ss_currentRelation;
+	ls_hc_hit	hit;
 	uint64		rowid;
 	ItemPointerData tid;
 	HeapTuple	tup;
 
-	if (!ls_hc_lookup(ls_hcache, s->hash, &rowid))
+	if (!ls_hc_lookup_ref(ls_hcache, s->hash, &hit))
 	{
 		s->misses++;
 		ls_hash_count(LS_HC_C_MISSES);
 		return false;
 	}
+	rowid = hit.rowid;
 	ls_rowid_to_tid(rowid, &tid);
 	/* the slot may point into the fetch's buffer, which the fetch reuses */
 	ExecClearTuple(slot);
+	s->fetch.ref.row = (ls_hot_row *) (uintptr_t) hit.ref;
+	s->fetch.ref.serial = hit.serial;
+	s->fetch.ref.fresh = false;
 	tup = ls_rowid_fetch(rel, &s->fetch, &tid, estate->es_snapshot);
 	if (tup != NULL && ls_hash_tuple_keys_match(s, tup, RelationGetDescr(rel)))
 	{
+		/* the entry's row reference no longer held: remember the new one */
+		if (s->fetch.ref.fresh)
+			ls_hash_fill(s, rowid, s->fetch.ref.row, s->fetch.ref.serial);
 		if (s->mode == LS_HM_NARROW)
 			ls_hash_store_narrow(s, tup);
 		else
@@ -1304,17 +1332,15 @@ ls_hash_next(ScanState *ss)
 		{
 			if (s->fill)
 			{
-				ls_hc_fill_result fr;
+				uint64		rowid = ls_tid_to_rowid(&s->iscan->xs_heaptid);
+				uint64		serial;
+				ls_hot_row *row;
 
-				/* marked before the entry exists (see ls_hash_table_hashed) */
-				if (ls_hot_table_get_tag(s->fetch.tbl, LS_TAG_HASHED) == 0)
-					ls_hot_table_set_tag(s->fetch.tbl, LS_TAG_HASHED, 1);
-				fr = ls_hc_fill(ls_hcache, s->hash, s->tag,
-								ls_tid_to_rowid(&s->iscan->xs_heaptid));
-				if (fr != LS_HC_SKIPPED)
-					ls_hash_count(LS_HC_C_FILLS);
-				if (fr == LS_HC_EVICTED)
-					ls_hash_count(LS_HC_C_EVICTIONS);
+				/* the header's address is kept, never read outside an epoch */
+				ls_epoch_enter();
+				row = ls_hot_row_get_ref(s->fetch.tbl, rowid, &serial);
+				ls_epoch_exit();
+				ls_hash_fill(s, rowid, row, serial);
 				s->fill = false;
 			}
 			if (s->mode == LS_HM_NARROW)

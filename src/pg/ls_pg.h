@@ -355,6 +355,23 @@ extern void ls_write_file_durably(const char *path, const char *buf, int len, in
 extern ls_hot_row *ls_row_get(ls_hot_table *tbl, uint64 rowid);
 extern ls_hot_row *ls_row_get_hinted(ls_hot_table *tbl, uint64 rowid,
 									 ls_hot_map_hint *hint);
+
+/*
+ * A remembered row reference (the hash cache keeps one beside the rowid,
+ * see ls_hot_row_get_ref): ls_row_get_ref returns the remembered header
+ * when its serial still holds (no RID-map walk), else ls_row_get's answer;
+ * then, when the row is hot, ref holds the reference to remember instead
+ * and fresh is set.
+ */
+typedef struct LsRowRef
+{
+	ls_hot_row *row;			/* NULL: none */
+	uint64		serial;
+	bool		fresh;			/* out: row and serial were taken anew (set,
+								 * never cleared) */
+} LsRowRef;
+
+extern ls_hot_row *ls_row_get_ref(ls_hot_table *tbl, uint64 rowid, LsRowRef *ref);
 extern uint32 ls_rows_batch(ls_hot_table *tbl, uint64 *cursor, uint64 end,
 							ls_hot_row **rows, uint32 max);
 
@@ -788,6 +805,7 @@ typedef struct LsRowidFetch
 	MemoryContext mcxt;
 	ls_hot_map_hint hint;		/* RID-map leaf of the last fetch */
 	BlockNumber last_block;		/* block of the last fetch (statistics) */
+	LsRowRef	ref;			/* set by the caller before each fetch */
 } LsRowidFetch;
 
 extern void ls_rowid_fetch_init(LsRowidFetch *f, Relation rel, char *buf,

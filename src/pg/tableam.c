@@ -932,6 +932,7 @@ typedef struct LsFetchBuf
 	MemoryContext mcxt;
 	ls_hot_map_hint *hint;		/* or NULL */
 	bool	   *owned;			/* or NULL: *buf is palloc'd */
+	LsRowRef   *ref;			/* or NULL: a remembered row (ls_row_get_ref) */
 } LsFetchBuf;
 
 static IndexFetchTableData *
@@ -1012,9 +1013,12 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 		nssi = 0;
 		need = 0;
 		ls_epoch_enter();
-		row = fb != NULL && fb->hint != NULL ?
-			ls_row_get_hinted(tbl, rowid, fb->hint) :
-			ls_row_get(tbl, rowid);
+		if (fb != NULL && fb->ref != NULL)
+			row = ls_row_get_ref(tbl, rowid, fb->ref);
+		else if (fb != NULL && fb->hint != NULL)
+			row = ls_row_get_hinted(tbl, rowid, fb->hint);
+		else
+			row = ls_row_get(tbl, rowid);
 		if (row == NULL)
 			*gone = true;
 		else
@@ -1077,7 +1081,7 @@ ls_index_fetch_tuple(IndexFetchTableData *sscan, ItemPointer tid,
 					 bool *call_again, bool *all_dead)
 {
 	LsIndexFetchData *f = (LsIndexFetchData *) sscan;
-	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, NULL};
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, NULL, NULL};
 	bool		gone;
 	bool		found;
 
@@ -1120,13 +1124,14 @@ ls_rowid_fetch_init(LsRowidFetch *f, Relation rel, char *buf, Size bufsize)
 	f->mcxt = CurrentMemoryContext;
 	memset(&f->hint, 0, sizeof(f->hint));
 	f->last_block = InvalidBlockNumber;
+	memset(&f->ref, 0, sizeof(f->ref));
 }
 
 HeapTuple
 ls_rowid_fetch(Relation rel, LsRowidFetch *f, ItemPointer tid,
 			   Snapshot snapshot)
 {
-	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, &f->owned};
+	LsFetchBuf	fb = {&f->buf, &f->bufsize, f->mcxt, &f->hint, &f->owned, &f->ref};
 	HeapTuple	tup = NULL;
 	bool		gone;
 

@@ -115,16 +115,19 @@ test_basic(void **state)
 	ls_hc	   *hc = make_cache(64, &r, &size);
 	uint64_t	rowid = 0;
 	ls_hc_stats st;
+	/* K and B land in buckets of their own; 0 and 1 share bucket 0 */
+	const uint64_t K = (UINT64_C(5) << 58) | 42;
+	const uint64_t B = (UINT64_C(9) << 58) | 99;
 
-	assert_false(ls_hc_lookup(hc, 42, &rowid));
-	assert_int_equal(ls_hc_fill(hc, 42, 7, 1000), LS_HC_FILLED);
-	assert_true(ls_hc_lookup(hc, 42, &rowid));
+	assert_false(ls_hc_lookup(hc, K, &rowid));
+	assert_int_equal(ls_hc_fill(hc, K, 7, 1000), LS_HC_FILLED);
+	assert_true(ls_hc_lookup(hc, K, &rowid));
 	assert_int_equal(rowid, 1000);
 	/* the same again: nothing changes */
-	assert_int_equal(ls_hc_fill(hc, 42, 7, 1000), LS_HC_UPDATED);
+	assert_int_equal(ls_hc_fill(hc, K, 7, 1000), LS_HC_UPDATED);
 	/* a new rowid for the same key replaces it */
-	assert_int_equal(ls_hc_fill(hc, 42, 7, 1001), LS_HC_UPDATED);
-	assert_true(ls_hc_lookup(hc, 42, &rowid));
+	assert_int_equal(ls_hc_fill(hc, K, 7, 1001), LS_HC_UPDATED);
+	assert_true(ls_hc_lookup(hc, K, &rowid));
 	assert_int_equal(rowid, 1001);
 	ls_hc_get_stats(hc, true, &st);
 	assert_int_equal(st.entries, 1);
@@ -140,16 +143,16 @@ test_basic(void **state)
 	/* largest rowid and tag */
 	uint64_t	maxrow = (UINT64_C(1) << LS_HC_ROWID_BITS) - 1;
 
-	assert_int_equal(ls_hc_fill(hc, 99, (1u << LS_HC_TAG_BITS) - 1, maxrow), LS_HC_FILLED);
-	assert_true(ls_hc_lookup(hc, 99, &rowid));
+	assert_int_equal(ls_hc_fill(hc, B, (1u << LS_HC_TAG_BITS) - 1, maxrow), LS_HC_FILLED);
+	assert_true(ls_hc_lookup(hc, B, &rowid));
 	assert_int_equal(rowid, maxrow);
 
 	/* remove with the wrong rowid leaves it; the right one removes it */
-	assert_int_equal(ls_hc_remove(hc, 42, 1000), 0);
-	assert_true(ls_hc_lookup(hc, 42, &rowid));
-	assert_int_equal(ls_hc_remove(hc, 42, 1001), 1);
-	assert_false(ls_hc_lookup(hc, 42, &rowid));
-	assert_int_equal(ls_hc_remove(hc, 42, 1001), 0);
+	assert_int_equal(ls_hc_remove(hc, K, 1000), 0);
+	assert_true(ls_hc_lookup(hc, K, &rowid));
+	assert_int_equal(ls_hc_remove(hc, K, 1001), 1);
+	assert_false(ls_hc_lookup(hc, K, &rowid));
+	assert_int_equal(ls_hc_remove(hc, K, 1001), 0);
 	/* any rowid */
 	assert_int_equal(ls_hc_remove(hc, 0, LS_HC_ANY_ROWID), 1);
 	assert_false(ls_hc_lookup(hc, 0, &rowid));
@@ -161,6 +164,45 @@ test_basic(void **state)
 	assert_int_equal(st.counters[LS_HC_C_HITS], 3);
 	assert_int_equal(st.counters[LS_HC_C_MISSES], 5);
 	assert_int_equal(st.entries, 2);
+	tu_free_region(r, size);
+}
+
+/* References and serials travel with the rowid; a plain fill drops them. */
+static void
+test_refs(void **state)
+{
+	(void) state;
+	void	   *r;
+	size_t		size;
+	ls_hc	   *hc = make_cache(64, &r, &size);
+	ls_hc_hit	hit;
+	uint64_t	rowid;
+
+	assert_false(ls_hc_lookup_ref(hc, 7, &hit));
+	assert_int_equal(ls_hc_fill_ref(hc, 7, 1, 10, 0xabc0, 5), LS_HC_FILLED);
+	assert_true(ls_hc_lookup_ref(hc, 7, &hit));
+	assert_int_equal(hit.rowid, 10);
+	assert_int_equal(hit.ref, 0xabc0);
+	assert_int_equal(hit.serial, 5);
+	/* exactly the same: left alone; another serial or ref: replaced */
+	assert_int_equal(ls_hc_fill_ref(hc, 7, 1, 10, 0xabc0, 5), LS_HC_UPDATED);
+	assert_int_equal(ls_hc_fill_ref(hc, 7, 1, 10, 0xabc0, 9), LS_HC_UPDATED);
+	assert_true(ls_hc_lookup_ref(hc, 7, &hit));
+	assert_int_equal(hit.serial, 9);
+	assert_int_equal(ls_hc_fill_ref(hc, 7, 1, 10, 0xdef0, 9), LS_HC_UPDATED);
+	assert_true(ls_hc_lookup_ref(hc, 7, &hit));
+	assert_int_equal(hit.ref, 0xdef0);
+	/* a plain fill of the same rowid drops the reference */
+	assert_int_equal(ls_hc_fill(hc, 7, 1, 10), LS_HC_UPDATED);
+	assert_true(ls_hc_lookup_ref(hc, 7, &hit));
+	assert_int_equal(hit.rowid, 10);
+	assert_int_equal(hit.ref, 0);
+	assert_int_equal(hit.serial, 0);
+	assert_true(ls_hc_lookup(hc, 7, &rowid));
+	assert_int_equal(rowid, 10);
+	/* removal takes all of it */
+	assert_int_equal(ls_hc_remove(hc, 7, 10), 1);
+	assert_false(ls_hc_lookup_ref(hc, 7, &hit));
 	tu_free_region(r, size);
 }
 
@@ -203,7 +245,7 @@ test_remove_table(void **state)
 	(void) state;
 	void	   *r;
 	size_t		size;
-	ls_hc	   *hc = make_cache(1024, &r, &size);
+	ls_hc	   *hc = make_cache(16384, &r, &size);
 	uint64_t	rowid;
 	ls_hc_stats st;
 
@@ -246,7 +288,7 @@ test_remove_rowids(void **state)
 	(void) state;
 	void	   *r;
 	size_t		size;
-	ls_hc	   *hc = make_cache(1024, &r, &size);
+	ls_hc	   *hc = make_cache(16384, &r, &size);
 	/* 0, 3, 6 are table 10's; 5 and 299 table 12's; 1000 nobody's */
 	const uint64_t set[] = {0, 3, 5, 6, 299, 1000};
 	uint64_t	rowid;
@@ -564,6 +606,87 @@ test_mp_sweep(void **state)
 	tu_free_region(r, size);
 }
 
+/*
+ * Torn entries: every worker fills the keys of one bucket (more keys than
+ * ways, so entries are replaced, removed and refilled all the time) with
+ * triples (rowid, ref, serial) derived from one random number, and looks
+ * them up.  A lookup must return one fill's triple, never the rowid of one
+ * fill with the reference or serial of another.  (The reference is what
+ * the hot tier trusts as far as the serial says: a torn pair would hand it
+ * a freed row.)
+ */
+#define TORN_KEYS	5
+
+static inline uint64_t
+torn_ref(uint64_t rowid)
+{
+	return rowid * UINT64_C(0x9e3779b97f4a7c15) | 1;
+}
+
+static inline uint64_t
+torn_serial(uint64_t rowid)
+{
+	return ~rowid ^ (rowid << 17);
+}
+
+static int
+mp_torn_worker(int w, void *arg)
+{
+	mp_ctl	   *c = arg;
+	uint64_t	seed = 0x51ed2701u * (uint64_t) (w + 1);
+
+	tu_barrier_wait(&c->start);
+	for (uint64_t op = 0; op < c->ops; op++)
+	{
+		uint64_t	x = ls_rand_next(&seed);
+		uint64_t	k = x % TORN_KEYS;
+		uint64_t	rowid = mp_rowid(k, x >> 24);
+		ls_hc_hit	hit;
+
+		switch ((x >> 8) % 5)
+		{
+			case 0:
+			case 1:
+				if (ls_hc_fill_ref(c->hc, k, 1, rowid, torn_ref(rowid),
+								   torn_serial(rowid)) == LS_HC_SKIPPED)
+					atomic_fetch_add(&c->skipped, 1);
+				break;
+			case 2:
+				ls_hc_remove(c->hc, k, LS_HC_ANY_ROWID);
+				break;
+			default:
+				if (ls_hc_lookup_ref(c->hc, k, &hit))
+				{
+					TU_CHECK((hit.rowid >> 20) == k);
+					TU_CHECK(hit.ref == torn_ref(hit.rowid));
+					TU_CHECK(hit.serial == torn_serial(hit.rowid));
+					atomic_fetch_add(&c->lookups_hit, 1);
+				}
+				break;
+		}
+	}
+	return 0;
+}
+
+static void
+test_mp_torn(void **state)
+{
+	(void) state;
+	void	   *r;
+	size_t		size;
+	ls_hc	   *hc = make_cache(1, &r, &size);	/* one bucket */
+	mp_ctl	   *c = tu_shared_region(sizeof(mp_ctl));
+
+	c->hc = hc;
+	c->ops = tu_scaled(2000000);
+	tu_barrier_init(&c->start, MP_WORKERS);
+	assert_int_equal(tu_fork_workers(MP_WORKERS, mp_torn_worker, c), 0);
+	assert_true(atomic_load(&c->lookups_hit) > 1000);
+	assert_true(atomic_load(&c->skipped) > 0);	/* the workers did collide */
+	tu_free_region(c, sizeof(mp_ctl));
+	tu_free_region(r, size);
+}
+
 int
 main(void)
 {
@@ -571,12 +694,14 @@ main(void)
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_hash),
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_refs),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_remove_table),
 		cmocka_unit_test(test_remove_rowids),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_mp_owners),
 		cmocka_unit_test(test_mp_sweep),
+		cmocka_unit_test(test_mp_torn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

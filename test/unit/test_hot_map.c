@@ -922,6 +922,107 @@ test_ridmap_hint(void **state)
 	fixture_free(f);
 }
 
+/*
+ * Row references (ls_hot_row_get_ref): a remembered header holds until a
+ * row leaves the map (remove, evict) or the table is dropped; untaken
+ * serials, another table's serial, another rowid and NULL never hold; a
+ * row that leaves when no reference was taken changes nothing.
+ */
+static void
+test_row_refs(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	ls_hot_key	key2 = {1663, 5, 16385};
+	ls_hot_table *t2;
+	uint64_t	s1,
+				s2,
+				s3,
+				st2;
+	ls_hot_row *r1;
+
+	for (uint64_t r = 0; r < 100; r++)
+		insert(f, r, r);
+	assert_int_equal(ls_hot_table_create(f->ctx, key2, &t2), LS_OK);
+	ls_hot_epoch_enter(f->ctx);
+	r1 = ls_hot_row_get_ref(f->tbl, 1, &s1);
+	assert_non_null(r1);
+	assert_ptr_equal(r1, ls_hot_row_get(f->tbl, 1));
+	assert_true((s1 & 1) != 0);
+	assert_null(ls_hot_row_get_ref(f->tbl, 5000, &s2));	/* no row: NULL */
+	assert_int_equal(s2, s1);	/* nothing left the map in between */
+	assert_ptr_equal(ls_hot_row_from_ref(f->tbl, 1, r1, s1), r1);
+	assert_null(ls_hot_row_from_ref(f->tbl, 2, r1, s1));	/* another rowid */
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, NULL, s1));
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, r1, s1 & ~UINT64_C(1)));	/* untaken */
+	/* the other table's serial is its own */
+	assert_null(ls_hot_row_get_ref(t2, 1, &st2));
+	assert_int_not_equal(st2, s1);
+	assert_null(ls_hot_row_from_ref(t2, 1, r1, s1));
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, r1, st2));
+
+	/* a remove (of any row of the table) ends every reference */
+	ls_hot_row *victim = ls_hot_row_get(f->tbl, 9);
+
+	ls_hot_row_lock(victim);
+	ls_hot_row_remove(f->ctx, f->tbl, victim, true);
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, r1, s1));
+	/* other tables' references are untouched */
+	assert_null(ls_hot_row_get_ref(t2, 1, &s3));
+	assert_int_equal(s3, st2);
+	/* taken again: holds again */
+	r1 = ls_hot_row_get_ref(f->tbl, 1, &s2);
+	assert_int_not_equal(s2, s1);
+	assert_ptr_equal(ls_hot_row_from_ref(f->tbl, 1, r1, s2), r1);
+	/* an evict ends it too */
+	ls_hot_row *ev = ls_hot_row_get(f->tbl, 10);
+
+	ls_hot_row_lock(ev);
+	ls_hot_row_evict(f->ctx, f->tbl, ev);
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, r1, s2));
+	r1 = ls_hot_row_get_ref(f->tbl, 1, &s3);
+	victim = ls_hot_row_get(f->tbl, 11);
+	ls_hot_row_lock(victim);
+	ls_hot_row_remove(f->ctx, f->tbl, victim, false);
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, r1, s3));
+	/* rows leaving while no reference was taken since change nothing */
+	{
+		uint64_t	quiet = atomic_load(&f->tbl->ref_serial);
+
+		assert_true((quiet & 1) == 0);
+		victim = ls_hot_row_get(f->tbl, 12);
+		ls_hot_row_lock(victim);
+		ls_hot_row_remove(f->ctx, f->tbl, victim, true);
+		assert_int_equal(atomic_load(&f->tbl->ref_serial), quiet);
+		r1 = ls_hot_row_get_ref(f->tbl, 1, &s3);
+		assert_int_equal(s3, quiet | 1);
+	}
+	ls_hot_epoch_exit(f->ctx);
+
+	/* a drop ends them, and the slot's next table starts afresh */
+	ls_hot_table_drop(f->ctx, f->tbl);
+	ls_hot_epoch_enter(f->ctx);
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, r1, s3));
+	ls_hot_epoch_exit(f->ctx);
+	f->tbl = NULL;
+	ls_hot_reclaim(f->ctx);
+	ls_hot_reclaim(f->ctx);
+	{
+		ls_hot_key	key = {1663, 5, 16384};
+
+		assert_int_equal(ls_hot_table_create(f->ctx, key, &f->tbl), LS_OK);
+	}
+	insert(f, 1, 1);
+	ls_hot_epoch_enter(f->ctx);
+	assert_null(ls_hot_row_from_ref(f->tbl, 1, r1, s3));
+	r1 = ls_hot_row_get_ref(f->tbl, 1, &s2);
+	assert_int_not_equal(s2, s3);
+	assert_ptr_equal(ls_hot_row_from_ref(f->tbl, 1, r1, s2), r1);
+	ls_hot_epoch_exit(f->ctx);
+	ls_hot_table_drop(f->ctx, t2);
+	fixture_free(f);
+}
+
 /* ---- freeing emptied chunks and nodes ----------------------------------- */
 
 /* Evict (as pack does) or remove the row at rowid; the slot becomes NULL. */
@@ -1558,6 +1659,7 @@ main(void)
 		cmocka_unit_test(test_ridmap_model),
 		cmocka_unit_test(test_ridmap_edges),
 		cmocka_unit_test(test_ridmap_hint),
+		cmocka_unit_test(test_row_refs),
 		cmocka_unit_test(test_ridmap_sparse_blocks),
 		cmocka_unit_test(test_ridmap_occupancy_steps),
 		cmocka_unit_test(test_ridmap_frees_empty_chunks),

@@ -45,6 +45,8 @@ typedef struct shared_ctl
 	_Atomic uint64_t reader_versions;
 	_Atomic uint64_t slow_checks;
 	_Atomic uint64_t verifies;
+	_Atomic uint64_t ref_hits;	/* remembered row references that held */
+	_Atomic uint64_t ref_stale;	/* ... that no longer held */
 	char		first_error[512];
 	_Atomic uint32_t error_claimed;
 } shared_ctl;
@@ -363,9 +365,54 @@ reader_slow(setup *su, uint64_t *rng)
 	atomic_fetch_add_explicit(&su->ctl->slow_checks, 1, memory_order_relaxed);
 }
 
+/*
+ * Remembered row references (the hash cache's use): a reader keeps (rowid,
+ * header, serial) across epochs while writers remove and reinsert rows.  A
+ * reference that still holds must lead to an intact row of that rowid
+ * (chain_check: a header freed and reused, by any class, shows); one that
+ * does not is taken anew.
+ */
+#define REF_SLOTS	16
+
+typedef struct reader_refs
+{
+	uint64_t	rowid[REF_SLOTS];
+	ls_hot_row *row[REF_SLOTS];
+	uint64_t	serial[REF_SLOTS];
+} reader_refs;
+
+static void
+reader_ref(setup *su, reader_refs *refs, uint64_t *rng)
+{
+	uint32_t	i = (uint32_t) (ls_rand_next(rng) % REF_SLOTS);
+	ls_hot_row *row = NULL;
+
+	if (refs->row[i] != NULL)
+	{
+		row = ls_hot_row_from_ref(su->tbl, refs->rowid[i], refs->row[i], refs->serial[i]);
+		atomic_fetch_add_explicit(row != NULL ? &su->ctl->ref_hits : &su->ctl->ref_stale,
+								  1, memory_order_relaxed);
+		if (row != NULL)
+		{
+			atomic_fetch_add_explicit(&su->ctl->reader_versions,
+									  chain_check(su->ctl, row, refs->rowid[i]),
+									  memory_order_relaxed);
+			return;
+		}
+	}
+	/* a new rowid now and then, else the same one again */
+	if (refs->row[i] == NULL || ls_rand_next(rng) % 4 == 0)
+		refs->rowid[i] = ls_rand_next(rng) % su->nrows;
+	refs->row[i] = ls_hot_row_get_ref(su->tbl, refs->rowid[i], &refs->serial[i]);
+	if (refs->row[i] != NULL && refs->row[i]->rowid != refs->rowid[i])
+		report(su->ctl, "reference taken to another row", refs->rowid[i],
+			   refs->row[i]->rowid, 0);
+}
+
 static void
 reader_main(setup *su, uint32_t slot)
 {
+	reader_refs refs;
 	ls_hot_ctx *ctx;
 	uint64_t	rng = 0xabcdef + slot * 104729;
 	uint64_t	deadline = ls_now_ns() + su->duration_ns;
@@ -375,6 +422,7 @@ reader_main(setup *su, uint32_t slot)
 		report(su->ctl, "attach failed", 0, slot, 0);
 		return;
 	}
+	memset(&refs, 0, sizeof(refs));
 	while (ls_now_ns() < deadline)
 	{
 		uint64_t	x = ls_rand_next(&rng) % 100;
@@ -390,8 +438,10 @@ reader_main(setup *su, uint32_t slot)
 				report(su->ctl, msg, 0, 0, 0);
 			atomic_fetch_add(&su->ctl->verifies, 1);
 		}
-		else if (x < 60)
+		else if (x < 40)
 			reader_point(su, &rng);
+		else if (x < 60)
+			reader_ref(su, &refs, &rng);
 		else if (x < 95)
 			reader_scan(su, &rng);
 		else
@@ -513,17 +563,22 @@ test_multiprocess_stress(void **state)
 		fail_msg("%llu errors, first: %s", (unsigned long long) atomic_load(&ctl->errors),
 				 ctl->first_error);
 	printf("stress: writer ops %llu, reader rows %llu, reader versions %llu, "
-		   "slow checks %llu, verifies %llu, no-space %llu\n",
+		   "slow checks %llu, verifies %llu, no-space %llu, references held %llu, stale %llu\n",
 		   (unsigned long long) atomic_load(&ctl->writer_ops),
 		   (unsigned long long) atomic_load(&ctl->reader_rows),
 		   (unsigned long long) atomic_load(&ctl->reader_versions),
 		   (unsigned long long) atomic_load(&ctl->slow_checks),
 		   (unsigned long long) atomic_load(&ctl->verifies),
-		   (unsigned long long) atomic_load(&ctl->no_space));
+		   (unsigned long long) atomic_load(&ctl->no_space),
+		   (unsigned long long) atomic_load(&ctl->ref_hits),
+		   (unsigned long long) atomic_load(&ctl->ref_stale));
 	/* the run did real work on both sides */
 	assert_true(atomic_load(&ctl->writer_ops) > 10000);
 	assert_true(atomic_load(&ctl->reader_versions) > 10000);
 	assert_true(atomic_load(&ctl->slow_checks) > 20);
+	/* references were used both ways */
+	assert_true(atomic_load(&ctl->ref_hits) > 10);
+	assert_true(atomic_load(&ctl->ref_stale) > 10);
 
 	assert_true(atomic_load(&ctl->verifies) > 0);
 
