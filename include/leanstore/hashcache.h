@@ -19,7 +19,7 @@
  * the rowid, reference and serial of one fill, never parts of two, so the
  * caller may trust the reference as far as its serial says.
  *
- * Layout: buckets of LS_HC_WAYS entries, one cache line each; an entry is
+ * Layout: buckets of LS_HC_WAYS entries, two cache lines each; an entry is
  * four 64-bit words: ctl (40 check bits of the hash, a 23-bit write
  * sequence, a busy bit; check 0 = empty), val (tag << 40 | rowid), ref and
  * serial.  Concurrency, for any number of processes (a seqlock per entry):
@@ -43,7 +43,7 @@
 
 #include "leanstore/common.h"
 
-#define LS_HC_WAYS			2		/* entries per bucket (one cache line) */
+#define LS_HC_WAYS			4		/* entries per bucket (two cache lines) */
 #define LS_HC_TAG_BITS		24		/* table tag bits stored beside the rowid */
 #define LS_HC_ROWID_BITS	40		/* rowids are below 2^40 (LS_HOT_MAX_ROWID) */
 #define LS_HC_STRIPES		64		/* counter stripes */

@@ -30,10 +30,17 @@ typedef struct hc_entry
 	_Atomic uint64_t serial;
 } hc_entry;
 
+/*
+ * A bucket is a pair of cache lines, aligned to the pair (the adjacent-line
+ * prefetcher often brings both): fills take the first line's ways first,
+ * so most keys of a lightly loaded bucket are found in one line.
+ */
+#define HC_BUCKET_ALIGN	(2 * LS_CACHELINE)
+
 typedef struct hc_bucket
 {
 	hc_entry	e[LS_HC_WAYS];
-} __attribute__((aligned(LS_CACHELINE))) hc_bucket;
+} __attribute__((aligned(HC_BUCKET_ALIGN))) hc_bucket;
 
 typedef struct hc_stripe
 {
@@ -49,14 +56,14 @@ struct ls_hc
 	hc_bucket	buckets[];
 };
 
-_Static_assert(sizeof(hc_bucket) == LS_CACHELINE, "a bucket is one cache line");
+_Static_assert(sizeof(hc_bucket) == HC_BUCKET_ALIGN, "a bucket is two cache lines");
 _Static_assert(LS_HC_TAG_BITS + LS_HC_ROWID_BITS == 64, "val word layout");
 
 size_t
 ls_hc_region_size(uint64_t nbuckets)
 {
 	/* header, buckets, and slack to align the header to a cache line */
-	return sizeof(ls_hc) + nbuckets * sizeof(hc_bucket) + LS_CACHELINE;
+	return sizeof(ls_hc) + nbuckets * sizeof(hc_bucket) + HC_BUCKET_ALIGN;
 }
 
 uint64_t
@@ -64,13 +71,13 @@ ls_hc_buckets_for(size_t size)
 {
 	if (size < ls_hc_region_size(1))
 		return 0;
-	return (size - sizeof(ls_hc) - LS_CACHELINE) / sizeof(hc_bucket);
+	return (size - sizeof(ls_hc) - HC_BUCKET_ALIGN) / sizeof(hc_bucket);
 }
 
 ls_status
 ls_hc_init(void *region, size_t size, ls_hc **out)
 {
-	uintptr_t	p = LS_ALIGN_UP((uintptr_t) region, LS_CACHELINE);
+	uintptr_t	p = LS_ALIGN_UP((uintptr_t) region, HC_BUCKET_ALIGN);
 	uint64_t	n = ls_hc_buckets_for(size);
 	ls_hc	   *hc;
 

@@ -66,8 +66,8 @@ test_sizes(void **state)
 	assert_int_equal(ls_hc_init(r, size, &hc), LS_OK);
 	ls_hc_get_stats(hc, true, &st);
 	assert_int_equal(st.region_bytes, size);
-	assert_true(st.buckets * 64 <= size);
-	assert_true(st.buckets * 64 > size - 8192);	/* the whole region is used */
+	assert_true(st.buckets * 128 <= size);
+	assert_true(st.buckets * 128 > size - 8192);	/* the whole region is used */
 	assert_int_equal(st.capacity, st.buckets * LS_HC_WAYS);
 	assert_int_equal(st.entries, 0);
 	tu_free_region(r, size);
