@@ -342,8 +342,9 @@ bool		ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid);
  * ls_hot_row_get could have returned an instant earlier.
  *
  *  - ls_hot_row_get_ref: ls_hot_row_get that also returns the serial to
- *    remember with the row (marks the table's serial as observed; an RMW,
- *    so for misses and fills only).  Caller inside an epoch.
+ *    remember with the row (marks the table's serial as observed: an RMW
+ *    the first time after each change, and a fence).  Caller inside an
+ *    epoch.
  *  - ls_hot_row_from_ref: the remembered row when the reference still
  *    holds (serial unchanged, same rowid), else NULL (look the rowid up
  *    instead).  Caller inside an epoch; row may be any value (it is not

@@ -496,8 +496,18 @@ ls_hot_row_get_hinted(ls_hot_table *tbl, uint64_t rowid, ls_hot_map_hint *hint)
 ls_hot_row *
 ls_hot_row_get_ref(ls_hot_table *tbl, uint64_t rowid, uint64_t *serial)
 {
-	/* observed first, then the slot (the protocol in table.c) */
-	*serial = atomic_fetch_or(&tbl->ref_serial, 1) | 1;
+	uint64_t	w = atomic_load(&tbl->ref_serial);
+
+	/*
+	 * Observed first, then the slot (the protocol in table.c).  Already
+	 * marked: the (seq_cst) load that saw the mark comes after the marking
+	 * RMW in the single total order, so a remover's load after its fence
+	 * sees it too; only an unmarked serial needs the RMW (a cache line
+	 * written once per serial, not once per reference).
+	 */
+	if ((w & 1) == 0)
+		w = atomic_fetch_or(&tbl->ref_serial, 1) | 1;
+	*serial = w;
 	atomic_thread_fence(memory_order_seq_cst);
 	return ls_hot_row_get(tbl, rowid);
 }

@@ -274,7 +274,8 @@ ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)
  *
  * Protocol (all seq_cst, so that the two sides below cannot both miss each
  * other, as in Dekker's mutual exclusion):
- *   taker:   fetch_or(serial, 1) -> s|1;  then read the map slot.
+ *   taker:   fetch_or(serial, 1) -> s|1 (a load that already sees s|1
+ *            will do);  then read the map slot.
  *   remover: unlink the slot;  then load serial; if bit 0 is set, replace
  *            the word by a fresh even value (CAS from what it read; a
  *            failed CAS means another remover replaced it after our
