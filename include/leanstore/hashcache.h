@@ -20,13 +20,13 @@
  * caller may trust the reference as far as its serial says.
  *
  * Layout: buckets of LS_HC_WAYS entries, two cache lines each; an entry is
- * four 64-bit words: ctl (40 check bits of the hash, a 23-bit write
+ * four 64-bit words: ctl (32 check bits of the hash, a 31-bit write
  * sequence, a busy bit; check 0 = empty), val (tag << 40 | rowid), ref and
  * serial.  Concurrency, for any number of processes (a seqlock per entry):
  *  - lookups take no latch: load ctl (acquire), load val, ref and serial,
  *    fence, load ctl again; a ctl that changed in between (every write
  *    advances the sequence) reads as a miss.  The sequence would have to
- *    wrap (2^23 writes of one entry) between a reader's two loads of ctl
+ *    wrap (2^31 writes of one entry) between a reader's two loads of ctl
  *    for a torn read to go unnoticed;
  *  - writers (fill, remove, sweep) claim an entry by compare-and-swap of ctl
  *    to busy, write the data words, then publish ctl with the next sequence

@@ -337,18 +337,20 @@ bool		ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid);
  * changes before the header is retired; a drop changes it unconditionally.
  * Serial values come from one source for the whole tier and never repeat,
  * so a serial also names its table.  Hence, inside an epoch: a header
- * remembered with serial s, when the table's serial still reads s, is in
- * the map or was unlinked after the epoch began -- not freed, and the row
- * ls_hot_row_get could have returned an instant earlier.
+ * remembered with serial s, when the table's serial still reads s, was not
+ * retired before the epoch began, so it is not freed; and when it is not
+ * marked evicted either, it is the row ls_hot_row_get could have returned
+ * an instant earlier (a removed row is one without versions).
  *
  *  - ls_hot_row_get_ref: ls_hot_row_get that also returns the serial to
  *    remember with the row (marks the table's serial as observed: an RMW
  *    the first time after each change, and a fence).  Caller inside an
  *    epoch.
  *  - ls_hot_row_from_ref: the remembered row when the reference still
- *    holds (serial unchanged, same rowid), else NULL (look the rowid up
- *    instead).  Caller inside an epoch; row may be any value (it is not
- *    dereferenced unless the serial matches).
+ *    holds (serial unchanged, the row not evicted), else NULL (look the
+ *    rowid up instead).  Caller inside an epoch; row may be any value (it
+ *    is not dereferenced unless the serial matches); rowid must be the one
+ *    the reference was taken for.
  */
 ls_hot_row *ls_hot_row_get_ref(ls_hot_table *tbl, uint64_t rowid, uint64_t *serial);
 ls_hot_row *ls_hot_row_from_ref(ls_hot_table *tbl, uint64_t rowid, ls_hot_row *row,

@@ -12,15 +12,17 @@
 #define HC_ROWID_MASK	((UINT64_C(1) << LS_HC_ROWID_BITS) - 1)
 
 /*
- * ctl word: check (40 bits) << 24 | sequence (23 bits) << 1 | busy.  Check
- * 0 is an empty entry; the hash's low 40 bits are the check (its high bits
- * pick the bucket), 0 stored as all ones.
+ * ctl word: check (32 bits) << 32 | sequence (31 bits) << 1 | busy.  Check
+ * 0 is an empty entry; the hash's low 32 bits are the check (its high bits
+ * pick the bucket), 0 stored as all ones.  A check shared by two keys of
+ * one bucket costs a recheck; a sequence that wrapped between a reader's
+ * two loads of ctl (2^31 writes of one entry) would hide a torn read.
  */
 #define HC_BUSY			UINT64_C(1)
 #define HC_SEQ_SHIFT	1
-#define HC_SEQ_MASK		((UINT64_C(1) << 23) - 1)
-#define HC_CHECK_SHIFT	24
-#define HC_CHECK_MASK	((UINT64_C(1) << 40) - 1)
+#define HC_SEQ_MASK		((UINT64_C(1) << 31) - 1)
+#define HC_CHECK_SHIFT	32
+#define HC_CHECK_MASK	((UINT64_C(1) << 32) - 1)
 
 typedef struct hc_entry
 {
@@ -286,7 +288,8 @@ ls_hc_fill_ref(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid,
 	}
 	/* full bucket: replace the way the hash's high bits name */
 	{
-		int			victim = (int) ((hash >> 60) % LS_HC_WAYS);
+		/* bits that neither pick the bucket (high) nor are the check (low) */
+		int			victim = (int) ((hash >> 40) % LS_HC_WAYS);
 		hc_entry   *e = &b->e[victim];
 
 		ctl = atomic_load_explicit(&e->ctl, memory_order_relaxed);

@@ -308,7 +308,9 @@ struct ls_hot
 	uint32_t	npages;
 
 	_Atomic uint64_t global_epoch __attribute__((aligned(LS_CACHELINE)));
-	_Atomic uint64_t ref_source;	/* next table reference serial (steps of 2) */
+	/* next table reference serial (steps of 2); not beside global_epoch,
+	 * which every epoch entry reads */
+	_Atomic uint64_t ref_source __attribute__((aligned(LS_CACHELINE)));
 
 	ls_mutex	page_lock __attribute__((aligned(LS_CACHELINE)));
 	uint32_t	fresh_pages;	/* pages [fresh_pages, npages) never carved */

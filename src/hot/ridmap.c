@@ -520,7 +520,20 @@ ls_hot_row_from_ref(ls_hot_table *tbl, uint64_t rowid, ls_hot_row *row,
 	if (row == NULL || (serial & 1) == 0 ||
 		atomic_load_explicit(&tbl->ref_serial, memory_order_acquire) != serial)
 		return NULL;
-	/* the taker remembered the header of this rowid; checked, not assumed */
+
+	/*
+	 * The serial proves the header is not freed, not that it is still in
+	 * the map: an evict unlinks first and changes the serial after, and a
+	 * write of the row in the cold tier could come in between.  The
+	 * evicted flag is set before the unlink, so a header read here without
+	 * it is one a map lookup could still have returned.  (A removed row
+	 * has no versions left: a fetch finds nothing and the caller falls
+	 * back.)
+	 */
+	if (atomic_load(&row->evicted) != 0)
+		return NULL;
+	/* the taker remembered the header of this rowid: anything else is a bug */
+	LS_ASSERT(row->rowid == rowid);
 	return row->rowid == rowid ? row : NULL;
 }
 
@@ -811,6 +824,15 @@ hot_map_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)
 {
 	hot_map_node *root = atomic_exchange(&tbl->root, NULL);
 
+	/*
+	 * After the map is unlinked and before any row is retired: a taker
+	 * that marked the old serial has it overwritten here, and one that
+	 * marks the new one reads the NULL root (renewed before the unlink, a
+	 * taker could mark the new serial, find a row through the old root and
+	 * keep a reference to it that nothing ends).
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	hot_ref_renew(tbl);
 	if (root != NULL)
 		drop_subtree(ctx, tbl, root);
 }

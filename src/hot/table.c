@@ -261,9 +261,7 @@ ls_hot_table_drop(ls_hot_ctx *ctx, ls_hot_table *tbl)
 	atomic_fetch_sub(&hot->tables_live, 1);
 	ls_mutex_unlock(&hot->table_lock);
 
-	/* before any row is retired: references to them stop holding */
-	hot_ref_renew(tbl);
-	hot_map_drop(ctx, tbl);
+	hot_map_drop(ctx, tbl);		/* renews the reference serial */
 
 	atomic_thread_fence(memory_order_seq_cst);
 	atomic_store(&tbl->drop_epoch, atomic_load(&hot->global_epoch));

@@ -217,6 +217,17 @@ writer_absent(ls_hot_ctx *ctx, setup *su, uint64_t rowid, uint64_t *rng)
 		report(su->ctl, "row_insert failed", rowid, st, 0);
 }
 
+/*
+ * Rows leave the map (remove, evict) only in every other 50 ms window, so
+ * that row references (reader_ref) both hold for a while and go stale, on
+ * any number of cores.
+ */
+static bool
+removals_allowed(void)
+{
+	return (ls_now_ns() / UINT64_C(50000000)) % 2 == 0;
+}
+
 /* Under the latch of a live row: one random change. */
 static void
 writer_present(ls_hot_ctx *ctx, setup *su, ls_hot_row *row, uint64_t *rng)
@@ -252,9 +263,15 @@ writer_present(ls_hot_ctx *ctx, setup *su, ls_hot_row *row, uint64_t *rng)
 		if (st != (len > 1 ? LS_OK : LS_INVALID))
 			report(su->ctl, "uninstall_newest result", rowid, st, len);
 	}
-	else if (x < 90)
+	else if (x < 90 && removals_allowed())
 	{
 		ls_hot_row_remove(ctx, su->tbl, row, x % 2 == 0);	/* unlocks */
+		return;
+	}
+	else if (x < 92 && removals_allowed())
+	{
+		/* leaves the map as pack's evict does (the versions stay readable) */
+		ls_hot_row_evict(ctx, su->tbl, row);	/* unlocks */
 		return;
 	}
 	ls_hot_row_unlock(row);
@@ -367,10 +384,11 @@ reader_slow(setup *su, uint64_t *rng)
 
 /*
  * Remembered row references (the hash cache's use): a reader keeps (rowid,
- * header, serial) across epochs while writers remove and reinsert rows.  A
- * reference that still holds must lead to an intact row of that rowid
- * (chain_check: a header freed and reused, by any class, shows); one that
- * does not is taken anew.
+ * header, serial) across epochs while writers remove, evict and reinsert
+ * rows.  A reference that still holds must lead to an intact row of that
+ * rowid (chain_check: a header freed and reused, by any class, shows; a
+ * matching serial with another rowid trips ls_hot_row_from_ref's
+ * assertion); one that does not is taken anew.
  */
 #define REF_SLOTS	16
 
