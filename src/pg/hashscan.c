@@ -371,6 +371,9 @@ typedef struct LsHashKeyCols
 	Oid			opno[LS_HASH_MAX_KEYS];
 	Oid			subtype[LS_HASH_MAX_KEYS];
 	Oid			collid[LS_HASH_MAX_KEYS];
+	int16		coltyplen[LS_HASH_MAX_KEYS];	/* an integer column compared
+												 * with another integer type:
+												 * the column's length, else 0 */
 	Expr	   *arg[LS_HASH_MAX_KEYS];	/* the compared value */
 	Expr	   *qual[LS_HASH_MAX_KEYS]; /* "key = value" (the recheck) */
 	IndexClause *iclause[LS_HASH_MAX_KEYS]; /* the index clause it came from */
@@ -384,8 +387,19 @@ typedef enum LsHashMode
 	LS_HM_NARROW,				/* custom_scan_tlist's columns, virtual */
 } LsHashMode;
 
+/* int2, int4, int8: equal values hash alike whatever their width (ls_hash_datum) */
+static bool
+ls_hash_int_type(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
 /*
  * Can the hash lookup replace this index path?  Fills cols when it can.
+ * Each key column needs an equality with a value of its own type, or, for
+ * an integer column, of another integer type (a bigint parameter against
+ * an int4 key, as drivers that bind 64-bit integers send it): such values
+ * hash as the column's do, and the recheck compares them as integers.
  */
 static bool
 ls_hash_match_path(IndexPath *ip, LsHashKeyCols *cols)
@@ -426,7 +440,14 @@ ls_hash_match_path(IndexPath *ip, LsHashKeyCols *cols)
 			continue;
 		get_op_opfamily_properties(op->opno, info->opfamily[col], false,
 								   &strategy, &lefttype, &righttype);
-		if (strategy != BTEqualStrategyNumber || lefttype != righttype)
+		if (strategy != BTEqualStrategyNumber)
+			continue;
+		if (lefttype == righttype)
+			cols->coltyplen[col] = 0;
+		else if (ls_hash_int_type(lefttype) && ls_hash_int_type(righttype) &&
+				 exprType((Node *) lsecond(op->args)) == righttype)
+			cols->coltyplen[col] = get_typlen(lefttype);
+		else
 			continue;
 		cols->opno[col] = op->opno;
 		cols->subtype[col] = righttype;
@@ -660,6 +681,7 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 		ints = lappend_int(ints, ip->indexinfo->indexkeys[i]);
 		ints = lappend_int(ints, typlen);
 		ints = lappend_int(ints, typbyval ? 1 : 0);
+		ints = lappend_int(ints, cols.coltyplen[i]);
 	}
 
 	cs->scan.plan.targetlist = tlist;
@@ -742,7 +764,8 @@ typedef struct LsHashScanState
 	ScanKey		keys;			/* nkeys, for the index scan and recheck */
 	Datum	   *keyvals;		/* the evaluated key values */
 	AttrNumber *attnos;			/* table column of each key */
-	int16	   *typlen;
+	int16	   *typlen;			/* of the key value */
+	int16	   *coltyplen;		/* LsHashKeyCols.coltyplen */
 	bool	   *typbyval;
 	LsHashValue *values;		/* nkeys */
 	int			nout;			/* LS_HM_NARROW: the scan slot's columns */
@@ -814,9 +837,10 @@ ls_hash_create_state(CustomScan *cscan)
 #define LS_HASH_OID_SUBTYPE(i)	(3 + 4 * (i))
 #define LS_HASH_OID_OPNO(i)		(4 + 4 * (i))
 /* custom_private's ints of key column i */
-#define LS_HASH_INT_ATTNO(i)	(2 + 3 * (i))
-#define LS_HASH_INT_TYPLEN(i)	(3 + 3 * (i))
-#define LS_HASH_INT_BYVAL(i)	(4 + 3 * (i))
+#define LS_HASH_INT_ATTNO(i)	(2 + 4 * (i))
+#define LS_HASH_INT_TYPLEN(i)	(3 + 4 * (i))
+#define LS_HASH_INT_BYVAL(i)	(4 + 4 * (i))
+#define LS_HASH_INT_COLLEN(i)	(5 + 4 * (i))
 
 static void
 ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
@@ -844,7 +868,7 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 		MAXALIGN(sizeof(LsHashValue) * n) +
 		MAXALIGN(sizeof(AttrNumber) * n) +
 		MAXALIGN(sizeof(AttrNumber) * nout) +
-		MAXALIGN(sizeof(int16) * n) + sizeof(bool) * n;
+		MAXALIGN(sizeof(int16) * n) * 2 + sizeof(bool) * n;
 	mem = size <= sizeof(s->arrays) ? s->arrays.data : palloc(size);
 	s->keys = (ScanKey) mem;
 	mem += MAXALIGN(sizeof(ScanKeyData) * n);
@@ -857,6 +881,8 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 	s->outattnos = (AttrNumber *) mem;
 	mem += MAXALIGN(sizeof(AttrNumber) * nout);
 	s->typlen = (int16 *) mem;
+	mem += MAXALIGN(sizeof(int16) * n);
+	s->coltyplen = (int16 *) mem;
 	mem += MAXALIGN(sizeof(int16) * n);
 	s->typbyval = (bool *) mem;
 	for (int i = 0; i < n; i++)
@@ -890,6 +916,7 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 		s->attnos[i] = (AttrNumber) list_nth_int(ints, LS_HASH_INT_ATTNO(i));
 		s->typlen[i] = (int16) list_nth_int(ints, LS_HASH_INT_TYPLEN(i));
 		s->typbyval[i] = list_nth_int(ints, LS_HASH_INT_BYVAL(i)) != 0;
+		s->coltyplen[i] = (int16) list_nth_int(ints, LS_HASH_INT_COLLEN(i));
 		if (!s->typbyval[i])
 			s->byref_keys = true;
 	}
@@ -1040,11 +1067,26 @@ ls_hash_eval_keys(LsHashScanState *s)
  * out-of-line value, or values such as 1.0 and 1.00) are decided by the
  * index's equality function.
  */
+/* An int2, int4 or int8 Datum of length len as a 64-bit integer. */
+static inline int64
+ls_hash_int_value(Datum d, int16 len)
+{
+	return len == 2 ? DatumGetInt16(d) : len == 4 ? DatumGetInt32(d) : DatumGetInt64(d);
+}
+
 static bool
 ls_hash_key_equal(LsHashScanState *s, int i, Datum d)
 {
 	Datum		key = s->keyvals[i];
 	int16		typlen = s->typlen[i];
+
+	/*
+	 * An integer column and a key of another integer type: each read at
+	 * its own width (the key's width would cut the column's value: an
+	 * int8 column's 4294967301 is not an int4 key's 5).
+	 */
+	if (s->coltyplen[i] != 0)
+		return ls_hash_int_value(d, s->coltyplen[i]) == ls_hash_int_value(key, typlen);
 
 	if (s->typbyval[i])
 	{
