@@ -26,7 +26,7 @@ EXPLAIN (COSTS OFF) SELECT id FROM hs WHERE id = 5;  -- not an index-only scan
 -- expression, deferrable and heap indexes
 EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE a = 7;
 EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id IN (5, 6);
-EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE code = 'c5'::name;
+EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE code = 'c5'::name COLLATE "default";
 EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE v = 'v5' AND a > 0;
 EXPLAIN (COSTS OFF) SELECT v FROM hs WHERE id * 2 = 10;
 SET enable_seqscan = off;
@@ -287,6 +287,20 @@ SELECT count(*) AS lookups,
                            OR small IS DISTINCT FROM 'small-' || g) AS wrong
   FROM (SELECT g, (SELECT v FROM hs_i8 WHERE id = 4294967296 + g) AS big,
                (SELECT v FROM hs_i8 WHERE id = g::int4) AS small
+          FROM generate_series(10, 29) g) s;
+-- and the other way: an entry filled for an int4 column's g must not
+-- answer a bigint key 4294967296 + g (no such int4 row), nor an int2
+-- column's g a key 65536 + g
+SELECT count(*) AS lookups,
+       count(*) FILTER (WHERE small IS DISTINCT FROM 'i4-' || g OR big IS NOT NULL) AS wrong
+  FROM (SELECT g, (SELECT v FROM hs_i4 WHERE id = g) AS small,
+               (SELECT v FROM hs_i4 WHERE id = 4294967296 + g) AS big
+          FROM generate_series(10, 29) g) s;
+INSERT INTO hs_i2 SELECT g, 'i2-' || g FROM generate_series(10, 29) g;
+SELECT count(*) AS lookups,
+       count(*) FILTER (WHERE small IS DISTINCT FROM 'i2-' || g OR big IS NOT NULL) AS wrong
+  FROM (SELECT g, (SELECT v FROM hs_i2 WHERE id = g::int2) AS small,
+               (SELECT v FROM hs_i2 WHERE id = 65536 + g) AS big
           FROM generate_series(10, 29) g) s;
 SELECT hash_cache_stale > st AS rechecks_refused FROM leanstore_stats(), hs_before;
 DROP TABLE hs_before;

@@ -18,7 +18,8 @@
  *
  * Planning: set_rel_pathlist_hook wraps every index path of a leanstore
  * table whose index is a plain unique, immediate, non-partial B-tree index
- * on columns, restricted by one same-type equality per key column
+ * on columns, restricted by one equality per key column with a value of
+ * the column's type, or for an integer column of any integer type
  * (constants, parameters, outer references of a nested loop).  Such a
  * path returns at most one row (uniqueness), so the wrapper keeps the
  * index path's row estimate and pathkeys and costs half as much (it skips
@@ -39,6 +40,7 @@
 #include "access/xact.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_opfamily.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
@@ -387,7 +389,11 @@ typedef enum LsHashMode
 	LS_HM_NARROW,				/* custom_scan_tlist's columns, virtual */
 } LsHashMode;
 
-/* int2, int4, int8: equal values hash alike whatever their width (ls_hash_datum) */
+/*
+ * int2, int4, int8: equal values hash alike whatever their width
+ * (ls_hash_datum).  Only through the built-in integer_ops family, whose
+ * cross-type equalities are numeric equality (what the recheck assumes).
+ */
 static bool
 ls_hash_int_type(Oid type)
 {
@@ -444,7 +450,8 @@ ls_hash_match_path(IndexPath *ip, LsHashKeyCols *cols)
 			continue;
 		if (lefttype == righttype)
 			cols->coltyplen[col] = 0;
-		else if (ls_hash_int_type(lefttype) && ls_hash_int_type(righttype) &&
+		else if (info->opfamily[col] == INTEGER_BTREE_FAM_OID &&
+				 ls_hash_int_type(lefttype) && ls_hash_int_type(righttype) &&
 				 exprType((Node *) lsecond(op->args)) == righttype)
 			cols->coltyplen[col] = get_typlen(lefttype);
 		else
@@ -615,7 +622,8 @@ ls_hash_scan_tlist(Index relid, List *tlist, List *qual)
  * key column its comparison function, collation, subtype and operator;
  * ints = slot mode (LsHashMode), the table's range table index at
  * planning, then per key column the table attribute, typlen and typbyval
- * of the value; key expressions = the index side of each condition (for
+ * of the value, and the column's typlen when an integer column is
+ * compared with another integer type (else 0); key expressions = the index side of each condition (for
  * EXPLAIN: custom_exprs may only refer to custom_scan_tlist's columns).
  */
 static Plan *
@@ -1061,12 +1069,6 @@ ls_hash_eval_keys(LsHashScanState *s)
 	return true;
 }
 
-/*
- * Does column value d equal key i?  Equal bytes are equal values (a B-tree
- * equality is reflexive); other bytes (another header, a compressed or
- * out-of-line value, or values such as 1.0 and 1.00) are decided by the
- * index's equality function.
- */
 /* An int2, int4 or int8 Datum of length len as a 64-bit integer. */
 static inline int64
 ls_hash_int_value(Datum d, int16 len)
@@ -1074,6 +1076,12 @@ ls_hash_int_value(Datum d, int16 len)
 	return len == 2 ? DatumGetInt16(d) : len == 4 ? DatumGetInt32(d) : DatumGetInt64(d);
 }
 
+/*
+ * Does column value d equal key i?  Equal bytes are equal values (a B-tree
+ * equality is reflexive); other bytes (another header, a compressed or
+ * out-of-line value, or values such as 1.0 and 1.00) are decided by the
+ * index's equality function.
+ */
 static bool
 ls_hash_key_equal(LsHashScanState *s, int i, Datum d)
 {
