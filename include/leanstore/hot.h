@@ -343,9 +343,10 @@ bool		ls_hot_rowid_is_dead(ls_hot_table *tbl, uint64_t rowid);
  * an instant earlier (a removed row is one without versions).
  *
  *  - ls_hot_row_get_ref: ls_hot_row_get that also returns the serial to
- *    remember with the row (marks the table's serial as observed: an RMW
- *    the first time after each change, and a fence).  Caller inside an
- *    epoch.
+ *    remember with the row.  For a row it marks the table's serial as
+ *    observed (an RMW the first time after each change, and a fence) and
+ *    looks the slot up again; with no row it marks nothing.  Caller inside
+ *    an epoch.
  *  - ls_hot_row_from_ref: the remembered row when the reference still
  *    holds (serial unchanged, the row not evicted), else NULL (look the
  *    rowid up instead).  Caller inside an epoch; row may be any value (it

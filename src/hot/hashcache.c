@@ -286,9 +286,11 @@ ls_hc_fill_ref(ls_hc *hc, uint64_t hash, uint32_t tag, uint64_t rowid,
 		hc_publish(e, ctl, check, val, ref, serial);
 		return LS_HC_FILLED;
 	}
-	/* full bucket: replace the way the hash's high bits name */
+	/*
+	 * Full bucket: replace the way named by hash bits that neither pick the
+	 * bucket (high) nor are the check (low).
+	 */
 	{
-		/* bits that neither pick the bucket (high) nor are the check (low) */
 		int			victim = (int) ((hash >> 40) % LS_HC_WAYS);
 		hc_entry   *e = &b->e[victim];
 

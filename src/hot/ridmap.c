@@ -499,7 +499,18 @@ ls_hot_row_get_ref(ls_hot_table *tbl, uint64_t rowid, uint64_t *serial)
 	uint64_t	w = atomic_load(&tbl->ref_serial);
 
 	/*
-	 * Observed first, then the slot (the protocol in table.c).  Already
+	 * No row there: nothing to remember, and the serial stays unmarked (a
+	 * marked serial makes the next row that leaves the table change it, so
+	 * lookups of cold rows would otherwise do that on every probe).
+	 */
+	if (ls_hot_row_get(tbl, rowid) == NULL)
+	{
+		*serial = w;
+		return NULL;
+	}
+
+	/*
+	 * Observed first, then the slot again (the protocol in table.c).  Already
 	 * marked: the (seq_cst) load that saw the mark comes after the marking
 	 * RMW in the single total order, so a remover's load after its fence
 	 * sees it too; only an unmarked serial needs the RMW (a cache line

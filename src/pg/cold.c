@@ -1234,15 +1234,7 @@ ls_row_get_ref(ls_hot_table *tbl, uint64 rowid, LsRowRef *ref)
 		ls_note_read(tbl, rowid, rowid + 1);
 		return row;
 	}
-	/*
-	 * Take a new reference only for a hot row: taking one marks the
-	 * table's serial, and a marked serial makes the next row that leaves
-	 * the table change it (lookups of cold rows would do that on every
-	 * probe).
-	 */
-	row = ls_hot_row_get(tbl, rowid);
-	if (row != NULL)
-		row = ls_hot_row_get_ref(tbl, rowid, &ref->serial);
+	row = ls_hot_row_get_ref(tbl, rowid, &ref->serial);
 	ref->row = row;
 	if (row != NULL)
 		ref->fresh = true;

@@ -1386,15 +1386,9 @@ ls_hash_next(ScanState *ss)
 				uint64		serial = 0;
 				ls_hot_row *row;
 
-				/*
-				 * The header's address is kept, never read outside an
-				 * epoch; a reference only for a hot row (see
-				 * ls_row_get_ref).
-				 */
+				/* the header's address is kept, never read outside an epoch */
 				ls_epoch_enter();
-				row = ls_hot_row_get(s->fetch.tbl, rowid);
-				if (row != NULL)
-					row = ls_hot_row_get_ref(s->fetch.tbl, rowid, &serial);
+				row = ls_hot_row_get_ref(s->fetch.tbl, rowid, &serial);
 				ls_epoch_exit();
 				ls_hash_fill(s, rowid, row, serial);
 				s->fill = false;
