@@ -456,12 +456,14 @@ bool		ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, u
 uint32_t	ls_hot_scan_batch(ls_hot_table *tbl, uint64_t *cursor, uint64_t end,
 							  ls_hot_row **rows, uint32_t max);
 /*
- * One past the highest rowid below end that holds a row or is DEAD; 0 when
- * none does.  Skips empty leaves and absent subtrees.  Caller inside an
- * epoch.  (The glue's relation size: trailing empty blocks do not count,
- * as heap's VACUUM truncates its empty tail.)
+ * One past the highest rowid in [floor, end) that holds a row or is DEAD;
+ * 0 when none does.  Skips empty leaves and absent subtrees and never looks
+ * below floor (the caller already knows a used rowid there: the cold
+ * tier's last one).  Caller inside an epoch.  (The glue's relation size:
+ * trailing empty blocks do not count, as heap's VACUUM truncates its empty
+ * tail.)
  */
-uint64_t	ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end);
+uint64_t	ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end, uint64_t floor);
 
 /* ------------------------------------------------------------------------
  * Tier statistics

@@ -699,19 +699,20 @@ ls_hot_scan_next_dead(ls_hot_table *tbl, uint64_t *cursor, uint64_t end, uint64_
 }
 
 /*
- * One past the highest rowid below end whose slot is not NULL (a row or
- * DEAD), 0 when there is none.  Walks down from end: absent subtrees and
+ * One past the highest rowid in [floor, end) whose slot is not NULL (a row
+ * or DEAD), 0 when there is none.  Walks down from end: absent subtrees and
  * leaves with both counters zero are skipped whole (one walk from the root
  * per leaf or skipped subtree, as scan_slots does forward); within a leaf
- * it walks the occupancy bits downwards.
+ * it walks the occupancy bits downwards.  The walk stops at floor, so its
+ * cost is bounded by the span above floor, not by the table's size.
  */
 uint64_t
-ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
+ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end, uint64_t floor)
 {
-	uint64_t	r;				/* candidates are rowids < r */
+	uint64_t	r;				/* candidates are rowids in [floor, r) */
 
 	r = LS_MIN(end, LS_HOT_MAX_ROWID);
-	while (r > 0)
+	while (r > floor)
 	{
 		uint64_t	top = r - 1;
 		hot_map_node *node = atomic_load_explicit(&tbl->root, memory_order_acquire);
@@ -749,6 +750,8 @@ ls_hot_table_used_end(ls_hot_table *tbl, uint64_t end)
 					uint32_t	i = w * 64 + 63 - (uint32_t) __builtin_clzll(bits);
 					_Atomic uintptr_t *slot = hot_map_leaf_slot(node, base + i);
 
+					if (base + i < floor)
+						return 0;	/* downwards: the rest is below too */
 					if (slot != NULL &&
 						atomic_load_explicit(slot, memory_order_acquire) != 0)
 						return base + i + 1;

@@ -750,26 +750,35 @@ ls_last_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, uin
  * One past the highest rowid that holds a row, a DEAD slot or a cold image
  * (the relation's size: trailing rowids without any do not count, as
  * heap's VACUUM truncates empty pages at its end).  Caller inside an epoch.
+ *
+ * Runs at every planning of a query on the table (the size estimate), so
+ * the RID-map walk is bounded by the cold tier: first the hot rowids at or
+ * above cold_end (an upper bound on the cold keys, and usually where new
+ * rows are), and only when there are none, the cold tree's last key and the
+ * hot rowids between it and cold_end.  A table loaded in bulk keeps its
+ * first rows hot and the rest cold: walking down from the rowid limit to
+ * those first rows would cost one walk from the RID-map's root per 1,024
+ * cold rowids.
  */
 uint64
 ls_table_used_end(ls_hot_table *tbl)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
-	uint64		end = ls_hot_table_used_end(tbl, ls_hot_table_rowid_limit(tbl));
+	uint64		bound = ct != NULL ? pg_atomic_read_u64(&ct->cold_end) : 0;
+	uint64		end;
+	uint8		top[8];
+	uint64		cold = 0;
+	ls_status	st;
 
-	if (ct != NULL && pg_atomic_read_u64(&ct->cold_end) > end)
-	{
-		uint8		top[8];
-		uint64		cold = 0;
-		ls_status	st;
-
-		ls_put_be64(top, LS_HOT_MAX_ROWID);
-		st = ls_btree_scan_desc(&ct->tree, top, 8, ls_last_cb, &cold);
-		if (st != LS_OK)
-			ls_cold_report(st, &ct->key, "read");
-		end = Max(end, cold);
-	}
-	return end;
+	end = ls_hot_table_used_end(tbl, ls_hot_table_rowid_limit(tbl), bound);
+	if (end != 0 || bound == 0)
+		return end;				/* nothing cold at or above it */
+	ls_put_be64(top, LS_HOT_MAX_ROWID);
+	st = ls_btree_scan_desc(&ct->tree, top, 8, ls_last_cb, &cold);
+	if (st != LS_OK)
+		ls_cold_report(st, &ct->key, "read");
+	end = ls_hot_table_used_end(tbl, bound, cold);
+	return Max(end, cold);
 }
 
 /*

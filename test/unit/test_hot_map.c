@@ -627,11 +627,11 @@ assert_verify_exact(fixture *f)
 		fail_msg("verify: %s", msg);
 }
 
-/* brute force: one past the highest non-NULL slot below end */
+/* brute force: one past the highest non-NULL slot in [floor, end) */
 static uint64_t
-model_used_end(const uint8_t *model, uint64_t n, uint64_t end)
+model_used_end(const uint8_t *model, uint64_t n, uint64_t end, uint64_t floor)
 {
-	for (uint64_t r = LS_MIN(end, n); r > 0; r--)
+	for (uint64_t r = LS_MIN(end, n); r > floor; r--)
 		if (model[r - 1] != M_NULL)
 			return r;
 	return 0;
@@ -725,9 +725,17 @@ test_ridmap_sparse_blocks(void **state)
 				hi = lo + ls_rand_next(&rng) % (k < 40 ? 2000 : n);
 			}
 			check_scan(f, model, ids, n, lo, hi);
-			assert_int_equal(ls_hot_table_used_end(f->tbl, hi), model_used_end(model, n, hi));
+			assert_int_equal(ls_hot_table_used_end(f->tbl, hi, 0),
+							 model_used_end(model, n, hi, 0));
+			/* floors at the cursor's edges, at and beyond end */
+			assert_int_equal(ls_hot_table_used_end(f->tbl, hi, lo),
+							 model_used_end(model, n, hi, lo));
+			assert_int_equal(ls_hot_table_used_end(f->tbl, hi, hi),
+							 model_used_end(model, n, hi, hi));
+			assert_int_equal(ls_hot_table_used_end(f->tbl, lo, hi), 0);
 		}
-		assert_int_equal(ls_hot_table_used_end(f->tbl, UINT64_MAX), model_used_end(model, n, n));
+		assert_int_equal(ls_hot_table_used_end(f->tbl, UINT64_MAX, 0),
+						 model_used_end(model, n, n, 0));
 	}
 	ls_hot_epoch_exit(f->ctx);
 	free(ids);
@@ -851,8 +859,9 @@ test_ridmap_occupancy_steps(void **state)
 		assert_int_equal(ls_hot_table_verify(f->tbl, false, msg, sizeof(msg)), LS_CORRUPT);
 		assert_non_null(strstr(msg, "absent"));
 		/* scans and used_end skip it (a set bit without chunk reads NULL) */
-		assert_int_equal(ls_hot_table_used_end(f->tbl, nochunk + 1),
-						 ls_hot_table_used_end(f->tbl, nochunk));
+		assert_int_equal(ls_hot_table_used_end(f->tbl, nochunk + 1, 0),
+						 ls_hot_table_used_end(f->tbl, nochunk, 0));
+		assert_int_equal(ls_hot_table_used_end(f->tbl, nochunk + 1, nochunk), 0);
 		hot_occ_clear(leaf, nochunk);
 		assert_verify_exact(f);
 	}

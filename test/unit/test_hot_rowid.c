@@ -299,7 +299,7 @@ test_used_end(void **state)
 	(void) state;
 	hot_fix_open(&f);
 	ls_hot_epoch_enter(f.ctx);
-	assert_int_equal(ls_hot_table_used_end(f.tbl, 1000), 0);
+	assert_int_equal(ls_hot_table_used_end(f.tbl, 1000, 0), 0);
 	ls_hot_epoch_exit(f.ctx);
 	for (int i = 0; i < NSPOTS; i++)
 	{
@@ -341,14 +341,18 @@ test_used_end(void **state)
 			what[i] = 0;
 		}
 		for (size_t e = 0; e < sizeof(ends) / sizeof(ends[0]); e++)
-		{
-			uint64_t	expect = 0;
+			for (size_t fl = 0; fl <= e; fl++)
+			{
+				/* floors: every end below this one, and a spot's own rowid */
+				uint64_t	floor = fl < e ? ends[fl] : spots[i];
+				uint64_t	expect = 0;
 
-			for (int k = 0; k < NSPOTS; k++)
-				if (what[k] != 0 && spots[k] < ends[e] && spots[k] + 1 > expect)
-					expect = spots[k] + 1;
-			assert_int_equal(ls_hot_table_used_end(f.tbl, ends[e]), expect);
-		}
+				for (int k = 0; k < NSPOTS; k++)
+					if (what[k] != 0 && spots[k] < ends[e] && spots[k] >= floor &&
+						spots[k] + 1 > expect)
+						expect = spots[k] + 1;
+				assert_int_equal(ls_hot_table_used_end(f.tbl, ends[e], floor), expect);
+			}
 		ls_hot_epoch_exit(f.ctx);
 	}
 	hot_fix_close(&f);

@@ -1528,11 +1528,14 @@ cf_reader(cf_ctl *c, ls_hot_ctx *ctx, int w)
 				if (dead ? got == 0 : got < 8)
 					break;
 			}
-			uint64_t	end = ls_hot_table_used_end(c->tbl, hi);
+			uint64_t	end = ls_hot_table_used_end(c->tbl, hi, 0);
+			uint64_t	above = ls_hot_table_used_end(c->tbl, hi, lo);
 			int			kk,
 						pp;
 
 			TU_CHECK(end <= lo || cf_owner_of(end - 1, &kk, &pp));
+			TU_CHECK(above == 0 || (above > lo && above <= hi &&
+									cf_owner_of(above - 1, &kk, &pp)));
 		}
 		else if (x < 98)
 		{
