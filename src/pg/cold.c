@@ -2105,6 +2105,9 @@ typedef enum LsColdXmaxFate
 								 * see the row */
 	LS_CX_CLEAR,				/* aborted writer or finished lockers: drop it */
 	LS_CX_REMOVE,				/* committed before every snapshot: the row goes */
+	LS_CX_SETTLE,				/* as KEEP, but the word is a multixact of a
+								 * committed update: make it the plain
+								 * updater once no locker runs */
 } LsColdXmaxFate;
 
 static LsColdXmaxFate
@@ -2119,9 +2122,19 @@ ls_cold_xmax_fate(ls_hot_version *v, TransactionId oldest_xmin)
 	xs = ls_xmax_status(v, &info);
 	if (xs == LS_XS_CURRENT || xs == LS_XS_IN_PROGRESS)
 		return LS_CX_KEEP;
+	/* an aborted update beside lockers: their locks stay while one runs */
+	if (xs == LS_XS_ABORTED && (info.xmax_flags & LS_HV_XMAX_IS_MULTI) &&
+		!ls_xmax_is_lock_only(&info) && MultiXactIdIsRunning(info.xmax_multi, false))
+		return LS_CX_KEEP;
 	if (xs == LS_XS_ABORTED || ls_xmax_is_lock_only(&info))
 		return LS_CX_CLEAR;
-	return TransactionIdPrecedes(info.xmax, oldest_xmin) ? LS_CX_REMOVE : LS_CX_KEEP;
+	if (TransactionIdPrecedes(info.xmax, oldest_xmin))
+		return LS_CX_REMOVE;
+	/*
+	 * No multixact that nobody runs in may stay behind the relminmxid VACUUM
+	 * reports (ls_xmax_settle, as for hot versions)
+	 */
+	return (info.xmax_flags & LS_HV_XMAX_IS_MULTI) ? LS_CX_SETTLE : LS_CX_KEEP;
 }
 
 /*
@@ -2164,6 +2177,7 @@ again:
 		bool		frozen = (ls_hv_flags(w) & LS_HV_XMIN_FROZEN) != 0;
 		bool		remove = false;
 		bool		rewrite = false;
+		bool		settle = false;
 		ls_status	st = LS_OK;
 
 		if (ls_hv_flags(w) & LS_HV_XMIN_ABORTED)
@@ -2189,6 +2203,9 @@ again:
 				case LS_CX_REMOVE:
 					remove = true;
 					break;
+				case LS_CX_SETTLE:
+					settle = true;
+					/* FALLTHROUGH */
 				case LS_CX_KEEP:
 					res = LS_V_RECENTLY_DEAD;
 					freeze = false;
@@ -2254,6 +2271,23 @@ again:
 			if (st == LS_OK)
 				ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, xmin, frozen);
 		}
+		else if (settle)
+		{
+			uint64		word = atomic_load(&v->xmax_word);
+			uint64		settled = ls_xmax_settle(word);
+
+			/*
+			 * Not logged: the update's tombstone is, and replay removes the
+			 * image after its commit
+			 */
+			if (settled != word)
+			{
+				LsColdXmax	x = ls_cold_xmax_part(settled, atomic_load(&v->cmax),
+												  atomic_load(&v->next_rowid));
+
+				st = ls_cold_restamp(ct, rowid, v, frozen, &x);
+			}
+		}
 		if (st != LS_OK)
 		{
 			ls_cold_only_end(rowid);
@@ -2294,15 +2328,16 @@ ls_cold_own_lock(const LsVersionInfo *info)
 
 /*
  * Does a member of multi other than this transaction still run?  (An
- * image's lock-only multixact: share lockers that ls_lock_in_cold merged.)
- * *holder: the first such member.  May read the multixact SLRU: inside an
- * epoch as readers do.
+ * image's multixact: share lockers that ls_lock_in_cold merged, or lockers
+ * and the update of an update made in the cold tier beside FOR KEY SHARE
+ * lockers; lock_only says which kind.)  *holder: the first such member.
+ * May read the multixact SLRU: inside an epoch as readers do.
  */
 static bool
-ls_cold_multi_holder(MultiXactId multi, TransactionId *holder)
+ls_cold_multi_holder(MultiXactId multi, bool lock_only, TransactionId *holder)
 {
 	MultiXactMember *m = NULL;
-	int			n = GetMultiXactIdMembers(multi, &m, false, true);
+	int			n = GetMultiXactIdMembers(multi, &m, false, lock_only);
 	bool		found = false;
 
 	for (int i = 0; i < n && !found; i++)
@@ -2320,11 +2355,35 @@ ls_cold_multi_holder(MultiXactId multi, TransactionId *holder)
 }
 
 static bool
-ls_cold_multi_other_running(MultiXactId multi)
+ls_cold_multi_other_running(MultiXactId multi, bool lock_only)
 {
 	TransactionId holder;
 
-	return ls_cold_multi_holder(multi, &holder);
+	return ls_cold_multi_holder(multi, lock_only, &holder);
+}
+
+/*
+ * Does the xmax word of info hold a lock of this very (sub)transaction,
+ * alone or as a member of a multixact?  (ls_cold_own_lock for one xid.)
+ */
+static bool
+ls_cold_word_has_own(const LsVersionInfo *info)
+{
+	TransactionId cur = GetCurrentTransactionIdIfAny();
+	MultiXactMember *m = NULL;
+	bool		found = false;
+	int			n;
+
+	if (!(info->xmax_flags & LS_HV_XMAX_IS_MULTI))
+		return ls_cold_own_lock(info);
+	if (!TransactionIdIsValid(cur))
+		return false;
+	n = GetMultiXactIdMembers(info->xmax_multi, &m, false, ls_xmax_is_lock_only(info));
+	for (int i = 0; i < n && !found; i++)
+		found = TransactionIdEquals(m[i].xid, cur) && !ISUPDATE_from_mxstatus(m[i].status);
+	if (m != NULL)
+		pfree(m);
+	return found;
 }
 
 /* Strength of a single locker's lock-only flags (heap's LockTupleMode order). */
@@ -2362,17 +2421,27 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot, uint64 expect)
 	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
 		TransactionIdIsCurrentTransactionId(info.xmin) && !ls_cold_full_seen())
 		return false;
-	/* lockers the caller judged compatible and merged with its own lock */
+	/*
+	 * lockers the caller judged compatible and merged with its own lock (a
+	 * lock of ours among them: we judged the row when we took it)
+	 */
 	if (expect != 0 && info.xmax_raw == expect)
-		return ls_version_visible(v, snapshot);
+		return ls_cold_word_has_own(&info) || ls_version_visible(v, snapshot);
 	if (info.xmax_raw != 0)
 	{
 		LsXidStatus xs;
 
 		if (info.xmax_flags & LS_HV_XMAX_IS_MULTI)
 		{
-			/* share lockers: they count while one of them (not us) runs */
-			if (!ls_xmax_is_lock_only(&info) || ls_cold_multi_other_running(info.xmax_multi))
+			bool		lock_only = ls_xmax_is_lock_only(&info);
+
+			/*
+			 * An update beside lockers counts unless its updater aborted;
+			 * lockers count while one of them (not us) runs
+			 */
+			if (!lock_only && ls_xmax_status(v, &info) != LS_XS_ABORTED)
+				return false;
+			if (ls_cold_multi_other_running(info.xmax_multi, lock_only))
 				return false;
 			return ls_version_visible(v, snapshot);
 		}
@@ -2460,10 +2529,10 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
  * epochs.
  */
 static bool
-ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-			  Snapshot snapshot, Snapshot crosscheck, uint64 expect,
-			  const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
-			  Snapshot shown_to, bool *newer)
+ls_cold_stamp_due(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
+				  Snapshot snapshot, Snapshot crosscheck, uint64 expect,
+				  const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
+				  Snapshot shown_to, bool *newer, uint64 *stamped)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
@@ -2471,9 +2540,8 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 	bool		done = false;
 
 	*oldtup = NULL;
-	if (!ls_cold_write_due(rel, tbl, rowid))
-		return false;
 	ls_log_bulk_xid(tbl, xid);
+	ls_log_multi_durable(tbl, x->xmax_word);
 	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
 	{
 		ls_hot_version *v = ls_hot_row_newest(standin);
@@ -2499,6 +2567,8 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 								 (ls_hv_flags(atomic_load(&v->xmin_word)) & LS_HV_XMIN_FROZEN) != 0,
 								 &mine);
 			done = (st == LS_OK);
+			if (stamped != NULL)
+				*stamped = mine.xmax_word;
 		}
 	}
 	/* logged under tree_lock, with the image change */
@@ -2518,6 +2588,20 @@ ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 		*oldtup = NULL;
 	}
 	return done;
+}
+
+/* ls_cold_stamp_due when the write is due in the cold tier (ls_cold_write_due) */
+static bool
+ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
+			  Snapshot snapshot, Snapshot crosscheck, uint64 expect,
+			  const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
+			  Snapshot shown_to, bool *newer)
+{
+	*oldtup = NULL;
+	if (!ls_cold_write_due(rel, tbl, rowid))
+		return false;
+	return ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, expect, x, tomb,
+							 oldtup, shown_to, newer, NULL);
 }
 
 /* An image's xmax part */
@@ -2550,22 +2634,78 @@ ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 }
 
 /*
- * UPDATE of a cold row in the cold tier, first half: the image gets
- * lock_word (this transaction's lock, as ls_acquire puts it on a hot row's
- * current version before an update), *oldtup the row.  false: take the
- * migrating path.  Another writer or locker that comes meanwhile migrates
- * the row (with our lock) and waits for us there; the second half then
- * finds the row hot.
+ * UPDATE of a cold row in the cold tier, first half: the image gets this
+ * transaction's lock for mode (as ls_acquire puts it on a hot row's current
+ * version before an update; for a no-key update merged with the image's
+ * FOR KEY SHARE lockers when no running locker conflicts, as heap's
+ * multixact: ls_update_lock_word), *oldtup the row, *locked the word now
+ * in the image (that lock, or a stronger one of ours already there).
+ * false: take the migrating path.  Nobody changes that word until the
+ * second half: a writer or a stronger locker that comes meanwhile waits
+ * for us, and share lockers do not merge with a NO KEY UPDATE lock
+ * (ls_lock_in_cold); one that migrates the row (with our lock) waits for
+ * us in the hot tier, and the second half then finds the row hot.
  */
 bool
 ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						TransactionId xid, Snapshot snapshot, Snapshot crosscheck,
-						uint64 lock_word, HeapTuple *oldtup)
+						LockTupleMode mode, HeapTuple *oldtup, uint64 *locked)
 {
-	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
+	uint64		held;
+	uint64		expect;
+	LsColdXmax	x;
 
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, 0, &x, false, oldtup,
-						 NULL, NULL);
+	*oldtup = NULL;
+	if (!ls_cold_write_due(rel, tbl, rowid))
+		return false;
+	/* the common case first: no locker in the image (or a lock of ours) */
+	x = ls_cold_xmax_part(ls_update_lock_word(0, xid, mode, &expect),
+						  InvalidCommandId, LS_ROWID_INVALID);
+	if (ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, 0, &x, false,
+						  oldtup, NULL, NULL, locked))
+		return true;
+	/* lockers a no-key update may join (outside every latch: a multixact) */
+	if (mode != LockTupleNoKeyExclusive || (held = ls_cold_lockers(tbl, rowid)) == 0)
+		return false;
+	x = ls_cold_xmax_part(ls_update_lock_word(held, xid, mode, &expect),
+						  InvalidCommandId, LS_ROWID_INVALID);
+	if (expect == 0)
+		return false;
+	return ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, expect, &x, false,
+							 oldtup, NULL, NULL, locked);
+}
+
+/*
+ * The lock-only xmax part of rowid's image, which this transaction just
+ * inserted from v (ls_cold_insert; nobody else can reach it yet), becomes
+ * lockers (none when 0): the lockers an update moves to its new version
+ * (heap's xmax_new_tuple).  Not logged: a crash ends them.  Outside epochs.
+ */
+void
+ls_cold_set_lockers(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v,
+					uint64 lockers)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	LsColdXmax	x = ls_cold_xmax_part(lockers, InvalidCommandId, LS_ROWID_INVALID);
+	ls_status	st = LS_OK;
+
+	Assert(ct != NULL && v->len <= LS_COLD_XMAX_PAYLOAD);
+	Assert(lockers == 0 || (ls_hv_flags(lockers) & LS_HV_XMAX_LOCK_ONLY));
+	ls_log_multi_durable(tbl, lockers);
+	if (ls_cold_only_begin(ct, tbl, rowid) != NULL)
+		st = ls_cold_restamp(ct, rowid, v, false, lockers != 0 ? &x : NULL);
+	else
+		st = LS_CORRUPT;
+	ls_cold_only_end(rowid);
+	if (st != LS_OK)
+		ls_cold_report(st, &ct->key, "update");
+}
+
+/* Can an image of len bytes carry an xmax part (one chunk)? */
+bool
+ls_cold_fits_xmax(uint32 len)
+{
+	return len <= LS_COLD_XMAX_PAYLOAD;
 }
 
 /*
@@ -2647,8 +2787,22 @@ ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		ls_version_info(ls_hot_row_newest(standin), &info);
 		if (info.xmax_raw != 0 && (info.xmax_flags & LS_HV_XMAX_IS_MULTI))
 		{
-			/* share lockers: wait for one that runs, then judge again */
-			if (!ls_cold_multi_holder(info.xmax_multi, &holder))
+			bool		lock_only = ls_xmax_is_lock_only(&info);
+
+			/*
+			 * An update beside lockers: wait for the updater while it runs
+			 * (what stops a writer; a locker waits for it too, as for a
+			 * single updater); once it committed, nobody (the caller
+			 * follows the update); once it aborted, the lockers.  Lockers:
+			 * wait for one that runs.  Then judge again.
+			 */
+			LsXidStatus xs = lock_only ? LS_XS_ABORTED :
+				ls_xmax_status(ls_hot_row_newest(standin), &info);
+
+			if (xs == LS_XS_IN_PROGRESS)
+				holder = info.xmax;
+			else if (xs != LS_XS_ABORTED ||
+					 !ls_cold_multi_holder(info.xmax_multi, lock_only, &holder))
 				holder = InvalidTransactionId;
 		}
 		else if (info.xmax_raw != 0 &&
@@ -2704,8 +2858,8 @@ ls_cold_committed_writer(ls_hot_table *tbl, uint64 rowid, TM_FailureData *tmfd)
 		LsVersionInfo info;
 
 		ls_version_info(v, &info);
-		if (info.xmax_raw != 0 && !(info.xmax_flags & LS_HV_XMAX_IS_MULTI) &&
-			!ls_xmax_is_lock_only(&info) &&
+		/* a single writer, or the updater of a multixact (info.xmax) */
+		if (info.xmax_raw != 0 && !ls_xmax_is_lock_only(&info) &&
 			ls_xmax_status(v, &info) == LS_XS_COMMITTED)
 		{
 			uint64		next = atomic_load(&v->next_rowid);
@@ -2725,43 +2879,59 @@ ls_cold_committed_writer(ls_hot_table *tbl, uint64 rowid, TM_FailureData *tmfd)
 /*
  * UPDATE in the cold tier, second half (after ls_cold_lock_for_update):
  * the new version v goes into the tree at newrowid (a fresh rowid, under
- * this transaction's xid) and the old image's xmax becomes update_word
- * (our update, moved to newrowid), both under the row's locks, the old
- * row's tombstone logged with them.  true: done (the caller frees v).  false: the row
+ * this transaction's xid), carrying lockers (the old image's FOR KEY SHARE
+ * lockers that still run, as a lock-only xmax part: heap's xmax_new_tuple,
+ * so a later key update or delete of the new row still waits for them; 0
+ * when none), and the old image's xmax becomes update_word (our update,
+ * moved to newrowid, beside those lockers), both under the row's locks,
+ * the old row's tombstone logged with them.  locked is the word the first
+ * half left in the image; nobody else changes it meanwhile.  Both words
+ * are built by the caller, outside every latch and epoch (a multixact may
+ * have to be created).  true: done (the caller frees v).  false: the row
  * was migrated meanwhile (someone came to wait for our lock there): v is
  * untouched, and the caller finishes the update on the hot row.
  */
 bool
 ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
-					  TransactionId xid, CommandId cid, uint64 update_word,
-					  uint64 newrowid, ls_hot_version *v)
+					  TransactionId xid, CommandId cid, uint64 locked,
+					  uint64 update_word, uint64 lockers, uint64 newrowid,
+					  ls_hot_version *v)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
 	ls_status	st = LS_OK;
 	bool		done = false;
+	const uint64 hints = ((uint64) (LS_HV_XMAX_COMMITTED | LS_HV_XMAX_ABORTED)) << 32;
 
 	Assert(ct != NULL);
+	/* an image with an xmax part is one chunk (ls_cold_restamp) */
+	if (lockers != 0 && v->len > LS_COLD_XMAX_PAYLOAD)
+		elog(ERROR, "new row of %u bytes cannot carry its lockers in leanstore table \"%s\"",
+			 v->len, RelationGetRelationName(rel));
+	ls_log_multi_durable(tbl, update_word);
+	ls_log_multi_durable(tbl, lockers);
 	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
 	{
 		ls_hot_version *old = ls_hot_row_newest(standin);
 		LsColdXmax	x;
 
 		/* nobody changes an image whose row we hold locked but us */
-		if (ls_hv_xid(atomic_load(&old->xmax_word)) != xid ||
-			!(ls_hv_flags(atomic_load(&old->xmax_word)) & LS_HV_XMAX_LOCK_ONLY))
+		if ((atomic_load(&old->xmax_word) & ~hints) != (locked & ~hints))
 		{
 			ls_cold_only_end(rowid);
 			elog(ERROR, "row " UINT64_FORMAT " of leanstore table \"%s\" lost this transaction's lock",
 				 rowid, RelationGetRelationName(rel));
 		}
-		/* over our FOR UPDATE lock an update counts as a key update (heap) */
-		if (ls_hv_flags(atomic_load(&old->xmax_word)) & LS_HV_XMAX_KEYS_UPDATED)
-			update_word = ls_hv_word(ls_hv_xid(update_word),
-									 ls_hv_flags(update_word) | LS_HV_XMAX_KEYS_UPDATED);
 		x = ls_cold_xmax_part(update_word, cid, newrowid);
 		/* the new row first: a reader meets the old one or both */
 		st = ls_cold_append(ct, tbl, newrowid, v);
+		if (st == LS_OK && lockers != 0)
+		{
+			LsColdXmax	lx = ls_cold_xmax_part(lockers, InvalidCommandId, LS_ROWID_INVALID);
+
+			/* not logged: a crash ends the lockers */
+			st = ls_cold_restamp(ct, newrowid, v, false, &lx);
+		}
 		if (st == LS_OK)
 			st = ls_cold_restamp(ct, rowid, old,
 								 (ls_hv_flags(atomic_load(&old->xmin_word)) & LS_HV_XMIN_FROZEN) != 0,

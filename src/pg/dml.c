@@ -417,6 +417,80 @@ ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
 	return c;
 }
 
+/* Does a transaction other than ours still run in xmax word? */
+static bool
+ls_word_others_run(uint64 word)
+{
+	MultiXactMember *m;
+	int			n = ls_xmax_members(word, &m);
+	bool		found = false;
+
+	for (int i = 0; i < n && !found; i++)
+		found = !TransactionIdIsCurrentTransactionId(m[i].xid) &&
+			TransactionIdIsInProgress(m[i].xid);
+	if (m != NULL)
+		pfree(m);
+	return found;
+}
+
+/*
+ * The lock an update of a cold row takes in the row's image (its first
+ * half in the cold tier: ls_cold_lock_for_update): this transaction's lock
+ * for mode, merged with the image's lockers held (a lock-only word, 0 when
+ * none) when none of them that still runs conflicts with it -- FOR KEY
+ * SHARE lockers beside a no-key update, as heap's multixact lets a foreign
+ * key's check and an update of the referenced row's other columns go
+ * together -- with *expect = held: the lock goes in only if the image
+ * still holds that word.  Else the lock alone and *expect = 0 (running
+ * lockers then make the caller wait for them; a lock of ours alone is
+ * judged as such: ls_cold_plain_target).  May create a multixact:
+ * never under a latch or inside an epoch.
+ */
+uint64
+ls_update_lock_word(uint64 held, TransactionId xid, LockTupleMode mode, uint64 *expect)
+{
+	MultiXactStatus status = ls_mx_status(mode, false);
+
+	*expect = 0;
+	if (held != 0 && ls_word_others_run(held))
+	{
+		TransactionId *xids;
+		int			own_mode;
+		TransactionId live_updater;
+		bool		stale;
+		int			nconflict;
+
+		Assert(ls_hv_flags(held) & LS_HV_XMAX_LOCK_ONLY);
+		nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
+									  &own_mode, &live_updater, &stale);
+		pfree(xids);
+		if (nconflict == 0 && !stale && !TransactionIdIsValid(live_updater))
+		{
+			*expect = held;
+			return ls_xmax_merge(held, xid, status, 0);
+		}
+	}
+	return ls_xmax_merge(0, xid, status, 0);
+}
+
+/*
+ * Wait until no transaction of word (an xmax word: one xid or a
+ * multixact's members) runs any more: XactLockTableWait for each, as
+ * heap's MultiXactIdWait does.
+ */
+static void
+ls_wait_members(Relation rel, ItemPointer tid, uint64 word, XLTW_Oper oper)
+{
+	MultiXactMember *m;
+	int			n = ls_xmax_members(word, &m);
+
+	for (int i = 0; i < n; i++)
+		if (!TransactionIdIsCurrentTransactionId(m[i].xid))
+			XactLockTableWait(m[i].xid, rel, tid, oper);
+	if (m != NULL)
+		pfree(m);
+}
+
 /*
  * VACUUM/CLUSTER: word without what no longer matters: finished lockers
  * and aborted updaters go; a multixact nobody runs in any more becomes its
@@ -948,12 +1022,17 @@ ls_acquire(Relation rel, ls_hot_table *tbl, uint64 rowid, CommandId cid,
  * join meanwhile: then build the word again.  Afterwards the row's block
  * loses its visibility map bit if VACUUM marked it (vismap.c: the flag is
  * read after the write was published, in the same epoch).
+ *
+ * The lockers that still run go onto carry_to (a hot version) when given.
+ * With carried instead (a new version the caller wrote into the cold tree
+ * and gave *carried as its lockers): false, with nothing changed, unless
+ * the lockers are exactly *carried; *carried is then what they are.
  */
 static bool
 ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				TransactionId xid, MultiXactStatus status, uint32 extra_flags,
 				CommandId cid, uint64 next_rowid, ls_hot_version *install,
-				ls_hot_version *carry_to, bool refuse_lockers)
+				ls_hot_version *carry_to, uint64 *carried)
 {
 	for (int tries = 0;; tries++)
 	{
@@ -998,10 +1077,14 @@ ls_finish_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				 rowid, RelationGetRelationName(rel));
 
 		newword = ls_xmax_merge(chk.xmax_word, xid, status, extra_flags);
-		lockers = (carry_to != NULL || refuse_lockers) ? ls_xmax_lockers(chk.xmax_word, xid) : 0;
+		lockers = (carry_to != NULL || carried != NULL) ?
+			ls_xmax_lockers(chk.xmax_word, xid) : 0;
 		/* nothing changed yet; the word is checked again under the latch */
-		if (refuse_lockers && lockers != 0)
+		if (carried != NULL && !ls_xmax_same(lockers, *carried))
+		{
+			*carried = lockers;
 			return false;
+		}
 
 		ls_epoch_enter();
 		row = ls_recheck(tbl, rowid, &chk);
@@ -1634,7 +1717,7 @@ retry_cold:
 	{
 		ls_finish_write(rel, tbl, rowid, xid, MultiXactStatusUpdate,
 						changingPart ? LS_HV_XMAX_MOVED : 0, cid,
-						LS_ROWID_INVALID, NULL, NULL, false);
+						LS_ROWID_INVALID, NULL, NULL, NULL);
 		ls_hashcache_forget_tuple(rel, oldtup, rowid);
 		if (HeapTupleHasExternal(oldtup))
 			heap_toast_delete(rel, oldtup, false);
@@ -1753,27 +1836,73 @@ ls_only_summarizing_indexes(Relation rel)
  * UPDATE of a hot row when the hot tier has no room for the new version v
  * (or its row): the old version names us as updater, moved to newrowid,
  * and v becomes newrowid's image in the cold tree (xmin: us), as a
- * non-HOT update that a bulk load made.  The old version is marked first:
- * nobody else can reach newrowid before we commit (its xmin is ours, the
- * old version's xmax ours in progress), and an error before the image is
- * written aborts both.  Lockers of the old version would have to move to
- * the new one (ls_finish_write's carry_to), which an image cannot take
- * here: then the tier's error stands.  Frees v.
+ * non-HOT update that a bulk load made.  Without lockers on the old
+ * version, it is marked first: nobody else can reach newrowid before we
+ * commit (its xmin is ours, the old version's xmax ours in progress), and
+ * an error before the image is written aborts both.  Lockers that still
+ * run (FOR KEY SHARE beside our no-key update) move to the new version, as
+ * ls_finish_write's carry_to does in the hot tier: the image is written
+ * first with them as its lock-only xmax part, and the old version is
+ * marked only if its lockers are still those (else the part is written
+ * again).  An image too long for an xmax part waits for them to end.
+ * Frees v.
  */
 static void
-ls_update_into_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, uint64 newrowid,
-					TransactionId xid, CommandId cid, LockTupleMode lockmode,
-					ls_hot_version *v)
+ls_update_into_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 rowid,
+					uint64 newrowid, TransactionId xid, CommandId cid,
+					LockTupleMode lockmode, ls_hot_version *v)
 {
-	if (!ls_finish_write(rel, tbl, rowid, xid, ls_mx_status(lockmode, true),
-						 LS_HV_XMAX_MOVED, cid, newrowid, NULL, NULL, true))
+	uint64		carried = 0;	/* the image's lockers */
+	bool		written = false;	/* the image is in the tree */
+
+	while (!ls_finish_write(rel, tbl, rowid, xid, ls_mx_status(lockmode, true),
+							LS_HV_XMAX_MOVED, cid, newrowid, NULL, NULL, &carried))
 	{
-		ls_version_discard(v);
-		ls_report_status(LS_NO_SPACE, rel, "update a row of");
+		if (carried != 0 && !ls_cold_fits_xmax(v->len))
+		{
+			/* (never written: the image cannot carry them) */
+			ls_wait_members(rel, otid, carried, XLTW_Update);
+			carried = 0;
+			continue;
+		}
+		if (!written)
+		{
+			ls_cold_insert(rel, tbl, newrowid, v);
+			written = true;
+		}
+		ls_cold_set_lockers(rel, tbl, newrowid, v, carried);
 	}
-	ls_cold_insert(rel, tbl, newrowid, v);
+	if (!written)
+		ls_cold_insert(rel, tbl, newrowid, v);
 	ls_version_discard(v);
 	ls_vm_note_insert(rel, tbl, newrowid);
+}
+
+/*
+ * An update's second half in the cold tier (ls_cold_finish_update), with
+ * the words it needs built here, outside every latch: the old image's
+ * update word (our update beside the lockers of locked that still run) and
+ * the new image's lockers (heap's xmax_new_tuple).  A new row too long to
+ * carry an xmax part waits for those lockers to end first (a rare case: it
+ * is longer than one chunk after TOAST).  false: the row is hot now (see
+ * ls_cold_finish_update).
+ */
+static bool
+ls_update_in_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 rowid,
+				  TransactionId xid, CommandId cid, LockTupleMode mode, uint64 locked,
+				  uint64 newrowid, ls_hot_version *v)
+{
+	uint64		lockers = ls_xmax_lockers(locked, xid);
+
+	while (lockers != 0 && !ls_cold_fits_xmax(v->len))
+	{
+		ls_wait_members(rel, otid, lockers, XLTW_Update);
+		lockers = ls_xmax_lockers(locked, xid);
+	}
+	return ls_cold_finish_update(rel, tbl, rowid, xid, cid, locked,
+								 ls_xmax_merge(locked, xid, ls_mx_status(mode, true),
+											   LS_HV_XMAX_MOVED),
+								 lockers, newrowid, v);
 }
 
 TM_Result
@@ -1802,7 +1931,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TM_Result	res;
 	bool		cold = false;	/* locked in the cold tier */
 	bool		plain;			/* an update the cold tier can make */
-	uint64		lock_word;		/* our lock, as ls_acquire would take it */
+	uint64		locked = 0;		/* the image's word after the cold lock */
 	bool		can_spill;
 	bool		spill = false;	/* the hot tier is full: new version cold */
 
@@ -1858,9 +1987,9 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	 * into the tree below
 	 */
 	plain = snapshot != NULL && IsMVCCSnapshot(snapshot);
-	lock_word = ls_xmax_merge(0, xid, ls_mx_status(*lockmode, false), 0);
 	if (plain && ls_row_maybe_cold(tbl, rowid) &&
-		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, lock_word, &oldtup))
+		ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, *lockmode,
+								&oldtup, &locked))
 	{
 		cold = true;
 		res = TM_Ok;
@@ -1879,7 +2008,8 @@ retry_cold:
 		ls_migrate_soft = false;
 		if (ls_migrate_found_full)
 		{
-			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, lock_word, &oldtup))
+			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, *lockmode,
+										 &oldtup, &locked))
 			{
 				if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, tmfd,
 								 "update a row of", &res))
@@ -1953,14 +2083,11 @@ retry_cold:
 	{
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), 0,
-						cid, LS_ROWID_INVALID, v, v, false);
+						cid, LS_ROWID_INVALID, v, v, NULL);
 		ls_abort_note_insert(tbl, rowid, xid);
 	}
-	else if (cold &&
-			 ls_cold_finish_update(rel, tbl, rowid, xid, cid,
-								   ls_xmax_merge(0, xid, ls_mx_status(*lockmode, true),
-												 LS_HV_XMAX_MOVED),
-								   newrowid, v))
+	else if (cold && ls_update_in_cold(rel, tbl, otid, rowid, xid, cid, *lockmode,
+									  locked, newrowid, v))
 	{
 		ls_version_discard(v);
 		ls_hashcache_forget_tuple(rel, oldtup, rowid);
@@ -1990,7 +2117,7 @@ retry_cold:
 		if (spill)
 		{
 			ls_cold_note_full();
-			ls_update_into_cold(rel, tbl, rowid, newrowid, xid, cid, *lockmode, v);
+			ls_update_into_cold(rel, tbl, otid, rowid, newrowid, xid, cid, *lockmode, v);
 			ls_hashcache_forget_tuple(rel, oldtup, rowid);
 			goto written;
 		}
@@ -2004,7 +2131,7 @@ retry_cold:
 		ls_log_note(tbl, newrowid);
 		ls_finish_write(rel, tbl, rowid, xid,
 						ls_mx_status(*lockmode, true), LS_HV_XMAX_MOVED,
-						cid, newrowid, NULL, v, false);
+						cid, newrowid, NULL, v, NULL);
 		ls_hashcache_forget_tuple(rel, oldtup, rowid);
 	}
 
@@ -2111,14 +2238,15 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
 		int			nconflict;
 
 		/*
-		 * Only share locks share an image: a NO KEY UPDATE lock there may be
-		 * an update's first half in the cold tier, whose second half
-		 * rewrites the image's xmax (ls_cold_finish_update) and would drop
-		 * a KEY SHARE lock merged in meanwhile; such lockers wait, as
-		 * before.
+		 * Only share lockers take others in: a NO KEY UPDATE lock there may
+		 * be an update's first half in the cold tier, whose second half
+		 * expects the image's xmax unchanged (ls_cold_finish_update); such
+		 * lockers wait.  A NO KEY UPDATE lock joins FOR KEY SHARE lockers
+		 * (EvalPlanQual's lock before an update, SELECT FOR NO KEY UPDATE),
+		 * as an update does (ls_update_lock_word); FOR UPDATE conflicts with
+		 * every lock.
 		 */
-		if (!ls_share_locks_only(held) ||
-			(mode != LockTupleKeyShare && mode != LockTupleShare))
+		if (!ls_share_locks_only(held) || mode == LockTupleExclusive)
 			return false;
 		nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
 									  &own_mode, &live_updater, &stale);

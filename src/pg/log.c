@@ -723,6 +723,24 @@ ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid)
 	flushed = xid;
 }
 
+/*
+ * Before a multixact goes into a cold image's xmax part (share lockers, or
+ * an update beside FOR KEY SHARE lockers): its creation is in PostgreSQL's
+ * WAL, durably.  A clean image (checkpoint) may hold the word; after a
+ * crash that lost the creation record PostgreSQL would hand the same
+ * multixact out again, or refuse to read it ("has not been created yet").
+ * A WAL flush only when something is still unflushed; single xids are
+ * ls_log_bulk_xid's.
+ */
+void
+ls_log_multi_durable(ls_hot_table *tbl, uint64 word)
+{
+	if (ls_log == NULL || !ls_log_permanent(tbl) ||
+		!(ls_hv_flags(word) & LS_HV_XMAX_IS_MULTI))
+		return;
+	XLogFlush(GetXLogInsertRecPtr());
+}
+
 /* ------------------------------------------------------------------------
  * What a transaction wrote: rowid ranges per storage
  * ------------------------------------------------------------------------ */

@@ -245,6 +245,7 @@ extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload
 extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
 extern void ls_log_cold_tomb(ls_hot_table *tbl, uint64 rowid, TransactionId xid);
 extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
+extern void ls_log_multi_durable(ls_hot_table *tbl, uint64 word);
 /*
  * Most entry bytes in one ls_log_cold_puts record (well within the
  * smallest log buffer's largest record); an entry is LS_LOG_PUT_HEAD bytes
@@ -449,8 +450,11 @@ extern bool ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   Snapshot crosscheck, HeapTuple *oldtup);
 extern bool ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									TransactionId xid, Snapshot snapshot,
-									Snapshot crosscheck, uint64 lock_word,
-									HeapTuple *oldtup);
+									Snapshot crosscheck, LockTupleMode mode,
+									HeapTuple *oldtup, uint64 *locked);
+extern bool ls_cold_fits_xmax(uint32 len);
+extern void ls_cold_set_lockers(Relation rel, ls_hot_table *tbl, uint64 rowid,
+								ls_hot_version *v, uint64 lockers);
 extern bool ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									   ls_hot_version *v, uint32 token);
 extern HeapTuple ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl,
@@ -466,9 +470,9 @@ extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
 							 bool *newer);
 extern uint64 ls_cold_lockers(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
-								  TransactionId xid, CommandId cid,
-								  uint64 update_word, uint64 newrowid,
-								  ls_hot_version *v);
+								  TransactionId xid, CommandId cid, uint64 locked,
+								  uint64 update_word, uint64 lockers,
+								  uint64 newrowid, ls_hot_version *v);
 /* Under the row latch, before a migrated row leaves as DEAD. */
 extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
 /* The storage goes (drop, truncate): forget its tree without writing it. */
@@ -871,6 +875,8 @@ extern TM_Result ls_tuple_update(Relation rel, ItemPointer otid,
 								 bool wait, TM_FailureData *tmfd,
 								 LockTupleMode *lockmode, bool *update_indexes);
 extern uint64 ls_xmax_settle(uint64 word);
+extern uint64 ls_update_lock_word(uint64 held, TransactionId xid, LockTupleMode mode,
+								  uint64 *expect);
 extern TM_Result ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 							   TupleTableSlot *slot, CommandId cid,
 							   LockTupleMode mode, LockWaitPolicy wait_policy,

@@ -37,12 +37,13 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 		-c "CREATE TABLE u (id bigint PRIMARY KEY, c int) USING leanstore"
 	# A: fill the tier, lock rows 50001..50100 in their images, hold 8 s
 	P -c "BEGIN" \
+		-c "SELECT 'A key-shared hot ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 80001 AND 80100 FOR KEY SHARE) l" \
 		-c "DO \$\$ BEGIN FOR i IN 1 .. 10 LOOP UPDATE f SET pad = repeat(chr(98 + i), 200); END LOOP; END \$\$" \
 		-c "SELECT 'A locked ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 50001 AND 50100 FOR UPDATE) l" \
 		-c "SELECT 'A shared ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 60001 AND 60100 FOR SHARE) l" \
 		-c "SELECT 'A key-shared ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 70001 AND 70100 FOR KEY SHARE) l" \
 		-c "SELECT 'A spilled: ' || (writes_spilled > 0) FROM leanstore_stats()" \
-		-c "SELECT pg_sleep(14)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
+		-c "SELECT pg_sleep(18)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
 		-c "COMMIT" >"$dir/a.log" 2>&1 &
 	a=$!
 	for _ in $(seq 1 120); do
@@ -73,15 +74,64 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	*"lock timeout"* | *"hot tier is full"*) echo "B: update of a share-locked row refused" ;;
 	*) echo "B: update of a share-locked row NOT refused: $r" ;;
 	esac
-	# a no-key update of a row A holds FOR KEY SHARE: heap lets it through;
-	# with the lock in the cold image it waits for A (README, "Current
-	# limitations"), or goes through when pack made room to migrate the
-	# row -- never "hot tier is full" (rolled back: the sums stay)
-	r=$(P -c "SET lock_timeout = '1s'" -c "BEGIN" -c "UPDATE t SET n = n + 1 WHERE id = 70050" -c "ROLLBACK")
+	# no-key updates of rows A holds FOR KEY SHARE go through at once, as on
+	# heap (a foreign key's check beside an update of the referenced row's
+	# other columns): the update's lock joins A's in the image (a
+	# multixact), and the new version, written into the cold tree at a new
+	# rowid, carries A's lock
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 70001 AND 70020")
 	case "$r" in
-	*"lock timeout"* | "") echo "B: no-key update of a key-share-locked row: waits or goes through" ;;
-	*) echo "B: no-key update of a key-share-locked row: $r" ;;
+	"") echo "B: no-key update of key-share-locked rows goes through" ;;
+	*) echo "B: no-key update of key-share-locked rows: $r" ;;
 	esac
+	# ... but a key update or a delete of them (the new versions now) still
+	# waits for A, as heap's new tuple keeps the locker in its xmax
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET id = -id WHERE id = 70010")
+	case "$r" in
+	*"lock timeout"*) echo "C: key update of an updated key-share-locked row waits" ;;
+	*) echo "C: key update of an updated key-share-locked row: ${r:-went through}" ;;
+	esac
+	r=$(P -c "SET lock_timeout = '1s'" -c "DELETE FROM t WHERE id = 70011")
+	case "$r" in
+	*"lock timeout"*) echo "C: delete of an updated key-share-locked row waits" ;;
+	*) echo "C: delete of an updated key-share-locked row: ${r:-went through}" ;;
+	esac
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET id = -id WHERE id = 70090")
+	case "$r" in
+	*"lock timeout"*) echo "C: key update of a key-share-locked row waits" ;;
+	*) echo "C: key update of a key-share-locked row: ${r:-went through}" ;;
+	esac
+	# another no-key update of the new versions goes through too
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 70001 AND 70005")
+	case "$r" in
+	"") echo "B: second no-key update goes through" ;;
+	*) echo "B: second no-key update: $r" ;;
+	esac
+	# the same for rows A locked before the tier filled up (hot rows): the
+	# new versions go into the cold tree, carrying A's lock
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 80001 AND 80010")
+	case "$r" in
+	"") echo "B: no-key update of key-share-locked hot rows goes through" ;;
+	*) echo "B: no-key update of key-share-locked hot rows: $r" ;;
+	esac
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET id = -id WHERE id = 80005")
+	case "$r" in
+	*"lock timeout"*) echo "C: key update of an updated key-share-locked hot row waits" ;;
+	*) echo "C: key update of an updated key-share-locked hot row: ${r:-went through}" ;;
+	esac
+	# D's update of a row B3 updates beside A's lock waits for B3 (the
+	# updater in the image's multixact), then follows B3's committed update
+	# to the new version and updates that (READ COMMITTED)
+	(P -c "BEGIN" -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 70031 AND 70035" \
+		-c "SELECT pg_sleep(2)" -c "COMMIT" >"$dir/b3.log" 2>&1) &
+	b3=$!
+	sleep 1
+	P -v ON_ERROR_STOP=1 -c "UPDATE t SET n = n + 1000 WHERE id = 70033" \
+		-c "SELECT 'D: waited for the updater, then updated its version'"
+	wait "$b3"
+	grep -i "error" "$dir/b3.log" | sed 's/^/B3: /'
+	# VACUUM while A's lock keeps the old images' multixacts running
+	P -c "VACUUM t" -c "SELECT 'verify while locked: ' || leanstore_verify('t')"
 	# B2 without a lock timeout: waits for A (no room to migrate the row),
 	# then updates the version A's update made
 	(P -v ON_ERROR_STOP=1 -c "UPDATE t SET n = n + 100 WHERE id = 50099" \
@@ -101,6 +151,9 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	grep -i "error" "$dir/a.log" | sed 's/^/A: /'
 	# after A's commit B changes the rows it could not change before
 	P -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 50001 AND 50100"
+	# A's lock is gone with A: the key update and delete go through now
+	P -c "UPDATE t SET id = -id WHERE id = 70010" -c "UPDATE t SET id = -id WHERE id = -70010" \
+		-c "DELETE FROM t WHERE id = 70011" -c "INSERT INTO t VALUES (70011, 1, 'x')"
 	P -c "SELECT 'sum ' || sum(n) || ' rows ' || count(*) FROM t"
 	P -c "SET enable_seqscan = off" -c "SELECT 'index sum ' || sum(n) FROM t WHERE id BETWEEN 1 AND 100000"
 	P -c "SET enable_seqscan = off" -c "SELECT 'upserts: index sees ' || (count(*) = (SELECT count(*) FROM u)) FROM u WHERE id > 0"
@@ -116,15 +169,24 @@ B shares 100
 B key-shares 100
 B shares again 20
 B: update of a share-locked row refused
-B: no-key update of a key-share-locked row: waits or goes through
+B: no-key update of key-share-locked rows goes through
+C: key update of an updated key-share-locked row waits
+C: delete of an updated key-share-locked row waits
+C: key update of a key-share-locked row waits
+B: second no-key update goes through
+B: no-key update of key-share-locked hot rows goes through
+C: key update of an updated key-share-locked hot row waits
+D: waited for the updater, then updated its version
+verify while locked: true
 upserts: every key once
 B2: waited, then updated
+  A key-shared hot 100
   A locked 100
   A shared 100
   A key-shared 100
   A spilled: true
-sum 1200 rows 100000
-index sum 1200
+sum 2240 rows 100000
+index sum 2240
 upserts: index sees true
 verify: true true"
 if [ "$(cat "$out")" = "$expected" ]; then
