@@ -519,8 +519,9 @@ class Report:
         self.add("**Durability:** both engines run with **`synchronous_commit = on`** "
                  "(PostgreSQL's default): a commit is acknowledged once it is on disk, heap's "
                  "in PostgreSQL's WAL, leanstore's in leanstore's own log (group commit by its "
-                 "log writer) and then PostgreSQL's commit record. A workload with other "
-                 "settings lists them in its settings table.\n")
+                 "log writer) and, unless it wrote only leanstore rows (a log-only commit, "
+                 "decided by leanstore's log), then PostgreSQL's commit record. A workload with "
+                 "other settings lists them in its settings table.\n")
         self.add("How to read it: every number is the median of the runs (runs of the two "
                  "engines interleaved: heap, leanstore, heap, ...), with min, max and spread = "
                  "(max - min) / median. *ratio l/h* = leanstore median / heap median: above 1 "

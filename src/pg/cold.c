@@ -102,9 +102,9 @@ typedef struct LsColdRow
 /*
  * The deleter or updater of a row written in the cold tier itself
  * (ls_cold_write: a large DELETE or UPDATE does not migrate the rows it
- * changes).  Only images of one chunk carry it.  The words mean what they
- * mean in a hot version; clog decides (VACUUM removes the image once a
- * committed xmax is older than every snapshot, and drops an aborted one).
+ * changes), or its lockers.  The words mean what they mean in a hot
+ * version; clog decides (VACUUM removes the image once a committed xmax is
+ * older than every snapshot, and drops an aborted one).
  */
 typedef struct LsColdXmax
 {
@@ -122,11 +122,25 @@ ls_cold_head(const LsColdRow *hdr)
 		((hdr->flags & LS_COLD_XMAX) ? (uint32) sizeof(LsColdXmax) : 0);
 }
 
-/* Largest payload an image with an xmax part may have (one chunk). */
+/*
+ * Chunk layout.  An image of up to LS_COLD_XMAX_PAYLOAD bytes is one chunk,
+ * with an xmax part only while one is set.  A longer one (slotted) always
+ * has an xmax part in its first chunk -- all zero while none is set -- and
+ * LS_COLD_XMAX_PAYLOAD payload bytes there, the rest in continuation
+ * chunks of up to LS_COLD_CHUNK bytes: setting or clearing its xmax
+ * rewrites the first chunk in place (ls_cold_restamp) and the
+ * continuations stay, so a reader meets the old image or the new one.
+ * (Long images written before the slot existed have a fuller first chunk
+ * and no xmax part: those take none, LS_UF_COLD_SLOT says which.)
+ */
 #define LS_COLD_XMAX_PAYLOAD	(LS_BTREE_MAX_VALUE - (uint32) (sizeof(LsColdRow) + sizeof(LsColdXmax)))
-
-#define LS_COLD_FIRST_CHUNK	(LS_BTREE_MAX_VALUE - (uint32) sizeof(LsColdRow))
 #define LS_COLD_CHUNK		LS_BTREE_MAX_VALUE
+
+static inline bool
+ls_cold_slotted(uint32 len)
+{
+	return len > LS_COLD_XMAX_PAYLOAD;
+}
 
 /* The meta page (block 0), in the page's data part. */
 typedef struct LsColdMeta
@@ -974,12 +988,13 @@ ls_dead_key(uint8 *key, uint64 rowid)
 	return 9;
 }
 
+/* Chunks of an image of len bytes (at least as many as it has: see above). */
 static uint16
 ls_cold_chunks(uint32 len)
 {
-	if (len <= LS_COLD_FIRST_CHUNK)
+	if (!ls_cold_slotted(len))
 		return 1;
-	return (uint16) (1 + (len - LS_COLD_FIRST_CHUNK + LS_COLD_CHUNK - 1) / LS_COLD_CHUNK);
+	return (uint16) (1 + (len - LS_COLD_XMAX_PAYLOAD + LS_COLD_CHUNK - 1) / LS_COLD_CHUNK);
 }
 
 /* Remove rowid's image, all of its chunks (nothing there: LS_OK). */
@@ -1011,17 +1026,57 @@ ls_cold_remove(ls_btree *t, uint64 rowid)
 }
 
 /*
+ * The first chunk of an image into val: header (flags, xmin, cmin), the
+ * xmax part x -- or, for a slotted image, an empty one when x is NULL --
+ * and as much payload as fits.  Returns the chunk's length; *first the
+ * payload bytes in it.
+ */
+static uint32
+ls_cold_first_chunk(char *val, const char *payload, uint32 len, uint16 flags,
+					TransactionId xmin, CommandId cmin, const LsColdXmax *x,
+					uint32 *first)
+{
+	LsColdRow  *hdr = (LsColdRow *) val;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->total_len = len;
+	hdr->flags = flags;
+	hdr->xmin = xmin;
+	hdr->cmin = cmin;
+	if (x != NULL || ls_cold_slotted(len))
+	{
+		LsColdXmax	none;
+
+		if (x == NULL)
+		{
+			memset(&none, 0, sizeof(none));
+			none.cmax = InvalidCommandId;
+			none.next_rowid = LS_ROWID_INVALID;
+			x = &none;
+		}
+		hdr->flags |= LS_COLD_XMAX;
+		memcpy(val + sizeof(LsColdRow), x, sizeof(*x));
+	}
+	*first = Min(len, LS_BTREE_MAX_VALUE - ls_cold_head(hdr));
+	Assert(*first == len || *first == LS_COLD_XMAX_PAYLOAD);
+	memcpy(val + ls_cold_head(hdr), payload, *first);
+	return ls_cold_head(hdr) + *first;
+}
+
+/*
  * Store rowid's image, replacing an older one: a frozen version (pack,
- * shutdown, VACUUM), or one whose inserter clog decides (bulk loads).
+ * shutdown, VACUUM), or one whose inserter clog decides (bulk loads); with
+ * x an xmax part (a speculative insert's token, flags LS_COLD_SPEC).
  */
 static ls_status
-ls_cold_put(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
-			TransactionId xmin, CommandId cmin, bool frozen, bool fresh)
+ls_cold_put_x(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
+			  TransactionId xmin, CommandId cmin, uint16 flags, const LsColdXmax *x,
+			  bool fresh)
 {
 	uint8		key[LS_COLD_KEY_MAX];
 	char		val[LS_BTREE_MAX_VALUE];
-	LsColdRow  *hdr = (LsColdRow *) val;
-	uint32		first = Min(len, LS_COLD_FIRST_CHUNK);
+	uint32		first;
+	uint32		vlen;
 	uint32		off;
 	uint16		chunk = 1;
 	ls_status	st;
@@ -1032,20 +1087,23 @@ ls_cold_put(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 
 	if (st == LS_OK && !fresh)
 		st = ls_cold_remove(t, rowid);
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->total_len = len;
-	hdr->flags = frozen ? LS_COLD_FROZEN : 0;
-	hdr->xmin = xmin;
-	hdr->cmin = cmin;
-	memcpy(val + sizeof(LsColdRow), payload, first);
+	vlen = ls_cold_first_chunk(val, payload, len, flags, xmin, cmin, x, &first);
 	if (st == LS_OK)
-		st = ls_btree_append(t, key, ls_cold_key(key, rowid, 0), val, sizeof(LsColdRow) + first);
+		st = ls_btree_append(t, key, ls_cold_key(key, rowid, 0), val, vlen);
 	if (st == LS_OK)
 		pg_atomic_fetch_add_u64(&ls_cold_of_tree(t)->rows, 1);
 	for (off = first; st == LS_OK && off < len; off += LS_COLD_CHUNK, chunk++)
 		st = ls_btree_append(t, key, ls_cold_key(key, rowid, chunk), payload + off,
 							 Min(len - off, LS_COLD_CHUNK));
 	return st;
+}
+
+static ls_status
+ls_cold_put(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
+			TransactionId xmin, CommandId cmin, bool frozen, bool fresh)
+{
+	return ls_cold_put_x(t, rowid, payload, len, xmin, cmin,
+						 frozen ? LS_COLD_FROZEN : 0, NULL, fresh);
 }
 
 static ls_status
@@ -1115,6 +1173,8 @@ ls_standin_new(uint64 rowid, const LsColdRow *hdr)
 		atomic_store(&v->next_rowid, x.next_rowid);
 		if (hdr->flags & LS_COLD_SPEC)
 			atomic_store(&v->user_flags, LS_UF_SPECULATIVE);
+		if (ls_cold_slotted(hdr->total_len))
+			atomic_fetch_or(&v->user_flags, LS_UF_COLD_SLOT);
 	}
 	v->len = len;
 	return row;
@@ -1822,48 +1882,29 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
  * v (the caller frees it) becomes rowid's image with an xmax part that
  * carries the token (LS_COLD_SPEC), so that a stand-in read from it is
  * speculative as the hot version would be, and conflict checks wait for
- * the token.  One chunk only: false (nothing done) for a larger row.
- * Logged as a plain insert: replay applies it only if the inserter
- * committed, and a killed insert logs its tombstone
+ * the token.  Logged as a plain insert: replay applies it only if the
+ * inserter committed, and a killed insert logs its tombstone
  * (ls_cold_complete_speculative).  Outside epochs.
  */
-bool
+void
 ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   ls_hot_version *v, uint32 token)
 {
 	LsColdTable *ct;
 	TransactionId xmin = ls_hv_xid(atomic_load(&v->xmin_word));
-	uint8		key[LS_COLD_KEY_MAX];
-	char		val[LS_BTREE_MAX_VALUE];
-	LsColdRow  *hdr = (LsColdRow *) val;
 	LsColdXmax	x = ls_cold_xmax_part(0, InvalidCommandId, (uint64) token);
 	ls_status	st;
 
-	if (v->len > LS_COLD_XMAX_PAYLOAD)
-		return false;
 	ct = ls_cold_for_load(tbl, xmin);
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->total_len = v->len;
-	hdr->flags = LS_COLD_XMAX | LS_COLD_SPEC;
-	hdr->xmin = xmin;
-	hdr->cmin = v->cmin;
-	memcpy(val + sizeof(LsColdRow), &x, sizeof(x));
-	memcpy(val + ls_cold_head(hdr), v->data, v->len);
 	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
-	st = ls_cold_touch(ct);
+	st = ls_cold_put_x(&ct->tree, rowid, (const char *) v->data, v->len, xmin, v->cmin,
+					   LS_COLD_SPEC, &x, true);
 	if (st == LS_OK)
-		st = ls_btree_append(&ct->tree, key, ls_cold_key(key, rowid, 0), val,
-							 ls_cold_head(hdr) + v->len);
-	if (st == LS_OK)
-	{
-		pg_atomic_fetch_add_u64(&ct->rows, 1);
 		ls_log_cold_put(tbl, rowid, (const char *) v->data, v->len, xmin, false);
-	}
 	LWLockRelease(ls_cold->tree_lock);
 	if (st != LS_OK)
 		ls_cold_report(st, &ct->key, "insert into");
 	ls_cold_raise_end(ct, rowid);
-	return true;
 }
 
 /*
@@ -1972,7 +2013,7 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 		kv[i].key = keys + 8 * i;
 		kv[i].klen = ls_cold_key(keys + 8 * i, rowids[i], 0);
 		kv[i].val = pos;
-		kv[i].vlen = sizeof(LsColdRow) + Min(lens[i], LS_COLD_FIRST_CHUNK);
+		kv[i].vlen = sizeof(LsColdRow) + lens[i];	/* (one-chunk images only) */
 		pos += MAXALIGN(sizeof(LsColdRow) + lens[i]);
 	}
 
@@ -1986,7 +2027,7 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 		uint32		bytes = 0;
 		uint32		done = 0;
 
-		if (lens[i] > LS_COLD_FIRST_CHUNK)
+		if (ls_cold_slotted(lens[i]))
 		{
 			st = ls_cold_put(&ct->tree, rowids[i], payloads[i], lens[i], xmin, cmin,
 							 frozen, true);
@@ -1998,7 +2039,7 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 			continue;
 		}
 		/* a run of one-chunk images that one log record holds */
-		while (i + m < n && lens[i + m] <= LS_COLD_FIRST_CHUNK &&
+		while (i + m < n && !ls_cold_slotted(lens[i + m]) &&
 			   bytes + LS_LOG_PUT_HEAD + lens[i + m] <= LS_LOG_PUTS_MAX)
 		{
 			bytes += LS_LOG_PUT_HEAD + lens[i + m];
@@ -2029,12 +2070,14 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 
 /*
  * Write the first chunk of rowid's image again, for v (a stand-in read
- * under the same locks): same payload, the inserter frozen or not, with or
- * without an xmax part.  Replaces the value in place, so that a reader
- * finds the old image or the new one, never none (a remove and an append
- * would leave a gap).  Continuation chunks stay: the caller keeps the
- * chunk layout (an image with an xmax part has one chunk, and so has its
- * payload without it).
+ * under the same locks, or the version this transaction just inserted):
+ * same payload, the inserter frozen or not, with or without an xmax part.
+ * Replaces the value in place, so that a reader finds the old image or the
+ * new one, never none (a remove and an append would leave a gap).
+ * Continuation chunks stay: a one-chunk image stays one chunk, and a
+ * slotted one keeps its first chunk's payload (see "Chunk layout"); a long
+ * image without a slot cannot take an xmax part (callers check
+ * ls_cold_stampable; found here, it is LS_CORRUPT).
  */
 static ls_status
 ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *v, bool frozen,
@@ -2042,30 +2085,55 @@ ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *v, bool frozen,
 {
 	uint8		key[LS_COLD_KEY_MAX];
 	char		val[LS_BTREE_MAX_VALUE];
-	LsColdRow  *hdr = (LsColdRow *) val;
+	uint16		flags = frozen ? LS_COLD_FROZEN : 0;
 	uint32		first;
+	uint32		vlen;
 	ls_status	st;
 
-	Assert(x == NULL || v->len <= LS_COLD_XMAX_PAYLOAD);
 	Assert(v->len >= SizeofMinimalTupleHeader && v->len <= LS_HOT_MAX_PAYLOAD);
 	st = ls_cold_touch(ct);
 	if (st != LS_OK)
 		return st;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->total_len = v->len;
-	hdr->flags = (x != NULL ? LS_COLD_XMAX : 0) | (frozen ? LS_COLD_FROZEN : 0);
+	if (ls_cold_slotted(v->len))
+	{
+		/* the image's first chunk must be slotted too */
+		st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, 0), val, sizeof(val),
+							 &vlen);
+		if (st != LS_OK)
+			return st;
+		if (vlen != LS_BTREE_MAX_VALUE || ((LsColdRow *) val)->total_len != v->len)
+			return LS_CORRUPT;
+		if (!(((LsColdRow *) val)->flags & LS_COLD_XMAX))
+		{
+			LsColdRow  *hdr = (LsColdRow *) val;
+
+			/* the older layout: its payload stays where it is, no xmax */
+			if (x != NULL)
+				return LS_CORRUPT;
+			hdr->flags = flags;
+			hdr->xmin = ls_hv_xid(atomic_load(&v->xmin_word));
+			hdr->cmin = v->cmin;
+			return ls_btree_update(&ct->tree, key, ls_cold_key(key, rowid, 0), val, vlen);
+		}
+	}
 	if (x != NULL && (atomic_load(&v->user_flags) & LS_UF_SPECULATIVE))
-		hdr->flags |= LS_COLD_SPEC;
+		flags |= LS_COLD_SPEC;
 	if (x != NULL && (ls_hv_flags(atomic_load(&v->xmin_word)) & LS_HV_XMIN_ABORTED))
-		hdr->flags |= LS_COLD_ABORTED;
-	hdr->xmin = ls_hv_xid(atomic_load(&v->xmin_word));
-	hdr->cmin = v->cmin;
-	if (x != NULL)
-		memcpy(val + sizeof(LsColdRow), x, sizeof(*x));
-	first = Min(v->len, LS_BTREE_MAX_VALUE - ls_cold_head(hdr));
-	memcpy(val + ls_cold_head(hdr), v->data, first);
-	return ls_btree_update(&ct->tree, key, ls_cold_key(key, rowid, 0), val,
-						   ls_cold_head(hdr) + first);
+		flags |= LS_COLD_ABORTED;
+	vlen = ls_cold_first_chunk(val, (const char *) v->data, v->len, flags,
+							   ls_hv_xid(atomic_load(&v->xmin_word)), v->cmin, x, &first);
+	return ls_btree_update(&ct->tree, key, ls_cold_key(key, rowid, 0), val, vlen);
+}
+
+/*
+ * May rowid's image, read as stand-in version v, take an xmax part in
+ * place?  One chunk, or slotted (not a long image of an older layout).
+ */
+static bool
+ls_cold_stampable(ls_hot_version *v)
+{
+	return !ls_cold_slotted(v->len) ||
+		(atomic_load(&v->user_flags) & LS_UF_COLD_SLOT) != 0;
 }
 
 /*
@@ -2517,8 +2585,9 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 
 /*
  * Give rowid's image the xmax part x (this transaction, xid) when the row
- * is cold only, the case is plain (ls_cold_plain_target) and the image is
- * one chunk.  false: nothing done, take the migrating path.  On true,
+ * is cold only, the case is plain (ls_cold_plain_target) and the image can
+ * take an xmax part (ls_cold_stampable).  false: nothing done, take the
+ * migrating path.  On true,
  * *oldtup is the row (palloc'd); with tomb, the delete is logged.
  *
  * Durability: a tombstone is logged now, under tree_lock with the image
@@ -2546,7 +2615,7 @@ ls_cold_stamp_due(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId x
 	{
 		ls_hot_version *v = ls_hot_row_newest(standin);
 
-		if (v->len <= LS_COLD_XMAX_PAYLOAD && ls_cold_plain_target(v, snapshot, expect) &&
+		if (ls_cold_stampable(v) && ls_cold_plain_target(v, snapshot, expect) &&
 			(crosscheck == InvalidSnapshot || ls_version_visible(v, crosscheck)))
 		{
 			Size		size = ls_heaptuple_size(v, rel);
@@ -2689,7 +2758,7 @@ ls_cold_set_lockers(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_versio
 	LsColdXmax	x = ls_cold_xmax_part(lockers, InvalidCommandId, LS_ROWID_INVALID);
 	ls_status	st = LS_OK;
 
-	Assert(ct != NULL && v->len <= LS_COLD_XMAX_PAYLOAD);
+	Assert(ct != NULL);
 	Assert(lockers == 0 || (ls_hv_flags(lockers) & LS_HV_XMAX_LOCK_ONLY));
 	ls_log_multi_durable(tbl, lockers);
 	if (ls_cold_only_begin(ct, tbl, rowid) != NULL)
@@ -2699,13 +2768,6 @@ ls_cold_set_lockers(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_versio
 	ls_cold_only_end(rowid);
 	if (st != LS_OK)
 		ls_cold_report(st, &ct->key, "update");
-}
-
-/* Can an image of len bytes carry an xmax part (one chunk)? */
-bool
-ls_cold_fits_xmax(uint32 len)
-{
-	return len <= LS_COLD_XMAX_PAYLOAD;
 }
 
 /*
@@ -2904,10 +2966,6 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	const uint64 hints = ((uint64) (LS_HV_XMAX_COMMITTED | LS_HV_XMAX_ABORTED)) << 32;
 
 	Assert(ct != NULL);
-	/* an image with an xmax part is one chunk (ls_cold_restamp) */
-	if (lockers != 0 && v->len > LS_COLD_XMAX_PAYLOAD)
-		elog(ERROR, "new row of %u bytes cannot carry its lockers in leanstore table \"%s\"",
-			 v->len, RelationGetRelationName(rel));
 	ls_log_multi_durable(tbl, update_word);
 	ls_log_multi_durable(tbl, lockers);
 	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)

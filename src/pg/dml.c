@@ -474,24 +474,6 @@ ls_update_lock_word(uint64 held, TransactionId xid, LockTupleMode mode, uint64 *
 }
 
 /*
- * Wait until no transaction of word (an xmax word: one xid or a
- * multixact's members) runs any more: XactLockTableWait for each, as
- * heap's MultiXactIdWait does.
- */
-static void
-ls_wait_members(Relation rel, ItemPointer tid, uint64 word, XLTW_Oper oper)
-{
-	MultiXactMember *m;
-	int			n = ls_xmax_members(word, &m);
-
-	for (int i = 0; i < n; i++)
-		if (!TransactionIdIsCurrentTransactionId(m[i].xid))
-			XactLockTableWait(m[i].xid, rel, tid, oper);
-	if (m != NULL)
-		pfree(m);
-}
-
-/*
  * VACUUM/CLUSTER: word without what no longer matters: finished lockers
  * and aborted updaters go; a multixact nobody runs in any more becomes its
  * committed updater as a plain word (or nothing).
@@ -1297,12 +1279,8 @@ ls_insert_one(Relation rel, ls_hot_table *tbl, TupleTableSlot *slot,
 	}
 	if (cold && speculative)
 	{
-		bool		done = ls_cold_insert_speculative(rel, tbl, rowid, v, token);
-
+		ls_cold_insert_speculative(rel, tbl, rowid, v, token);
 		ls_version_discard(v);
-		/* a row of more than one chunk has no room for the token */
-		if (!done)
-			ls_report_status(LS_NO_SPACE, rel, "insert into");
 	}
 	else if (cold)
 	{
@@ -1844,8 +1822,7 @@ ls_only_summarizing_indexes(Relation rel)
  * ls_finish_write's carry_to does in the hot tier: the image is written
  * first with them as its lock-only xmax part, and the old version is
  * marked only if its lockers are still those (else the part is written
- * again).  An image too long for an xmax part waits for them to end.
- * Frees v.
+ * again).  Frees v.
  */
 static void
 ls_update_into_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 rowid,
@@ -1858,13 +1835,6 @@ ls_update_into_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 ro
 	while (!ls_finish_write(rel, tbl, rowid, xid, ls_mx_status(lockmode, true),
 							LS_HV_XMAX_MOVED, cid, newrowid, NULL, NULL, &carried))
 	{
-		if (carried != 0 && !ls_cold_fits_xmax(v->len))
-		{
-			/* (never written: the image cannot carry them) */
-			ls_wait_members(rel, otid, carried, XLTW_Update);
-			carried = 0;
-			continue;
-		}
 		if (!written)
 		{
 			ls_cold_insert(rel, tbl, newrowid, v);
@@ -1882,27 +1852,18 @@ ls_update_into_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 ro
  * An update's second half in the cold tier (ls_cold_finish_update), with
  * the words it needs built here, outside every latch: the old image's
  * update word (our update beside the lockers of locked that still run) and
- * the new image's lockers (heap's xmax_new_tuple).  A new row too long to
- * carry an xmax part waits for those lockers to end first (a rare case: it
- * is longer than one chunk after TOAST).  false: the row is hot now (see
- * ls_cold_finish_update).
+ * the new image's lockers (heap's xmax_new_tuple).  false: the row is hot
+ * now (see ls_cold_finish_update).
  */
 static bool
 ls_update_in_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 rowid,
 				  TransactionId xid, CommandId cid, LockTupleMode mode, uint64 locked,
 				  uint64 newrowid, ls_hot_version *v)
 {
-	uint64		lockers = ls_xmax_lockers(locked, xid);
-
-	while (lockers != 0 && !ls_cold_fits_xmax(v->len))
-	{
-		ls_wait_members(rel, otid, lockers, XLTW_Update);
-		lockers = ls_xmax_lockers(locked, xid);
-	}
 	return ls_cold_finish_update(rel, tbl, rowid, xid, cid, locked,
 								 ls_xmax_merge(locked, xid, ls_mx_status(mode, true),
 											   LS_HV_XMAX_MOVED),
-								 lockers, newrowid, v);
+								 ls_xmax_lockers(locked, xid), newrowid, v);
 }
 
 TM_Result

@@ -122,6 +122,8 @@ ls_chain_next(ls_hot_row *row, ls_hot_version *v, int *n)
 #define LS_UF_SPECULATIVE	0x0001	/* speculative insert: token in next_rowid */
 #define LS_UF_LOCAL			0x0002	/* in this backend's memory (palloc), never
 									 * installed: an image for the cold tree */
+#define LS_UF_COLD_SLOT		0x0004	/* a stand-in of a multi-chunk image whose
+									 * first chunk has an xmax part (cold.c) */
 
 /* ------------------------------------------------------------------------
  * init.c: process context, shared tier, life cycle, errors
@@ -452,10 +454,9 @@ extern bool ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowi
 									TransactionId xid, Snapshot snapshot,
 									Snapshot crosscheck, LockTupleMode mode,
 									HeapTuple *oldtup, uint64 *locked);
-extern bool ls_cold_fits_xmax(uint32 len);
 extern void ls_cold_set_lockers(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								ls_hot_version *v, uint64 lockers);
-extern bool ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
+extern void ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									   ls_hot_version *v, uint32 token);
 extern HeapTuple ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl,
 											  uint64 rowid, bool succeeded,

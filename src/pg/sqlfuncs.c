@@ -228,11 +228,13 @@ ls_problem(LsVerify *vf, uint64 rowid, const char *what)
 }
 
 /*
- * Problems found in one version (caller inside an epoch).  Copies out what
- * it checks; nothing is dereferenced through an unchecked length.
+ * Problems found in one version (caller inside an epoch), a hot one or a
+ * cold image's stand-in (cold: which may also say its image has an xmax
+ * slot).  Copies out what it checks; nothing is dereferenced through an
+ * unchecked length.
  */
 static const char *
-ls_check_version(ls_hot_version *v, int natts, uint64 limit)
+ls_check_version(ls_hot_version *v, int natts, uint64 limit, bool cold)
 {
 	uint32		len = v->len;
 	MinimalTuple mt = (MinimalTuple) v->data;
@@ -253,7 +255,7 @@ ls_check_version(ls_hot_version *v, int natts, uint64 limit)
 		return "xmin is hinted both committed and aborted";
 	if ((info.xmax_flags & LS_HV_XMAX_COMMITTED) && (info.xmax_flags & LS_HV_XMAX_ABORTED))
 		return "xmax is hinted both committed and aborted";
-	if (info.user_flags & ~LS_UF_SPECULATIVE)
+	if (info.user_flags & ~(LS_UF_SPECULATIVE | (cold ? LS_UF_COLD_SLOT : 0)))
 		return "unknown user flags";
 	if ((info.xmax_flags & LS_HV_XMAX_MOVED) && !(info.user_flags & LS_UF_SPECULATIVE) &&
 		info.next_rowid != LS_ROWID_INVALID && info.next_rowid >= limit)
@@ -275,7 +277,7 @@ ls_verify_cold_row(void *arg, uint64 rowid, ls_hot_row *standin, const char *bad
 	LsVerifyCold *vc = arg;
 
 	if (bad == NULL &&
-		(bad = ls_check_version(ls_hot_row_newest(standin), vc->natts, vc->limit)) != NULL)
+		(bad = ls_check_version(ls_hot_row_newest(standin), vc->natts, vc->limit, true)) != NULL)
 		bad = psprintf("cold image: %s", bad);	/* which tier, for the reader */
 	if (bad != NULL)
 		ls_problem(vc->vf, rowid, bad);
@@ -343,7 +345,7 @@ leanstore_verify(PG_FUNCTION_ARGS)
 				break;
 			}
 			versions++;
-			vbad = ls_check_version(v, natts, limit);
+			vbad = ls_check_version(v, natts, limit, false);
 			if (vbad != NULL)
 			{
 				if (bad == NULL)

@@ -305,7 +305,8 @@ ls_version_copy(Relation rel, ls_hot_version *src, uint32 len,
 		v->cmin = info.cmin;
 		atomic_store(&v->cmax, info.cmax);
 		atomic_store(&v->next_rowid, info.next_rowid);
-		atomic_store(&v->user_flags, info.user_flags);
+		/* a cold image's layout is not the copy's */
+		atomic_store(&v->user_flags, info.user_flags & ~LS_UF_COLD_SLOT);
 	}
 	return v;
 }

@@ -34,7 +34,11 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 		-c "INSERT INTO t SELECT g, 0, repeat('c', 200) FROM generate_series(1, 100000) g" \
 		-c "CREATE TABLE f (id int PRIMARY KEY, pad text) USING leanstore" \
 		-c "INSERT INTO f SELECT g, repeat('a', 200) FROM generate_series(1, 20000) g" \
-		-c "CREATE TABLE u (id bigint PRIMARY KEY, c int) USING leanstore"
+		-c "CREATE TABLE u (id bigint PRIMARY KEY, c int) USING leanstore" \
+		-c "CREATE TABLE lt (id int PRIMARY KEY, n int, pad text) USING leanstore" \
+		-c "ALTER TABLE lt ALTER pad SET STORAGE PLAIN" \
+		-c "SET leanstore.bulk_load_rows = 10" \
+		-c "INSERT INTO lt SELECT g, 0, repeat(chr(97 + g % 26), 2000) FROM generate_series(1, 200) g"
 	# A: fill the tier, lock rows 50001..50100 in their images, hold 8 s
 	P -c "BEGIN" \
 		-c "SELECT 'A key-shared hot ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 80001 AND 80100 FOR KEY SHARE) l" \
@@ -42,8 +46,9 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 		-c "SELECT 'A locked ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 50001 AND 50100 FOR UPDATE) l" \
 		-c "SELECT 'A shared ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 60001 AND 60100 FOR SHARE) l" \
 		-c "SELECT 'A key-shared ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 70001 AND 70100 FOR KEY SHARE) l" \
+		-c "SELECT 'A key-shared long ' || count(*) FROM (SELECT id FROM lt WHERE id BETWEEN 171 AND 180 FOR KEY SHARE) l" \
 		-c "SELECT 'A spilled: ' || (writes_spilled > 0) FROM leanstore_stats()" \
-		-c "SELECT pg_sleep(18)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
+		-c "SELECT pg_sleep(22)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
 		-c "COMMIT" >"$dir/a.log" 2>&1 &
 	a=$!
 	for _ in $(seq 1 120); do
@@ -119,6 +124,22 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	*"lock timeout"*) echo "C: key update of an updated key-share-locked hot row waits" ;;
 	*) echo "C: key update of an updated key-share-locked hot row: ${r:-went through}" ;;
 	esac
+	# cold rows of more than one chunk (2 kB, stored plain) take locks,
+	# deletes, updates and speculative inserts in their images too (an
+	# empty xmax slot in their first chunk), as rows of one chunk do
+	P -v ON_ERROR_STOP=1 -c "SELECT count(*) FROM (SELECT id FROM lt WHERE id BETWEEN 101 AND 120 FOR UPDATE) l" \
+		-c "UPDATE lt SET n = n + 1 WHERE id BETWEEN 121 AND 140" \
+		-c "DELETE FROM lt WHERE id BETWEEN 141 AND 150" \
+		-c "INSERT INTO lt VALUES (160, 0, repeat('y', 2000)) ON CONFLICT (id) DO UPDATE SET n = lt.n + 100" \
+		-c "INSERT INTO lt VALUES (1000, 7, repeat('z', 5000)) ON CONFLICT (id) DO NOTHING" \
+		-c "INSERT INTO lt VALUES (1000, 8, 'dup') ON CONFLICT (id) DO NOTHING" \
+		-c "UPDATE lt SET n = n + 1 WHERE id BETWEEN 171 AND 175" \
+		-c "SELECT 'B: long rows written'" 2>&1 | grep -v "^20\$"
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE lt SET id = -id WHERE id = 173")
+	case "$r" in
+	*"lock timeout"*) echo "C: key update of an updated key-share-locked long row waits" ;;
+	*) echo "C: key update of an updated key-share-locked long row: ${r:-went through}" ;;
+	esac
 	# D's update of a row B3 updates beside A's lock waits for B3 (the
 	# updater in the image's multixact), then follows B3's committed update
 	# to the new version and updates that (READ COMMITTED)
@@ -157,7 +178,10 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	P -c "SELECT 'sum ' || sum(n) || ' rows ' || count(*) FROM t"
 	P -c "SET enable_seqscan = off" -c "SELECT 'index sum ' || sum(n) FROM t WHERE id BETWEEN 1 AND 100000"
 	P -c "SET enable_seqscan = off" -c "SELECT 'upserts: index sees ' || (count(*) = (SELECT count(*) FROM u)) FROM u WHERE id > 0"
-	P -c "VACUUM t" -c "VACUUM u" -c "SELECT 'verify: ' || leanstore_verify('t') || ' ' || leanstore_verify('u')"
+	P -c "SELECT 'long rows ' || count(*) || ' ' || sum(n) || ' ' || sum(length(pad)) FROM lt"
+	P -c "SET enable_seqscan = off" -c "SELECT 'long rows by index ' || count(*) || ' ' || sum(n) || ' ' || sum(length(pad)) FROM lt WHERE id > 0"
+	P -c "VACUUM t" -c "VACUUM u" -c "VACUUM lt" \
+		-c "SELECT 'verify: ' || leanstore_verify('t') || ' ' || leanstore_verify('u') || ' ' || leanstore_verify('lt')"
 } >"$out" 2>&1
 cat "$out"
 cat "$dir/ups.note"
@@ -176,6 +200,8 @@ C: key update of a key-share-locked row waits
 B: second no-key update goes through
 B: no-key update of key-share-locked hot rows goes through
 C: key update of an updated key-share-locked hot row waits
+B: long rows written
+C: key update of an updated key-share-locked long row waits
 D: waited for the updater, then updated its version
 verify while locked: true
 upserts: every key once
@@ -184,11 +210,14 @@ B2: waited, then updated
   A locked 100
   A shared 100
   A key-shared 100
+  A key-shared long 10
   A spilled: true
 sum 2240 rows 100000
 index sum 2240
 upserts: index sees true
-verify: true true"
+long rows 191 132 385000
+long rows by index 191 132 385000
+verify: true true true"
 if [ "$(cat "$out")" = "$expected" ]; then
 	echo "lock_concurrent: ok"
 else
