@@ -2946,18 +2946,21 @@ ls_cold_committed_writer(ls_hot_table *tbl, uint64 rowid, TM_FailureData *tmfd)
  * so a later key update or delete of the new row still waits for them; 0
  * when none), and the old image's xmax becomes update_word (our update,
  * moved to newrowid, beside those lockers), both under the row's locks,
- * the old row's tombstone logged with them.  locked is the word the first
- * half left in the image; nobody else changes it meanwhile.  Both words
- * are built by the caller, outside every latch and epoch (a multixact may
- * have to be created).  true: done (the caller frees v).  false: the row
- * was migrated meanwhile (someone came to wait for our lock there): v is
- * untouched, and the caller finishes the update on the hot row.
+ * the old row's tombstone logged with them.  locked is the word the words
+ * were built from (the first half's); both are built by the caller,
+ * outside every latch and epoch (a multixact may have to be created).
+ * true: done (the caller frees v).  false with *now 0: the row was
+ * migrated meanwhile (someone came to wait for our lock there): v is
+ * untouched, and the caller finishes the update on the hot row.  false
+ * with *now the image's word: KEY SHARE lockers joined our lock meanwhile
+ * (nobody else changes the word while we hold it): nothing done, the
+ * caller builds the words again from *now.
  */
 bool
 ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 					  TransactionId xid, CommandId cid, uint64 locked,
 					  uint64 update_word, uint64 lockers, uint64 newrowid,
-					  ls_hot_version *v)
+					  ls_hot_version *v, uint64 *now)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
@@ -2966,6 +2969,7 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	const uint64 hints = ((uint64) (LS_HV_XMAX_COMMITTED | LS_HV_XMAX_ABORTED)) << 32;
 
 	Assert(ct != NULL);
+	*now = 0;
 	ls_log_multi_durable(tbl, update_word);
 	ls_log_multi_durable(tbl, lockers);
 	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
@@ -2973,12 +2977,12 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		ls_hot_version *old = ls_hot_row_newest(standin);
 		LsColdXmax	x;
 
-		/* nobody changes an image whose row we hold locked but us */
+		/* only KEY SHARE lockers join the word of a row we hold locked */
 		if ((atomic_load(&old->xmax_word) & ~hints) != (locked & ~hints))
 		{
+			*now = atomic_load(&old->xmax_word);
 			ls_cold_only_end(rowid);
-			elog(ERROR, "row " UINT64_FORMAT " of leanstore table \"%s\" lost this transaction's lock",
-				 rowid, RelationGetRelationName(rel));
+			return false;
 		}
 		x = ls_cold_xmax_part(update_word, cid, newrowid);
 		/* the new row first: a reader meets the old one or both */

@@ -417,6 +417,24 @@ ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
 	return c;
 }
 
+/* Does lock-only word hold a lock of xid (alone or as a member)? */
+static bool
+ls_word_holds_lock(uint64 word, TransactionId xid)
+{
+	MultiXactMember *m;
+	int			n;
+	bool		found = false;
+
+	if (!(ls_hv_flags(word) & LS_HV_XMAX_LOCK_ONLY))
+		return false;
+	n = ls_xmax_members(word, &m);
+	for (int i = 0; i < n && !found; i++)
+		found = TransactionIdEquals(m[i].xid, xid);
+	if (m != NULL)
+		pfree(m);
+	return found;
+}
+
 /* Does a transaction other than ours still run in xmax word? */
 static bool
 ls_word_others_run(uint64 word)
@@ -1860,10 +1878,28 @@ ls_update_in_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 rowi
 				  TransactionId xid, CommandId cid, LockTupleMode mode, uint64 locked,
 				  uint64 newrowid, ls_hot_version *v)
 {
-	return ls_cold_finish_update(rel, tbl, rowid, xid, cid, locked,
-								 ls_xmax_merge(locked, xid, ls_mx_status(mode, true),
-											   LS_HV_XMAX_MOVED),
-								 ls_xmax_lockers(locked, xid), newrowid, v);
+	for (;;)
+	{
+		uint64		now = 0;
+
+		if (ls_cold_finish_update(rel, tbl, rowid, xid, cid, locked,
+								  ls_xmax_merge(locked, xid, ls_mx_status(mode, true),
+												LS_HV_XMAX_MOVED),
+								  ls_xmax_lockers(locked, xid), newrowid, v, &now))
+			return true;
+		if (now == 0)
+			return false;		/* the row is hot now */
+
+		/*
+		 * KEY SHARE lockers joined our lock meanwhile (ls_lock_in_cold):
+		 * build the words again from the image's word, which must still
+		 * hold our lock
+		 */
+		if (!ls_word_holds_lock(now, xid))
+			elog(ERROR, "row " UINT64_FORMAT " of leanstore table \"%s\" lost this transaction's lock",
+				 rowid, RelationGetRelationName(rel));
+		locked = now;
+	}
 }
 
 TM_Result
@@ -2161,19 +2197,6 @@ ls_error_moved_partition(Relation rel, ItemPointer locked_tid, LOCKMODE tuplock)
  * nothing done.  On true the row is in slot and *newer says whether
  * snapshot does not see it.
  */
-/* Does lock-only word hold FOR SHARE / KEY SHARE locks only (its strongest)? */
-static bool
-ls_share_locks_only(uint64 word)
-{
-	uint32		f = ls_hv_flags(word);
-
-	if (f & LS_HV_XMAX_KEYS_UPDATED)
-		return false;			/* FOR UPDATE */
-	if ((f & LS_HV_XMAX_EXCL_LOCK) && !(f & LS_HV_XMAX_KEYSHR_LOCK))
-		return false;			/* FOR NO KEY UPDATE */
-	return true;
-}
-
 static bool
 ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 				LockTupleMode mode, Snapshot rule, Snapshot snapshot,
@@ -2186,9 +2209,12 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
 	/*
 	 * Lockers in the image: share their lock when no running one conflicts
 	 * with ours (FOR SHARE beside FOR SHARE, KEY SHARE beside anything but
-	 * FOR UPDATE), as heap does through a multixact; the merged word goes
-	 * in only if the image still holds the word judged here.  A conflict
-	 * is the caller's to wait for.
+	 * FOR UPDATE, NO KEY UPDATE beside KEY SHARE), as heap does through a
+	 * multixact; the merged word goes in only if the image still holds the
+	 * word judged here.  A NO KEY UPDATE lock there may be an update's
+	 * first half in the cold tier: its second half finds the KEY SHARE
+	 * lockers that joined and builds its words again (ls_update_in_cold).
+	 * A conflict is the caller's to wait for.
 	 */
 	if (held != 0)
 	{
@@ -2198,17 +2224,6 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
 		bool		stale;
 		int			nconflict;
 
-		/*
-		 * Only share lockers take others in: a NO KEY UPDATE lock there may
-		 * be an update's first half in the cold tier, whose second half
-		 * expects the image's xmax unchanged (ls_cold_finish_update); such
-		 * lockers wait.  A NO KEY UPDATE lock joins FOR KEY SHARE lockers
-		 * (EvalPlanQual's lock before an update, SELECT FOR NO KEY UPDATE),
-		 * as an update does (ls_update_lock_word); FOR UPDATE conflicts with
-		 * every lock.
-		 */
-		if (!ls_share_locks_only(held) || mode == LockTupleExclusive)
-			return false;
 		nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
 									  &own_mode, &live_updater, &stale);
 		pfree(xids);

@@ -738,7 +738,15 @@ ls_log_multi_durable(ls_hot_table *tbl, uint64 word)
 	if (ls_log == NULL || !ls_log_permanent(tbl) ||
 		!(ls_hv_flags(word) & LS_HV_XMAX_IS_MULTI))
 		return;
-	XLogFlush(GetXLogInsertRecPtr());
+	/*
+	 * This transaction created it (ls_xmax_merge, ls_xmax_lockers: a word
+	 * read from an image is never written back as it is): its creation
+	 * record ends at or before XactLastRecEnd.  (Not the insert position:
+	 * right after a page header no insertion ends there, and XLogFlush
+	 * refuses it.)
+	 */
+	if (XactLastRecEnd != InvalidXLogRecPtr)
+		XLogFlush(XactLastRecEnd);
 }
 
 /* ------------------------------------------------------------------------

@@ -473,7 +473,7 @@ extern uint64 ls_cold_lockers(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								  TransactionId xid, CommandId cid, uint64 locked,
 								  uint64 update_word, uint64 lockers,
-								  uint64 newrowid, ls_hot_version *v);
+								  uint64 newrowid, ls_hot_version *v, uint64 *now);
 /* Under the row latch, before a migrated row leaves as DEAD. */
 extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
 /* The storage goes (drop, truncate): forget its tree without writing it. */

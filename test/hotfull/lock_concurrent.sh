@@ -48,7 +48,7 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 		-c "SELECT 'A key-shared ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 70001 AND 70100 FOR KEY SHARE) l" \
 		-c "SELECT 'A key-shared long ' || count(*) FROM (SELECT id FROM lt WHERE id BETWEEN 171 AND 180 FOR KEY SHARE) l" \
 		-c "SELECT 'A spilled: ' || (writes_spilled > 0) FROM leanstore_stats()" \
-		-c "SELECT pg_sleep(22)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
+		-c "SELECT pg_sleep(26)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
 		-c "COMMIT" >"$dir/a.log" 2>&1 &
 	a=$!
 	for _ in $(seq 1 120); do
@@ -140,6 +140,26 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	*"lock timeout"*) echo "C: key update of an updated key-share-locked long row waits" ;;
 	*) echo "C: key update of an updated key-share-locked long row: ${r:-went through}" ;;
 	esac
+	# F's FOR KEY SHARE of rows E holds FOR NO KEY UPDATE goes in at once (as
+	# on heap), and E's update of them then carries F's lock to the new
+	# versions: G's key update of one waits for F
+	(P -c "BEGIN" -c "SELECT count(*) FROM (SELECT id FROM t WHERE id BETWEEN 90001 AND 90010 FOR NO KEY UPDATE) l" \
+		-c "SELECT pg_sleep(2)" -c "UPDATE t SET n = n + 1 WHERE id BETWEEN 90001 AND 90010" \
+		-c "COMMIT" >"$dir/e.log" 2>&1) &
+	e=$!
+	sleep 1
+	(P -c "BEGIN" -c "SELECT 'F: key-shares ' || count(*) || ' rows held for no key update' FROM (SELECT id FROM t WHERE id BETWEEN 90001 AND 90010 FOR KEY SHARE NOWAIT) l" \
+		-c "SELECT pg_sleep(3)" -c "COMMIT" >"$dir/f.log" 2>&1) &
+	f=$!
+	wait "$e"
+	grep -i "error" "$dir/e.log" | sed 's/^/E: /'
+	r=$(P -c "SET lock_timeout = '1s'" -c "UPDATE t SET id = -id WHERE id = 90005")
+	case "$r" in
+	*"lock timeout"*) echo "G: key update of a row updated beside a key-share lock waits" ;;
+	*) echo "G: key update of a row updated beside a key-share lock: ${r:-went through}" ;;
+	esac
+	wait "$f"
+	grep -v "^BEGIN\|^COMMIT\|^\$" "$dir/f.log"
 	# D's update of a row B3 updates beside A's lock waits for B3 (the
 	# updater in the image's multixact), then follows B3's committed update
 	# to the new version and updates that (READ COMMITTED)
@@ -202,6 +222,8 @@ B: no-key update of key-share-locked hot rows goes through
 C: key update of an updated key-share-locked hot row waits
 B: long rows written
 C: key update of an updated key-share-locked long row waits
+G: key update of a row updated beside a key-share lock waits
+F: key-shares 10 rows held for no key update
 D: waited for the updater, then updated its version
 verify while locked: true
 upserts: every key once
@@ -212,8 +234,8 @@ B2: waited, then updated
   A key-shared 100
   A key-shared long 10
   A spilled: true
-sum 2240 rows 100000
-index sum 2240
+sum 2250 rows 100000
+index sum 2250
 upserts: index sees true
 long rows 191 132 385000
 long rows by index 191 132 385000

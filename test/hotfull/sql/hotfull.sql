@@ -177,6 +177,29 @@ SELECT count(*), sum(n) FROM hf_lock WHERE id BETWEEN 1 AND 100000;
 RESET enable_seqscan;
 VACUUM hf_lock;
 SELECT leanstore_verify('hf_lock'), leanstore_verify('hf_fill');
+-- Subtransactions' FOR KEY SHARE locks beside their parent's in cold
+-- images while the tier is full: each one makes a multixact of parent and
+-- subtransaction, whose creation reaches the WAL before it goes into an
+-- image (ls_log_multi_durable); 3000 of them cross many WAL pages (the
+-- flush once failed with "xlog flush request ... is not satisfied" when a
+-- creation record ended a page).  The parent then updates some of the rows
+-- in the cold tier beside those locks.
+BEGIN;
+CALL hf_churn('hf_fill');
+SELECT count(*) FROM (SELECT id FROM hf_lock WHERE id BETWEEN 20001 AND 23000 FOR KEY SHARE) l;
+DO $$
+BEGIN
+  FOR i IN 20001 .. 23000 LOOP
+    BEGIN
+      PERFORM id FROM hf_lock WHERE id = i FOR KEY SHARE;
+    EXCEPTION WHEN division_by_zero THEN NULL;
+    END;
+  END LOOP;
+END $$;
+UPDATE hf_lock SET n = n + 2 WHERE id BETWEEN 20001 AND 20100;
+COMMIT;
+SELECT count(*), count(*) FILTER (WHERE n = 2) AS updated FROM hf_lock WHERE id BETWEEN 20001 AND 23000;
+UPDATE hf_lock SET n = 0 WHERE id BETWEEN 20001 AND 20100;
 -- The same in a SERIALIZABLE transaction (its writes of cold rows used to
 -- migrate them always, and failed with "hot tier is full" here)
 BEGIN ISOLATION LEVEL SERIALIZABLE;
