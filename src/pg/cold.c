@@ -2709,11 +2709,12 @@ ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
  * FOR KEY SHARE lockers when no running locker conflicts, as heap's
  * multixact: ls_update_lock_word), *oldtup the row, *locked the word now
  * in the image (that lock, or a stronger one of ours already there).
- * false: take the migrating path.  Nobody changes that word until the
- * second half: a writer or a stronger locker that comes meanwhile waits
- * for us, and share lockers do not merge with a NO KEY UPDATE lock
- * (ls_lock_in_cold); one that migrates the row (with our lock) waits for
- * us in the hot tier, and the second half then finds the row hot.
+ * false: take the migrating path.  Until the second half only FOR KEY
+ * SHARE lockers change that word (they join our lock: ls_lock_in_cold,
+ * and the second half builds its words again); a writer or a conflicting
+ * locker that comes meanwhile waits for us; one that migrates the row
+ * (with our lock) waits for us in the hot tier, and the second half then
+ * finds the row hot.
  */
 bool
 ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
