@@ -2398,22 +2398,28 @@ ls_cold_own_lock(const LsVersionInfo *info)
  * Does a member of multi other than this transaction still run?  (An
  * image's multixact: share lockers that ls_lock_in_cold merged, or lockers
  * and the update of an update made in the cold tier beside FOR KEY SHARE
- * lockers; lock_only says which kind.)  *holder: the first such member.
- * May read the multixact SLRU: inside an epoch as readers do.
+ * lockers; lock_only says which kind.)  *holder: such a member, one whose
+ * lock conflicts with a request for mode when there is one (mode -1: the
+ * first); a waiter then waits for what stops it, not for a locker it could
+ * share the row with.  May read the multixact SLRU: inside an epoch as
+ * readers do.
  */
 static bool
-ls_cold_multi_holder(MultiXactId multi, bool lock_only, TransactionId *holder)
+ls_cold_multi_holder(MultiXactId multi, bool lock_only, int mode, TransactionId *holder)
 {
 	MultiXactMember *m = NULL;
 	int			n = GetMultiXactIdMembers(multi, &m, false, lock_only);
 	bool		found = false;
+	bool		conflicts = false;
 
-	for (int i = 0; i < n && !found; i++)
+	for (int i = 0; i < n && !conflicts; i++)
 	{
 		if (!TransactionIdIsCurrentTransactionId(m[i].xid) &&
 			TransactionIdIsInProgress(m[i].xid))
 		{
-			*holder = m[i].xid;
+			conflicts = mode >= 0 && ls_status_conflicts(m[i].status, (LockTupleMode) mode);
+			if (!found || conflicts)
+				*holder = m[i].xid;
 			found = true;
 		}
 	}
@@ -2427,7 +2433,7 @@ ls_cold_multi_other_running(MultiXactId multi, bool lock_only)
 {
 	TransactionId holder;
 
-	return ls_cold_multi_holder(multi, lock_only, &holder);
+	return ls_cold_multi_holder(multi, lock_only, -1, &holder);
 }
 
 /*
@@ -2833,7 +2839,7 @@ ls_cold_lockers(ls_hot_table *tbl, uint64 rowid)
  */
 bool
 ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
-					LockWaitPolicy policy, bool *would_block)
+					LockWaitPolicy policy, LockTupleMode mode, bool *would_block)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
@@ -2865,7 +2871,7 @@ ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 			if (xs == LS_XS_IN_PROGRESS)
 				holder = info.xmax;
 			else if (xs != LS_XS_ABORTED ||
-					 !ls_cold_multi_holder(info.xmax_multi, lock_only, &holder))
+					 !ls_cold_multi_holder(info.xmax_multi, lock_only, (int) mode, &holder))
 				holder = InvalidTransactionId;
 		}
 		else if (info.xmax_raw != 0 &&

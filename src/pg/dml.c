@@ -403,8 +403,7 @@ ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
 				*stale = true;
 			continue;
 		}
-		if (!DoLockModesConflict(ls_tuplock_mode[ls_mode_of_status(m[i].status)],
-								 ls_tuplock_mode[mode]))
+		if (!ls_status_conflicts(m[i].status, mode))
 		{
 			if (ISUPDATE_from_mxstatus(m[i].status))
 				*live_updater = m[i].xid;
@@ -433,6 +432,14 @@ ls_word_holds_lock(uint64 word, TransactionId xid)
 	if (m != NULL)
 		pfree(m);
 	return found;
+}
+
+/* Does a lock or update of status conflict with a request for mode? */
+bool
+ls_status_conflicts(MultiXactStatus status, LockTupleMode mode)
+{
+	return DoLockModesConflict(ls_tuplock_mode[ls_mode_of_status(status)],
+							   ls_tuplock_mode[mode]);
 }
 
 /* Does a transaction other than ours still run in xmax word? */
@@ -1642,12 +1649,12 @@ ls_row_maybe_cold(ls_hot_table *tbl, uint64 rowid)
  */
 static bool
 ls_cold_held(Relation rel, ls_hot_table *tbl, uint64 rowid, bool wait,
-			 LockWaitPolicy policy, TM_FailureData *tmfd, const char *what,
-			 TM_Result *res)
+			 LockWaitPolicy policy, LockTupleMode mode, TM_FailureData *tmfd,
+			 const char *what, TM_Result *res)
 {
 	bool		would_block = false;
 
-	if (wait && ls_cold_wait_holder(rel, tbl, rowid, policy, &would_block))
+	if (wait && ls_cold_wait_holder(rel, tbl, rowid, policy, mode, &would_block))
 	{
 		if (!would_block)
 			return true;
@@ -1706,7 +1713,8 @@ retry_cold:
 	{
 		if (ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, crosscheck, &oldtup))
 			goto cold_deleted;
-		if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, tmfd, "delete from", &res))
+		if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, LockTupleExclusive, tmfd,
+						 "delete from", &res))
 			goto retry_cold;
 	}
 	if (res == TM_Ok)
@@ -2008,7 +2016,7 @@ retry_cold:
 			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, *lockmode,
 										 &oldtup, &locked))
 			{
-				if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, tmfd,
+				if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, *lockmode, tmfd,
 								 "update a row of", &res))
 					goto retry_cold;
 			}
@@ -2322,7 +2330,7 @@ again:
 				if (!ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot,
 									 slot, &newer))
 				{
-					if (ls_cold_held(rel, tbl, rowid, true, wait_policy, tmfd,
+					if (ls_cold_held(rel, tbl, rowid, true, wait_policy, mode, tmfd,
 									 "lock a row of", &res))
 						continue;
 				}

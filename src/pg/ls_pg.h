@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/multixact.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "executor/tuptable.h"
@@ -464,7 +465,8 @@ extern HeapTuple ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl,
 extern TM_Result ls_cold_committed_writer(ls_hot_table *tbl, uint64 rowid,
 										  TM_FailureData *tmfd);
 extern bool ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
-								LockWaitPolicy policy, bool *would_block);
+								LockWaitPolicy policy, LockTupleMode mode,
+								bool *would_block);
 extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
 							 TransactionId xid, Snapshot judge, Snapshot shown_to,
 							 uint64 lock_word, uint64 expect, HeapTuple *tup,
@@ -876,6 +878,7 @@ extern TM_Result ls_tuple_update(Relation rel, ItemPointer otid,
 								 bool wait, TM_FailureData *tmfd,
 								 LockTupleMode *lockmode, bool *update_indexes);
 extern uint64 ls_xmax_settle(uint64 word);
+extern bool ls_status_conflicts(MultiXactStatus status, LockTupleMode mode);
 extern uint64 ls_update_lock_word(uint64 held, TransactionId xid, LockTupleMode mode,
 								  uint64 *expect);
 extern TM_Result ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,

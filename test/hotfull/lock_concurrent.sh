@@ -48,7 +48,7 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 		-c "SELECT 'A key-shared ' || count(*) FROM (SELECT id FROM t WHERE id BETWEEN 70001 AND 70100 FOR KEY SHARE) l" \
 		-c "SELECT 'A key-shared long ' || count(*) FROM (SELECT id FROM lt WHERE id BETWEEN 171 AND 180 FOR KEY SHARE) l" \
 		-c "SELECT 'A spilled: ' || (writes_spilled > 0) FROM leanstore_stats()" \
-		-c "SELECT pg_sleep(26)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
+		-c "SELECT pg_sleep(30)" -c "UPDATE t SET n = n + 10 WHERE id BETWEEN 50001 AND 50100" \
 		-c "COMMIT" >"$dir/a.log" 2>&1 &
 	a=$!
 	for _ in $(seq 1 120); do
@@ -160,6 +160,17 @@ P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1
 	esac
 	wait "$f"
 	grep -v "^BEGIN\|^COMMIT\|^\$" "$dir/f.log"
+	# H's FOR SHARE of a row A holds FOR KEY SHARE (all along) and J FOR NO
+	# KEY UPDATE (briefly) waits for J, whose lock conflicts with it, not
+	# for A: once J commits it shares the row with A's lock
+	(P -c "BEGIN" -c "SELECT count(*) FROM (SELECT id FROM t WHERE id = 70095 FOR NO KEY UPDATE) l" \
+		-c "SELECT pg_sleep(2)" -c "COMMIT" >"$dir/j.log" 2>&1) &
+	j=$!
+	sleep 0.5
+	P -c "SET lock_timeout = '6s'" \
+		-c "SELECT 'H: waited for J only, shares with A: ' || count(*) FROM (SELECT id FROM t WHERE id = 70095 FOR SHARE) l"
+	wait "$j"
+	grep -i "error" "$dir/j.log" | sed 's/^/J: /'
 	# D's update of a row B3 updates beside A's lock waits for B3 (the
 	# updater in the image's multixact), then follows B3's committed update
 	# to the new version and updates that (READ COMMITTED)
@@ -224,6 +235,7 @@ B: long rows written
 C: key update of an updated key-share-locked long row waits
 G: key update of a row updated beside a key-share lock waits
 F: key-shares 10 rows held for no key update
+H: waited for J only, shares with A: 1
 D: waited for the updater, then updated its version
 verify while locked: true
 upserts: every key once
