@@ -2758,8 +2758,7 @@ ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
  * (heap's xmax_new_tuple).  Not logged: a crash ends them.  Outside epochs.
  */
 void
-ls_cold_set_lockers(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v,
-					uint64 lockers)
+ls_cold_set_lockers(ls_hot_table *tbl, uint64 rowid, ls_hot_version *v, uint64 lockers)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	LsColdXmax	x = ls_cold_xmax_part(lockers, InvalidCommandId, LS_ROWID_INVALID);

@@ -1851,7 +1851,7 @@ ls_only_summarizing_indexes(Relation rel)
  * again).  Frees v.
  */
 static void
-ls_update_into_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 rowid,
+ls_update_into_cold(Relation rel, ls_hot_table *tbl, uint64 rowid,
 					uint64 newrowid, TransactionId xid, CommandId cid,
 					LockTupleMode lockmode, ls_hot_version *v)
 {
@@ -1866,7 +1866,7 @@ ls_update_into_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 ro
 			ls_cold_insert(rel, tbl, newrowid, v);
 			written = true;
 		}
-		ls_cold_set_lockers(rel, tbl, newrowid, v, carried);
+		ls_cold_set_lockers(tbl, newrowid, v, carried);
 	}
 	if (!written)
 		ls_cold_insert(rel, tbl, newrowid, v);
@@ -1882,7 +1882,7 @@ ls_update_into_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 ro
  * now (see ls_cold_finish_update).
  */
 static bool
-ls_update_in_cold(Relation rel, ls_hot_table *tbl, ItemPointer otid, uint64 rowid,
+ls_update_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid,
 				  TransactionId xid, CommandId cid, LockTupleMode mode, uint64 locked,
 				  uint64 newrowid, ls_hot_version *v)
 {
@@ -2091,7 +2091,7 @@ retry_cold:
 						cid, LS_ROWID_INVALID, v, v, NULL);
 		ls_abort_note_insert(tbl, rowid, xid);
 	}
-	else if (cold && ls_update_in_cold(rel, tbl, otid, rowid, xid, cid, *lockmode,
+	else if (cold && ls_update_in_cold(rel, tbl, rowid, xid, cid, *lockmode,
 									  locked, newrowid, v))
 	{
 		ls_version_discard(v);
@@ -2122,7 +2122,7 @@ retry_cold:
 		if (spill)
 		{
 			ls_cold_note_full();
-			ls_update_into_cold(rel, tbl, otid, rowid, newrowid, xid, cid, *lockmode, v);
+			ls_update_into_cold(rel, tbl, rowid, newrowid, xid, cid, *lockmode, v);
 			ls_hashcache_forget_tuple(rel, oldtup, rowid);
 			goto written;
 		}

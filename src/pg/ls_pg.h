@@ -455,8 +455,8 @@ extern bool ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowi
 									TransactionId xid, Snapshot snapshot,
 									Snapshot crosscheck, LockTupleMode mode,
 									HeapTuple *oldtup, uint64 *locked);
-extern void ls_cold_set_lockers(Relation rel, ls_hot_table *tbl, uint64 rowid,
-								ls_hot_version *v, uint64 lockers);
+extern void ls_cold_set_lockers(ls_hot_table *tbl, uint64 rowid, ls_hot_version *v,
+								uint64 lockers);
 extern void ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 									   ls_hot_version *v, uint32 token);
 extern HeapTuple ls_cold_complete_speculative(Relation rel, ls_hot_table *tbl,
