@@ -236,6 +236,18 @@ ls_status	ls_wal_try_round(ls_wal *wal, ls_wal_round_stats *stats, bool *ran);
  */
 ls_status	ls_wal_prepare(ls_wal *wal, uint32_t ahead);
 
+/*
+ * The same a piece at a time, for the writer between rounds: recycles a
+ * missing segment at once, but writes a new one with zeros 1 MB a call
+ * (then syncs and renames it), so the rings are drained meanwhile.  *more
+ * says to call again soon (a segment is half made, or another may be
+ * missing); a call with nothing to do makes no system call.  Errors as
+ * ls_wal_prepare's; a failed piece drops the half-made segment.  A later
+ * ls_wal_prepare finishes a segment begun here.  One process only: the
+ * half-made segment is process-local state.
+ */
+ls_status	ls_wal_prepare_step(ls_wal *wal, uint32_t ahead, bool *more);
+
 /* Segments wholly below pos may be recycled from now on (checkpoint). */
 void		ls_wal_set_keep_from(ls_wal *wal, uint64_t pos);
 uint64_t	ls_wal_keep_from(const ls_wal *wal);

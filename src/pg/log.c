@@ -165,7 +165,7 @@ ls_log_writer_failed(void)
 }
 
 #define LS_LOG_SEGMENT		(16 * 1024 * 1024)
-#define LS_LOG_AHEAD		2		/* segments prepared ahead of the end */
+#define LS_LOG_AHEAD		3		/* segments prepared ahead of the end */
 #define LS_LOG_WAIT_MS		100		/* committers look up this often */
 
 /*
@@ -2710,21 +2710,29 @@ ls_log_recover(void)
 
 PGDLLEXPORT void ls_log_writer_main(Datum arg);
 
+/* What a failed preparation means: a full disk warns, anything else is a bug. */
 static void
-ls_log_prepare(void)
+ls_log_prepare_failed(ls_status st)
 {
-	ls_status	st = ls_wal_prepare(ls_log->wal, LS_LOG_AHEAD);
-
 	if (st == LS_IO_ERROR)
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("could not prepare leanstore's next log segment in \"%s\": %m",
 						ls_log_directory),
 				 errdetail("Commits of leanstore tables wait until the disk has room.")));
-	else if (st != LS_OK)
+	else
 		ereport(PANIC,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg_internal("could not prepare leanstore's log: %s", ls_status_str(st))));
+}
+
+static void
+ls_log_prepare(void)
+{
+	ls_status	st = ls_wal_prepare(ls_log->wal, LS_LOG_AHEAD);
+
+	if (st != LS_OK)
+		ls_log_prepare_failed(st);
 }
 
 /*
@@ -2826,10 +2834,37 @@ ls_log_recovery_delay(void)
 	}
 }
 
+/*
+ * Between rounds the writer makes the next segments a piece at a time
+ * (ls_wal_prepare_step), so a bulk load's ring keeps being drained while a
+ * new segment is written with zeros.  Returns whether to come back at once.
+ * After a failure (a full disk) it warns and tries again a second later.
+ */
+static bool
+ls_log_prepare_step(TimestampTz *failed_at)
+{
+	bool		more;
+	ls_status	st;
+
+	if (*failed_at != 0 &&
+		!TimestampDifferenceExceeds(*failed_at, GetCurrentTimestamp(), 1000))
+		return false;
+	st = ls_wal_prepare_step(ls_log->wal, LS_LOG_AHEAD, &more);
+	if (st == LS_OK)
+	{
+		*failed_at = 0;
+		return more;
+	}
+	*failed_at = GetCurrentTimestamp();
+	ls_log_prepare_failed(st);
+	return false;
+}
+
 void
 ls_log_writer_main(Datum arg)
 {
-	TimestampTz last_prepare = 0;
+	TimestampTz prepare_failed = 0;
+	bool		preparing = false;
 
 	(void) arg;
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -2875,17 +2910,13 @@ ls_log_writer_main(Datum arg)
 		if (ShutdownRequestPending &&
 			ls_hot_attached_count(ls_shared_hot()) <= 1)
 			break;				/* nobody but the leanstore worker is left */
-		if (ls_wal_writer_sleep(ls_log->wal, LS_LOG_WAIT_MS))
+		if (ls_wal_writer_sleep(ls_log->wal, preparing ? 0 : LS_LOG_WAIT_MS))
 		{
 			if (unlikely(ls_debug_round_delay_ms > 0))
 				pg_usleep(ls_debug_round_delay_ms * 1000L);
 			ls_log_round(true);
 		}
-		if (TimestampDifferenceExceeds(last_prepare, GetCurrentTimestamp(), 1000))
-		{
-			ls_log_prepare();
-			last_prepare = GetCurrentTimestamp();
-		}
+		preparing = ls_log_prepare_step(&prepare_failed);
 		if (!PostmasterIsAlive())
 			proc_exit(1);
 		/* absorbs proc signal barriers: DROP DATABASE waits for them */

@@ -48,16 +48,30 @@ struct wal_local
 	bool		ring_ok;
 	bool		ring_failed;
 	struct io_uring ring;
+	/* ls_wal_prepare_step: a new segment written with zeros a piece a call */
+	bool		mk_open;		/* mk_fd is the open <mk_seg>.tmp */
+	int			mk_fd;
+	uint64_t	mk_seg;
+	uint64_t	mk_off;			/* zeros written below this offset */
+	uint64_t	ready_below;	/* segments from written_end's up to this one
+								 * are known to exist at full size */
+	uint8_t    *zero;			/* ZERO_CHUNK zero bytes */
 };
 
 static wal_local locals[LOCAL_MAX];
 static pthread_mutex_t locals_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static void mk_abandon(wal_local *l);
 
 static void
 local_release(wal_local *l, bool own)
 {
 	if (own && l->ring_ok)
 		io_uring_queue_exit(&l->ring);
+	if (own)
+		mk_abandon(l);
+	else if (l->mk_open)
+		close(l->mk_fd);		/* the parent's half-made segment is the parent's */
 	for (uint32_t i = 0; i < l->nfds; i++)
 		if (l->fds[i].fd >= 0)
 			close(l->fds[i].fd);
@@ -65,6 +79,7 @@ local_release(wal_local *l, bool own)
 	free(l->buf);
 	free(l->take);
 	free(l->took);
+	free(l->zero);
 	free(l->dir);
 	memset(l, 0, sizeof(*l));
 }
@@ -479,15 +494,44 @@ old_segments(const char *dir, uint64_t below, uint64_t **out, uint32_t *n)
 	return LS_OK;
 }
 
-ls_status
-ls_wal_prepare(ls_wal *wal, uint32_t ahead)
+/* Segments below this one may be recycled (keep_from's block and the one before stay). */
+static uint64_t
+recycle_below(ls_wal *wal)
+{
+	uint64_t	end = atomic_load(&wal->end);
+	uint64_t	keep = LS_MIN(atomic_load(&wal->keep_from), end);
+
+	/* the block before keep_from stays: a reader starting there needs it */
+	return keep < LS_WAL_BLOCK ? 0 : (keep - LS_WAL_BLOCK) / wal->cfg.segment_size;
+}
+
+/* Rename old segment o (recyclable) to segment s; false when it is not there whole. */
+static bool
+recycle_into(wal_local *l, uint64_t segsz, uint64_t o, const char *path)
+{
+	char		from[4096];
+	struct stat sb;
+
+	wal_segment_path(from, sizeof(from), l->dir, o);
+	forget_fd(l, o);
+	return stat(from, &sb) == 0 && (uint64_t) sb.st_size >= segsz &&
+		rename(from, path) == 0;
+}
+
+static ls_status mk_continue(ls_wal *wal, wal_local *l, uint64_t budget);
+
+/* Local state ready for preparing; LS_OK or why not. */
+static ls_status
+prepare_local(ls_wal *wal, wal_local **out)
 {
 	wal_local  *l = wal_local_get(wal, false);
 
+	*out = l;
 	if (l == NULL || l->dir == NULL || !atomic_load(&wal->started))
 		return LS_INVALID;
 	if (atomic_load(&wal->failed))
 	{
+		mk_abandon(l);
 		errno = atomic_load(&wal->fail_errno);
 		return LS_IO_ERROR;
 	}
@@ -500,21 +544,31 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 		for (uint32_t i = 0; i < l->nfds; i++)
 			l->fds[i].fd = -1;
 	}
+	return LS_OK;
+}
+
+ls_status
+ls_wal_prepare(ls_wal *wal, uint32_t ahead)
+{
+	wal_local  *l;
+	ls_status	st = prepare_local(wal, &l);
+
+	if (st != LS_OK)
+		return st;
+	/* a segment ls_wal_prepare_step began is finished first, at once */
+	if (l->mk_open && (st = mk_continue(wal, l, UINT64_MAX)) != LS_OK)
+		return st;
 
 	uint64_t	segsz = wal->cfg.segment_size;
-	uint64_t	end = atomic_load(&wal->end);
 	uint64_t	written = atomic_load(&wal->written_end);
-	uint64_t	keep = LS_MIN(atomic_load(&wal->keep_from), end);
 	uint64_t	first = written / segsz;
 	uint64_t	last = (written + (uint64_t) LS_MAX(ahead, 1) * segsz - 1) / segsz;
 	uint64_t   *old = NULL;
 	uint32_t	nold = 0,
 				used_old = 0;
 	bool		changed = false;
-	/* the block before keep_from stays: a reader starting there needs it */
-	ls_status	st = old_segments(l->dir, keep < LS_WAL_BLOCK ? 0 : (keep - LS_WAL_BLOCK) / segsz,
-								  &old, &nold);
 
+	st = old_segments(l->dir, recycle_below(wal), &old, &nold);
 	for (uint64_t s = first; st == LS_OK && s <= last; s++)
 	{
 		char		path[4096];
@@ -535,17 +589,8 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 			break;
 		}
 		changed = true;
-		if (used_old < nold)
-		{
-			char		from[4096];
-			uint64_t	o = old[used_old++];
-
-			wal_segment_path(from, sizeof(from), l->dir, o);
-			forget_fd(l, o);
-			if (stat(from, &sb) == 0 && (uint64_t) sb.st_size >= segsz &&
-				rename(from, path) == 0)
-				continue;
-		}
+		if (used_old < nold && recycle_into(l, segsz, old[used_old++], path))
+			continue;
 		st = create_segment(wal, l, s, false, 0);
 	}
 	free(old);
@@ -559,6 +604,191 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 		else
 			errno = e;
 	}
+	return st;
+}
+
+/* ------------------------------------------------------------------------
+ * Preparation a piece at a time (ls_wal_prepare_step)
+ *
+ * The writer calls it between rounds: a new segment is written with zeros
+ * STEP_BYTES a call, so a bulk load's ring is drained meanwhile (a whole
+ * segment written in one go held the writer, and with it every ring, for
+ * as long as that took).  Only this process touches its .tmp file; the
+ * name is the same create_segment uses, so either finishes or replaces it.
+ * ------------------------------------------------------------------------ */
+
+#define STEP_BYTES		(1024 * 1024)
+
+static void
+mk_tmp_path(wal_local *l, uint64_t segno, char *tmp, size_t n)
+{
+	char		path[4096];
+
+	wal_segment_path(path, sizeof(path), l->dir, segno);
+	snprintf(tmp, n, "%s.tmp", path);
+}
+
+/* Drop a half-made segment (errno kept). */
+static void
+mk_abandon(wal_local *l)
+{
+	int			e = errno;
+
+	if (l->mk_open)
+	{
+		char		tmp[4096 + 8];
+
+		close(l->mk_fd);
+		if (l->dir != NULL)
+		{
+			mk_tmp_path(l, l->mk_seg, tmp, sizeof(tmp));
+			unlink(tmp);
+		}
+		l->mk_open = false;
+	}
+	errno = e;
+}
+
+static ls_status
+mk_start(ls_wal *wal, wal_local *l, uint64_t segno)
+{
+	char		tmp[4096 + 8];
+	int			fd;
+
+	if (l->zero == NULL && (l->zero = calloc(1, ZERO_CHUNK)) == NULL)
+		return LS_NO_MEMORY;
+	mk_tmp_path(l, segno, tmp, sizeof(tmp));
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return LS_IO_ERROR;
+	l->mk_open = true;
+	l->mk_fd = fd;
+	l->mk_seg = segno;
+	l->mk_off = 0;
+	if (take_fault(wal, 4))		/* as a full disk would, half way */
+	{
+		mk_abandon(l);
+		return LS_IO_ERROR;
+	}
+	return LS_OK;
+}
+
+/*
+ * Write up to budget more zeros into the half-made segment; the last piece
+ * syncs it and renames it to its name.  Any failure drops it (errno kept).
+ */
+static ls_status
+mk_continue(ls_wal *wal, wal_local *l, uint64_t budget)
+{
+	uint64_t	segsz = wal->cfg.segment_size;
+	uint64_t	from = l->mk_off;
+	uint64_t	to = LS_MIN(segsz, from + LS_MIN(budget, segsz));
+	char		path[4096];
+	char		tmp[4096 + 8];
+
+	LS_ASSERT(l->mk_open && from <= segsz);
+	for (uint64_t off = from; off < to; off += ZERO_CHUNK)
+		if (ls_pwrite_full(l->mk_fd, l->zero, LS_MIN(ZERO_CHUNK, to - off), off) != LS_OK)
+		{
+			mk_abandon(l);
+			return LS_IO_ERROR;
+		}
+	l->mk_off = to;
+	if (to < segsz)
+	{
+#ifdef SYNC_FILE_RANGE_WRITE
+		/* start the write-back now, so the final fsync has little left */
+		(void) sync_file_range(l->mk_fd, (off_t) from, (off_t) (to - from),
+							   SYNC_FILE_RANGE_WRITE);
+#endif
+		return LS_OK;
+	}
+	if (fsync(l->mk_fd) != 0)
+	{
+		mk_abandon(l);
+		return LS_IO_ERROR;
+	}
+	wal_segment_path(path, sizeof(path), l->dir, l->mk_seg);
+	mk_tmp_path(l, l->mk_seg, tmp, sizeof(tmp));
+	if (rename(tmp, path) != 0)
+	{
+		mk_abandon(l);
+		return LS_IO_ERROR;
+	}
+	close(l->mk_fd);
+	l->mk_open = false;
+	if (l->ready_below == l->mk_seg)
+		l->ready_below = l->mk_seg + 1;
+	return fsync_dir(l->dir);
+}
+
+/*
+ * The first segment the next `ahead` segments' worth of stream needs that
+ * is missing: recycled at once when an old one is there, else begun (the
+ * caller writes it a piece at a time).  Segments found whole move
+ * ready_below, so a call with nothing to do makes no system call.
+ */
+static ls_status
+mk_next(ls_wal *wal, wal_local *l, uint32_t ahead)
+{
+	uint64_t	segsz = wal->cfg.segment_size;
+	uint64_t	written = atomic_load(&wal->written_end);
+	uint64_t	last = (written + (uint64_t) LS_MAX(ahead, 1) * segsz - 1) / segsz;
+	uint64_t	s = LS_MAX(written / segsz, l->ready_below);
+	ls_status	st = LS_OK;
+
+	for (; st == LS_OK && s <= last; s++)
+	{
+		char		path[4096];
+		struct stat sb;
+		uint64_t   *old = NULL;
+		uint32_t	nold = 0;
+
+		wal_segment_path(path, sizeof(path), l->dir, s);
+		if (stat(path, &sb) == 0)
+		{
+			if ((uint64_t) sb.st_size < segsz)
+			{
+				/* cut outside the writer: rare, made whole at once */
+				forget_fd(l, s);
+				st = create_segment(wal, l, s, true, (uint64_t) sb.st_size);
+			}
+			continue;
+		}
+		if (errno != ENOENT)
+			return LS_IO_ERROR;
+		st = old_segments(l->dir, recycle_below(wal), &old, &nold);
+		if (st == LS_OK && nold > 0 && recycle_into(l, segsz, old[0], path))
+		{
+			free(old);
+			st = fsync_dir(l->dir);
+			continue;
+		}
+		free(old);
+		if (st == LS_OK)
+			st = mk_start(wal, l, s);
+		break;
+	}
+	if (st == LS_OK && !l->mk_open)
+		l->ready_below = LS_MAX(l->ready_below, s);
+	return st;
+}
+
+ls_status
+ls_wal_prepare_step(ls_wal *wal, uint32_t ahead, bool *more)
+{
+	wal_local  *l;
+	ls_status	st = prepare_local(wal, &l);
+
+	*more = false;
+	if (st != LS_OK)
+		return st;
+	if (!l->mk_open && (st = mk_next(wal, l, ahead)) != LS_OK)
+		return st;
+	if (!l->mk_open)
+		return LS_OK;
+	st = mk_continue(wal, l, STEP_BYTES);
+	*more = st == LS_OK;
 	return st;
 }
 

@@ -931,17 +931,26 @@ test_stale_generation(void **state)
  * Segments: LS_NO_SPACE, switching, recycling
  * ------------------------------------------------------------------------ */
 
+/* stat of segment segno's file (with suffix, e.g. ".tmp"); false when absent. */
+static bool
+seg_stat(const char *dir, uint64_t segno, const char *suffix, struct stat *st)
+{
+	char		name[40];
+
+	snprintf(name, sizeof(name), "%016llX%s", (unsigned long long) segno, suffix);
+	char	   *path = tu_path(dir, name);
+	bool		ok = stat(path, st) == 0;
+
+	free(path);
+	return ok;
+}
+
 static bool
 seg_exists(const char *dir, uint64_t segno, ino_t *ino)
 {
-	char		name[32];
 	struct stat st;
+	bool		ok = seg_stat(dir, segno, "", &st);
 
-	snprintf(name, sizeof(name), "%016llX", (unsigned long long) segno);
-	char	   *path = tu_path(dir, name);
-	bool		ok = stat(path, &st) == 0;
-
-	free(path);
 	if (ok && ino)
 		*ino = st.st_ino;
 	return ok;
@@ -1310,6 +1319,126 @@ test_prepare_enospc(void **state)
 
 	assert_int_equal(o.n, seq);
 	free(o.recs);
+	wt_close(&t, true);
+}
+
+/* Size of segment segno's file, -1 when it is not there. */
+static long long
+seg_size(const char *dir, uint64_t segno, const char *suffix)
+{
+	struct stat st;
+
+	return seg_stat(dir, segno, suffix, &st) ? (long long) st.st_size : -1;
+}
+
+/* Steps until there is nothing left to do; returns the number of calls. */
+static uint32_t
+step_all(ls_wal *wal, uint32_t ahead)
+{
+	bool		more = true;
+	uint32_t	calls = 0;
+
+	while (more)
+	{
+		assert_int_equal(ls_wal_prepare_step(wal, ahead, &more), LS_OK);
+		calls++;
+		assert_true(calls < 1000);
+	}
+	return calls;
+}
+
+/*
+ * ls_wal_prepare_step: a new segment is written a piece a call under its
+ * .tmp name and appears whole; ls_wal_prepare finishes a half-made one; a
+ * failed piece leaves nothing behind; old segments are recycled at once;
+ * a round writes into what the steps made and reads back.
+ */
+static void
+test_prepare_step(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(1);
+	wt			t;
+	uint64_t	end,
+				gsn;
+	uint32_t	seq = 0;
+	bool		more;
+	long long	segsz;
+
+	cfg.segment_size = 3 * 1024 * KIB;	/* three pieces of 1 MB */
+	cfg.round_buffer = 256 * KIB;
+	segsz = (long long) cfg.segment_size;
+	wt_open(&t, cfg, NULL, 0, 0);
+
+	/* piece by piece: the name appears only once the segment is whole */
+	assert_int_equal(ls_wal_prepare_step(t.wal, 2, &more), LS_OK);
+	assert_true(more);
+	assert_int_equal(seg_size(t.dir, 0, ""), -1);
+	assert_int_equal(seg_size(t.dir, 0, ".tmp"), 1024 * KIB);
+	assert_int_equal(ls_wal_prepare_step(t.wal, 2, &more), LS_OK);
+	assert_true(more);
+	assert_int_equal(seg_size(t.dir, 0, ".tmp"), 2048 * KIB);
+	assert_int_equal(ls_wal_prepare_step(t.wal, 2, &more), LS_OK);
+	assert_int_equal(seg_size(t.dir, 0, ""), segsz);
+	assert_int_equal(seg_size(t.dir, 0, ".tmp"), -1);
+	/* segment 1 takes three more calls, then one that finds nothing to do */
+	assert_int_equal(step_all(t.wal, 2), 4);
+	assert_int_equal(seg_size(t.dir, 1, ""), segsz);
+	assert_int_equal(seg_size(t.dir, 2, ""), -1);
+	assert_int_equal(step_all(t.wal, 2), 1);
+
+	/* a half-made segment is finished by ls_wal_prepare */
+	assert_int_equal(ls_wal_prepare_step(t.wal, 3, &more), LS_OK);
+	assert_int_equal(seg_size(t.dir, 2, ".tmp"), 1024 * KIB);
+	assert_int_equal(ls_wal_prepare(t.wal, 3), LS_OK);
+	assert_int_equal(seg_size(t.dir, 2, ""), segsz);
+	assert_int_equal(seg_size(t.dir, 2, ".tmp"), -1);
+	assert_int_equal(step_all(t.wal, 3), 1);
+
+	/* a failed piece (full disk) leaves neither the segment nor its .tmp */
+	ls_wal_inject_fault(t.wal, 4, ENOSPC);
+	errno = 0;
+	assert_int_equal(ls_wal_prepare_step(t.wal, 4, &more), LS_IO_ERROR);
+	assert_int_equal(errno, ENOSPC);
+	assert_false(more);
+	assert_false(ls_wal_failed(t.wal));
+	assert_int_equal(seg_size(t.dir, 3, ""), -1);
+	assert_int_equal(seg_size(t.dir, 3, ".tmp"), -1);
+	assert_int_equal(step_all(t.wal, 4), 4);
+	assert_int_equal(seg_size(t.dir, 3, ""), segsz);
+
+	/* rounds write through the segments the steps made (no LS_NO_SPACE) */
+	for (int r = 0; r < 400; r++)
+	{
+		for (int k = 0; k < 15; k++)	/* 45 kB: the ring holds 64 */
+			assert_int_equal(app(t.wal, 0, seq++, 3000, &end, &gsn), LS_OK);
+		assert_int_equal(ls_wal_round(t.wal, NULL), LS_OK);
+		step_all(t.wal, 2);
+	}
+	assert_int_equal(ls_wal_wait(t.wal, 0, end, 0), LS_OK);
+	assert_true(ls_wal_end(t.wal) > 6 * cfg.segment_size);
+
+	readout		o = read_all(t.dir, cfg.segment_size, 0);
+
+	assert_int_equal(o.last, LS_NOT_FOUND);
+	assert_true(o.bodies_ok);
+	assert_int_equal(o.n, seq);
+	free(o.recs);
+
+	/* with keep_from moved, a missing segment is an old one renamed, at once */
+	uint64_t	endseg = ls_wal_end(t.wal) / cfg.segment_size;
+	uint64_t	want = endseg + 7;	/* ahead 7 needs it, 5 are missing */
+	ino_t		ino0,
+				ino;
+
+	assert_true(seg_exists(t.dir, 0, &ino0));
+	assert_int_equal(seg_size(t.dir, want, ""), -1);
+	ls_wal_set_keep_from(t.wal, ls_wal_end(t.wal));
+	assert_int_equal(step_all(t.wal, 7), 1);
+	assert_false(seg_exists(t.dir, 0, NULL));
+	assert_true(seg_exists(t.dir, want, &ino));
+	for (uint64_t s = endseg; s <= want; s++)
+		assert_int_equal(seg_size(t.dir, s, ""), segsz);
 	wt_close(&t, true);
 }
 
@@ -1746,6 +1875,7 @@ main(void)
 		cmocka_unit_test(test_io_errors),
 		cmocka_unit_test(test_ring_short_write),
 		cmocka_unit_test(test_prepare_enospc),
+		cmocka_unit_test(test_prepare_step),
 		cmocka_unit_test(test_generation_file),
 		cmocka_unit_test(test_durable_gsn_threads),
 		cmocka_unit_test(test_committer_rounds),
