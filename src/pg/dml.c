@@ -1207,7 +1207,7 @@ ls_reserve_rowid(Relation rel, ls_hot_table *tbl, uint32 need, uint32 want)
 
 	if (rowid == LS_ROWID_INVALID)
 		ls_report_no_rowids(rel);
-	ls_log_rowid_used(tbl, rowid);
+	ls_log_rowid_used(tbl, rowid, false);
 	return rowid;
 }
 
@@ -1520,7 +1520,7 @@ ls_load_batch_flush(LsLoadBatch *b, Relation rel, ls_hot_table *tbl, CommandId c
 	if (ls_hot_table_reserve_rowids(tbl, LS_ROWS_PER_BLOCK, LS_BLOCK_CAPACITY,
 									b->need, b->want, (uint32) b->n, b->rowids) != LS_OK)
 		ls_report_no_rowids(rel);
-	ls_log_rowid_used(tbl, b->rowids[b->n - 1]);
+	ls_log_rowid_used(tbl, b->rowids[b->n - 1], (options & TABLE_INSERT_FROZEN) != 0);
 	ls_cold_load(rel, tbl, b->n, b->rowids, b->stored, xid, cid,
 				 (options & TABLE_INSERT_FROZEN) != 0);
 	for (int i = 0; i < b->n; i++)

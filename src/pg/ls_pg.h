@@ -240,7 +240,7 @@ extern void ls_log_get_stats(LsLogStats *out);
 extern void ls_log_create(const RelFileNode *node, char persistence);
 extern void ls_log_truncate(ls_hot_table *tbl);
 extern void ls_log_drop(ls_hot_key key);
-extern void ls_log_rowid_used(ls_hot_table *tbl, uint64 rowid);
+extern void ls_log_rowid_used(ls_hot_table *tbl, uint64 rowid, bool new_storage);
 extern void ls_log_note(ls_hot_table *tbl, uint64 rowid);
 extern void ls_log_note_created(ls_hot_table *tbl);
 extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
