@@ -63,3 +63,14 @@ SELECT count(*) FROM cb WHERE md5(v) = md5(md5('7000'));
 RESET enable_seqscan;
 DROP TABLE cb;
 RESET leanstore.bulk_load_rows;
+-- one-chunk images are compact (cold.c "Compact layout"): rows of
+-- pgbench_accounts' shape take 139 bytes each in the cold tree, leaves,
+-- inner nodes and meta page included (builds before it: 158; heap's pages
+-- take 134)
+SET leanstore.bulk_load_rows = 100;
+CREATE TABLE cb_size (aid int, bid int, abalance int, filler char(84)) USING leanstore;
+INSERT INTO cb_size SELECT g, g / 1000, 0, '' FROM generate_series(1, 100000) g;
+SELECT cold_pages * 8192 / 100000 < 148 AS compact, hot_rows, cold_rows
+FROM leanstore_table_stats('cb_size');
+DROP TABLE cb_size;
+RESET leanstore.bulk_load_rows;

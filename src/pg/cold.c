@@ -98,6 +98,22 @@ typedef struct LsColdRow
 									 * (ls_cold_insert_speculative) */
 #define LS_COLD_ABORTED		0x0010	/* a killed speculative insert: dead to
 									 * everyone whatever clog says of xmin */
+#define LS_COLD_COMPACT		0x0020	/* the compact layout (below) */
+
+/*
+ * Compact layout: a one-chunk image without an xmax part -- nearly every
+ * image: packed rows, bulk loads -- is its payload alone, the MinimalTuple,
+ * whose first 10 bytes (t_len and padding, which a reader rebuilds from the
+ * entry's length) hold cmin (bytes 0-3), the flags with LS_COLD_COMPACT
+ * (4-5, where the full layout has its flags too, so the two are told
+ * apart) and xmin (6-9, unaligned).  16 bytes a row less than the full
+ * layout, the LsColdRow header before the payload, which long images and
+ * images with an xmax part keep (and every image earlier builds wrote).
+ */
+#define LS_COLD_COMPACT_HEAD	10
+StaticAssertDecl(offsetof(MinimalTupleData, t_infomask2) == LS_COLD_COMPACT_HEAD,
+				 "the compact header overlays t_len and mt_padding");
+StaticAssertDecl(offsetof(LsColdRow, flags) == 4, "flags at byte 4 in both layouts");
 
 /*
  * The deleter or updater of a row written in the cold tier itself
@@ -140,6 +156,80 @@ static inline bool
 ls_cold_slotted(uint32 len)
 {
 	return len > LS_COLD_XMAX_PAYLOAD;
+}
+
+/* An image's first chunk, decoded from either layout. */
+typedef struct LsColdHead
+{
+	uint32		total_len;		/* payload bytes in all chunks */
+	uint16		flags;
+	TransactionId xmin;
+	CommandId	cmin;
+	uint32		head;			/* bytes before the payload in this chunk */
+	const char *xmax;			/* the LsColdXmax part, NULL when none */
+} LsColdHead;
+
+/* Decode first chunk val (vlen bytes); false when it cannot be one. */
+static inline bool
+ls_cold_decode(const char *val, uint32 vlen, LsColdHead *h)
+{
+	LsColdRow	r;
+
+	if (vlen < offsetof(LsColdRow, flags) + sizeof(uint16))
+		return false;
+	memcpy(&h->flags, val + offsetof(LsColdRow, flags), sizeof(uint16));
+	if (h->flags & LS_COLD_COMPACT)
+	{
+		memcpy(&h->cmin, val, sizeof(CommandId));
+		memcpy(&h->xmin, val + 6, sizeof(TransactionId));
+		h->total_len = vlen;
+		h->head = 0;
+		h->xmax = NULL;
+		return vlen >= SizeofMinimalTupleHeader && !ls_cold_slotted(vlen) &&
+			!(h->flags & LS_COLD_XMAX);
+	}
+	if (vlen < sizeof(LsColdRow))
+		return false;
+	memcpy(&r, val, sizeof(r));
+	h->total_len = r.total_len;
+	h->xmin = r.xmin;
+	h->cmin = r.cmin;
+	h->head = ls_cold_head(&r);
+	h->xmax = (h->flags & LS_COLD_XMAX) ? val + sizeof(LsColdRow) : NULL;
+	return vlen >= h->head && h->total_len <= LS_HOT_MAX_PAYLOAD &&
+		h->total_len >= SizeofMinimalTupleHeader && vlen - h->head <= h->total_len;
+}
+
+/* A payload's t_len and padding, which a compact image's header took. */
+static inline void
+ls_cold_payload_fix(char *payload, uint32 len)
+{
+	MinimalTuple mt = (MinimalTuple) payload;
+
+	mt->t_len = len;
+	memset(mt->mt_padding, 0, sizeof(mt->mt_padding));
+}
+
+/* The compact header over payload's first bytes (see "Compact layout"). */
+static inline void
+ls_cold_compact_stamp(char *val, uint16 flags, TransactionId xmin, CommandId cmin)
+{
+	flags |= LS_COLD_COMPACT;
+	memcpy(val, &cmin, sizeof(CommandId));
+	memcpy(val + offsetof(LsColdRow, flags), &flags, sizeof(uint16));
+	memcpy(val + 6, &xmin, sizeof(TransactionId));
+}
+
+/* First chunk val's payload bytes into dst, whole; returns how many. */
+static inline uint32
+ls_cold_copy_first(char *dst, const char *val, uint32 vlen, const LsColdHead *h)
+{
+	uint32		n = vlen - h->head;
+
+	memcpy(dst, val + h->head, n);
+	if (h->flags & LS_COLD_COMPACT)
+		ls_cold_payload_fix(dst, h->total_len);
+	return n;
 }
 
 /* The meta page (block 0), in the page's data part. */
@@ -1013,7 +1103,11 @@ ls_cold_remove(ls_btree *t, uint64 rowid)
 		st = ls_cold_touch(ls_cold_of_tree(t));
 	if (st != LS_OK)
 		return st;
-	n = vlen >= sizeof(LsColdRow) ? ls_cold_chunks(((LsColdRow *) val)->total_len) : 1;
+	{
+		LsColdHead	h;
+
+		n = ls_cold_decode(val, vlen, &h) ? ls_cold_chunks(h.total_len) : 1;
+	}
 	for (uint16 c = 0; c < n && st == LS_OK; c++)
 	{
 		st = ls_btree_remove(t, key, ls_cold_key(key, rowid, c));
@@ -1026,9 +1120,10 @@ ls_cold_remove(ls_btree *t, uint64 rowid)
 }
 
 /*
- * The first chunk of an image into val: header (flags, xmin, cmin), the
- * xmax part x -- or, for a slotted image, an empty one when x is NULL --
- * and as much payload as fits.  Returns the chunk's length; *first the
+ * The first chunk of an image into val: compact when it is one chunk
+ * without an xmax part, else header (flags, xmin, cmin), the xmax part x
+ * -- or, for a slotted image, an empty one when x is NULL -- and as much
+ * payload as fits.  Returns the chunk's length; *first the
  * payload bytes in it.
  */
 static uint32
@@ -1038,6 +1133,13 @@ ls_cold_first_chunk(char *val, const char *payload, uint32 len, uint16 flags,
 {
 	LsColdRow  *hdr = (LsColdRow *) val;
 
+	if (x == NULL && !ls_cold_slotted(len))
+	{
+		memcpy(val, payload, len);
+		ls_cold_compact_stamp(val, flags, xmin, cmin);
+		*first = len;
+		return len;
+	}
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->total_len = len;
 	hdr->flags = flags;
@@ -1140,7 +1242,7 @@ ls_standins_release(void)
 
 /* A stand-in with room for len payload bytes (filled by the caller). */
 static ls_hot_row *
-ls_standin_new(uint64 rowid, const LsColdRow *hdr)
+ls_standin_new(uint64 rowid, const LsColdHead *hdr)
 {
 	uint32		len = hdr->total_len;
 	Size		roff = MAXALIGN(sizeof(ls_hot_row));
@@ -1163,11 +1265,11 @@ ls_standin_new(uint64 rowid, const LsColdRow *hdr)
 							LS_HV_XMIN_COMMITTED : 0));
 	v->cmin = hdr->cmin;
 	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
-	if (hdr->flags & LS_COLD_XMAX)
+	if (hdr->xmax != NULL)
 	{
 		LsColdXmax	x;
 
-		memcpy(&x, (const char *) hdr + sizeof(LsColdRow), sizeof(x));
+		memcpy(&x, hdr->xmax, sizeof(x));
 		atomic_store(&v->xmax_word, x.xmax_word);
 		atomic_store(&v->cmax, x.cmax);
 		atomic_store(&v->next_rowid, x.next_rowid);
@@ -1188,7 +1290,7 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
 	char		val[LS_BTREE_MAX_VALUE];
 	uint32		vlen;
 	ls_status	st;
-	const LsColdRow *hdr = (const LsColdRow *) val;
+	LsColdHead	h;
 	ls_hot_row *row;
 	ls_hot_version *v;
 	uint32		have;
@@ -1198,20 +1300,16 @@ ls_cold_standin(LsColdTable *ct, uint64 rowid)
 		return NULL;
 	if (st != LS_OK)
 		ls_cold_report(st, &ct->key, "read");
-	if (vlen < sizeof(LsColdRow) || vlen < ls_cold_head(hdr) ||
-		hdr->total_len > LS_HOT_MAX_PAYLOAD ||
-		hdr->total_len < SizeofMinimalTupleHeader ||
-		hdr->total_len < vlen - ls_cold_head(hdr))
+	if (!ls_cold_decode(val, vlen, &h))
 		ls_cold_report(LS_CORRUPT, &ct->key, "read");
-	row = ls_standin_new(rowid, hdr);
+	row = ls_standin_new(rowid, &h);
 	v = ls_hot_row_newest(row);
-	have = vlen - ls_cold_head(hdr);
-	memcpy(v->data, val + ls_cold_head(hdr), have);
-	for (uint16 c = 1; have < hdr->total_len; c++)
+	have = ls_cold_copy_first((char *) v->data, val, vlen, &h);
+	for (uint16 c = 1; have < h.total_len; c++)
 	{
 		st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, c),
-							 v->data + have, hdr->total_len - have, &vlen);
-		if (st != LS_OK || vlen == 0 || vlen > hdr->total_len - have)
+							 v->data + have, h.total_len - have, &vlen);
+		if (st != LS_OK || vlen == 0 || vlen > h.total_len - have)
 			ls_cold_report(st != LS_OK ? st : LS_CORRUPT, &ct->key, "read");
 		have += vlen;
 	}
@@ -1361,16 +1459,23 @@ typedef struct LsRangeState
  * (the leaf is latched).
  */
 static inline HeapTuple
-ls_image_tuple(char *buf, const LsColdRow *hdr, Oid relid, uint64 rowid)
+ls_image_tuple(char *buf, const LsColdHead *hdr, const char *payload, Oid relid,
+			   uint64 rowid)
 {
 	HeapTuple	tup = (HeapTuple) buf;
 	HeapTupleHeader th = (HeapTupleHeader) (buf + HEAPTUPLESIZE);
 	uint32		len = hdr->total_len;
 	uint16		mask[2];		/* the image's t_infomask2, t_infomask */
 
-	memcpy(mask, (const char *) (hdr + 1) + offsetof(MinimalTupleData, t_infomask2),
-		   sizeof(mask));
-	memcpy((char *) th + MINIMAL_TUPLE_OFFSET, hdr + 1, len);
+	memcpy(mask, payload + offsetof(MinimalTupleData, t_infomask2), sizeof(mask));
+	/*
+	 * The payload's first bytes (a compact image's header) land on the
+	 * tuple header's cmin and t_ctid, both set below.
+	 */
+	StaticAssertStmt(MINIMAL_TUPLE_OFFSET + LS_COLD_COMPACT_HEAD <=
+					 offsetof(HeapTupleHeaderData, t_infomask2),
+					 "the compact header lands before t_infomask2");
+	memcpy((char *) th + MINIMAL_TUPLE_OFFSET, payload, len);
 	tup->t_len = len + MINIMAL_TUPLE_OFFSET;
 	tup->t_tableOid = relid;
 	ls_rowid_to_tid(rowid, &tup->t_self);
@@ -1390,13 +1495,13 @@ ls_image_tuple(char *buf, const LsColdRow *hdr, Oid relid, uint64 rowid)
  * visible to the caller's snapshot (frozen, or its vis_xid), room left.
  */
 static inline HeapTuple
-ls_range_direct(LsColdDirect *d, uint64 rowid, const LsColdRow *hdr, uint32 vlen)
+ls_range_direct(LsColdDirect *d, uint64 rowid, const LsColdHead *hdr, const char *val,
+				uint32 vlen)
 {
 	uint32		len = hdr->total_len;
 	Size		size;
 
-	if (d == NULL || (hdr->flags & LS_COLD_XMAX) ||
-		vlen != sizeof(LsColdRow) + len || len < SizeofMinimalTupleHeader)
+	if (d == NULL || hdr->xmax != NULL || vlen != hdr->head + len)
 		return NULL;
 	if (hdr->flags & LS_COLD_FROZEN)
 		 /* visible to every MVCC snapshot */ ;
@@ -1411,7 +1516,7 @@ ls_range_direct(LsColdDirect *d, uint64 rowid, const LsColdRow *hdr, uint32 vlen
 	if (d->used + size > d->cap)
 		return NULL;
 	d->used += size;
-	return ls_image_tuple(d->buf + d->used - size, hdr, d->relid, rowid);
+	return ls_image_tuple(d->buf + d->used - size, hdr, val + hdr->head, d->relid, rowid);
 }
 
 static bool
@@ -1429,12 +1534,11 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 		return false;
 	if (klen == 8)
 	{
-		const LsColdRow *hdr = (const LsColdRow *) val;
+		LsColdHead	h;
 		HeapTuple	tup;
 		Size		whole;
 
-		if (vlen < sizeof(LsColdRow) || vlen < ls_cold_head(hdr) ||
-			hdr->total_len > LS_HOT_MAX_PAYLOAD)
+		if (!ls_cold_decode((const char *) val, vlen, &h))
 		{
 			rs->bad = true;
 			return false;
@@ -1445,7 +1549,7 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 			rs->cut_at = rowid;
 			return false;
 		}
-		if ((tup = ls_range_direct(rs->direct, rowid, hdr, vlen)) != NULL)
+		if ((tup = ls_range_direct(rs->direct, rowid, &h, (const char *) val, vlen)) != NULL)
 		{
 			rs->out[rs->rows].rowid = rowid;
 			rs->out[rs->rows++].tup = tup;
@@ -1454,7 +1558,7 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 		}
 		/* the whole row: first chunk and continuations, with headers */
 		whole = MAXALIGN(sizeof(LsRangeRec) + LS_BTREE_MAX_VALUE) *
-			(Size) ls_cold_chunks(hdr->total_len);
+			(Size) ls_cold_chunks(h.total_len);
 		if (rs->used + whole > LS_RANGE_BUF)
 		{
 			rs->cut = true;
@@ -1545,7 +1649,7 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 	for (uint32 i = 0; i < rs.rows; i++)
 	{
 		LsRangeRec *rec;
-		const LsColdRow *hdr;
+		LsColdHead	h;
 		ls_hot_row *row;
 		ls_hot_version *v;
 		uint32		have;
@@ -1556,26 +1660,25 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		if (tups[i] != NULL)
 			continue;
 		rec = (LsRangeRec *) (ls_range_buf + off);
-		hdr = (const LsColdRow *) (rec + 1);
-		if (off >= rs.used || rec->klen != 8 || rec->rowid != rowids[i])
+		if (off >= rs.used || rec->klen != 8 || rec->rowid != rowids[i] ||
+			!ls_cold_decode((const char *) (rec + 1), rec->vlen, &h))
 			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
-		row = ls_standin_new(rec->rowid, hdr);
+		row = ls_standin_new(rec->rowid, &h);
 		v = ls_hot_row_newest(row);
-		have = Min(rec->vlen - ls_cold_head(hdr), hdr->total_len);
-		memcpy(v->data, (const char *) hdr + ls_cold_head(hdr), have);
+		have = ls_cold_copy_first((char *) v->data, (const char *) (rec + 1), rec->vlen, &h);
 		off += MAXALIGN(sizeof(LsRangeRec) + rec->vlen);
 		/* continuation chunks follow the row's first entry */
 		while (off < rs.used && ((LsRangeRec *) (ls_range_buf + off))->klen != 8)
 		{
 			LsRangeRec *c = (LsRangeRec *) (ls_range_buf + off);
 
-			if (c->rowid != rec->rowid || have + c->vlen > hdr->total_len)
+			if (c->rowid != rec->rowid || have + c->vlen > h.total_len)
 				ls_cold_report(LS_CORRUPT, &ct->key, "scan");
 			memcpy(v->data + have, c + 1, c->vlen);
 			have += c->vlen;
 			off += MAXALIGN(sizeof(LsRangeRec) + c->vlen);
 		}
-		if (have != hdr->total_len)
+		if (have != h.total_len)
 			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
 		out[i] = row;
 	}
@@ -1996,25 +2099,21 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 	for (i = 0; i < n; i++)
 	{
 		lens[i] = ls_payload_len(tups[i]);
-		total += MAXALIGN(sizeof(LsColdRow) + lens[i]);
+		total += MAXALIGN(lens[i]);
 	}
 	arena = pos = palloc(total);
 	for (i = 0; i < n; i++)
 	{
-		LsColdRow  *hdr = (LsColdRow *) pos;
-
-		memset(hdr, 0, sizeof(*hdr));
-		hdr->total_len = lens[i];
-		hdr->flags = frozen ? LS_COLD_FROZEN : 0;
-		hdr->xmin = xmin;
-		hdr->cmin = cmin;
-		payloads[i] = pos + sizeof(LsColdRow);
-		ls_payload_from_heaptuple(tups[i], pos + sizeof(LsColdRow), lens[i]);
+		/* one-chunk images are compact: the payload under its header */
+		payloads[i] = pos;
+		ls_payload_from_heaptuple(tups[i], pos, lens[i]);
 		kv[i].key = keys + 8 * i;
 		kv[i].klen = ls_cold_key(keys + 8 * i, rowids[i], 0);
 		kv[i].val = pos;
-		kv[i].vlen = sizeof(LsColdRow) + lens[i];	/* (one-chunk images only) */
-		pos += MAXALIGN(sizeof(LsColdRow) + lens[i]);
+		kv[i].vlen = lens[i];
+		if (!ls_cold_slotted(lens[i]))
+			ls_cold_compact_stamp(pos, frozen ? LS_COLD_FROZEN : 0, xmin, cmin);
+		pos += MAXALIGN(lens[i]);
 	}
 
 	ct = ls_cold_for_load(tbl, xmin);
@@ -2048,6 +2147,9 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 		st = ls_btree_append_batch(&ct->tree, kv + i, (uint32) m, &done);
 		if (done > 0)
 		{
+			/* the log takes the payloads: t_len back over the header */
+			for (uint32 k = 0; k < done; k++)
+				ls_cold_payload_fix((char *) payloads[i + k], lens[i + k]);
 			pg_atomic_fetch_add_u64(&ct->rows, done);
 			ls_log_cold_puts(tbl, (int) done, rowids + i, payloads + i, lens + i, xmin,
 							 frozen);
