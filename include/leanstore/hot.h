@@ -488,6 +488,14 @@ typedef struct ls_hot_stats
 
 void		ls_hot_get_stats(ls_hot *hot, ls_hot_stats *out);
 
+/*
+ * Only used_bytes and heap_bytes of ls_hot_get_stats, as cheap as they
+ * come: the per-process deltas, not the max_tables row counters (pack's
+ * and the cold-write check's "how full is the tier", called up to a
+ * thousand times a second).
+ */
+void		ls_hot_get_fill(ls_hot *hot, uint64_t *used_bytes, uint64_t *heap_bytes);
+
 /* Reclaim what no process can still see (called from allocations, GC). */
 void		ls_hot_reclaim(ls_hot_ctx *ctx);
 

@@ -505,6 +505,18 @@ ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value)
  * (max_tables loads, no row is visited); the byte counters are global.
  */
 void
+ls_hot_get_fill(ls_hot *hot, uint64_t *used_bytes, uint64_t *heap_bytes)
+{
+	uint64_t	used = atomic_load(&hot->used_bytes);
+
+	/* as ls_hot_get_stats adds them */
+	for (uint32_t i = 0; i < hot->cfg.max_procs; i++)
+		used += (uint64_t) atomic_load_explicit(&hot->ctxs[i].used_delta, memory_order_relaxed);
+	*used_bytes = used;
+	*heap_bytes = hot->heap_bytes;
+}
+
+void
 ls_hot_get_stats(ls_hot *hot, ls_hot_stats *out)
 {
 	memset(out, 0, sizeof(*out));

@@ -323,7 +323,7 @@ static ls_status ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *
 static ls_hot_row *ls_cold_only_begin(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid);
 static void ls_cold_only_end(uint64 rowid);
 static LsColdXmax ls_cold_xmax_part(uint64 xmax_word, CommandId cmax, uint64 next_rowid);
-static bool ls_hot_fill_over(const ls_hot_stats *hs, int pct);
+static bool ls_hot_fill_over(uint64 used, uint64 heap, int pct);
 static bool ls_cold_unlogged_reset(Relation rel);
 static ls_status ls_cold_touch(LsColdTable *ct);
 static void ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name);
@@ -2675,7 +2675,8 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 		return true;
 	if ((ls_cw_count - (uint64) ls_bulk_load_rows) % 256 == 1)
 	{
-		ls_hot_stats hs;
+		uint64		used;
+		uint64		heap;
 
 		/*
 		 * The tier is filled above the threshold, or this transaction's
@@ -2684,9 +2685,9 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 		 * so (free memory of other size classes), and hotfull's UPDATE of
 		 * 150k rows failed at 38% with the fill alone.
 		 */
-		ls_hot_get_stats(ls_shared_hot(), &hs);
-		ls_cw_pressure = ls_hot_fill_over(&hs, ls_pack_threshold) ||
-			ls_cw_count * 256 > hs.heap_bytes / 8;
+		ls_hot_get_fill(ls_shared_hot(), &used, &heap);
+		ls_cw_pressure = ls_hot_fill_over(used, heap, ls_pack_threshold) ||
+			ls_cw_count * 256 > heap / 8;
 	}
 	return ls_cw_pressure;
 }
@@ -3582,18 +3583,19 @@ leanstore_test_chain_overrun(PG_FUNCTION_ARGS)
 
 /* Is the hot tier (stats hs) filled above pct percent? */
 static bool
-ls_hot_fill_over(const ls_hot_stats *hs, int pct)
+ls_hot_fill_over(uint64 used, uint64 heap, int pct)
 {
-	return hs->heap_bytes > 0 && hs->used_bytes * 100 > (uint64) pct * hs->heap_bytes;
+	return heap > 0 && used * 100 > (uint64) pct * heap;
 }
 
 static bool
 ls_hot_over(int pct)
 {
-	ls_hot_stats hs;
+	uint64		used;
+	uint64		heap;
 
-	ls_hot_get_stats(ls_shared_hot(), &hs);
-	return ls_hot_fill_over(&hs, pct);
+	ls_hot_get_fill(ls_shared_hot(), &used, &heap);
+	return ls_hot_fill_over(used, heap, pct);
 }
 
 /*

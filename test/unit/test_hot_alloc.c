@@ -60,8 +60,14 @@ assert_balanced(fixture *f)
 {
 	ls_hot_stats s = stats(f);
 	char		msg[256];
+	uint64_t	used,
+				heap;
 
 	assert_int_equal(s.used_bytes + s.free_bytes + s.slack_bytes, s.heap_bytes);
+	/* the cheap fill reads the same (nothing changes meanwhile) */
+	ls_hot_get_fill(f->hot, &used, &heap);
+	assert_int_equal(used, s.used_bytes);
+	assert_int_equal(heap, s.heap_bytes);
 	assert_true(s.heap_bytes <= s.region_bytes);
 	/* the recount of pages, free lists and caches agrees with the counters */
 	if (ls_hot_verify(f->hot, true, msg, sizeof(msg)) != LS_OK)
