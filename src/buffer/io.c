@@ -114,10 +114,13 @@ fdset_close(bm_fdset *fs)
 	fs->undo_open = false;
 }
 
+static bool fill_segment(bm_proc *p, uint32_t dt_id, uint32_t segno);
+
 /*
  * Descriptor of segment segno of dt_id's file in this process (caller holds
  * p->io_mutex); -1 with errno (ENOENT: the file or the segment is gone; a
- * write then creates a missing segment > 0).
+ * write then creates a missing segment > 0, after making the ones before
+ * it whole: fill_segment).
  */
 static int
 segment_fd(bm_proc *p, uint32_t dt_id, uint32_t segno, bool write)
@@ -168,10 +171,34 @@ segment_fd(bm_proc *p, uint32_t dt_id, uint32_t segno, bool write)
 		errno = ENOENT;
 		return -1;
 	}
+	if (write && segno > 0 && !fill_segment(p, dt_id, segno - 1))
+		return -1;
 	fd = open_path(bm, path, (write && segno > 0) ? O_CREAT : 0);
 	if (fd >= 0)
 		fs->fds[segno] = fd;
 	return fd;
+}
+
+/*
+ * Segment segno and every one before it are whole (blocks_per_segment
+ * pages; a shorter one is extended, sparse).  PostgreSQL's md.c takes a
+ * segment shorter than that for the end of the file: opening a later one
+ * fails ("previous segment is only N blocks"), and ANALYZE prefetches the
+ * main fork's blocks through md.c.  The pool writes pages in any order, so
+ * without this a page written into segment 1 before the last pages of
+ * segment 0 left a short segment 0 in front of it (pgbench -i -s 100
+ * failed in its ANALYZE about every second run).  false + errno.
+ */
+static bool
+fill_segment(bm_proc *p, uint32_t dt_id, uint32_t segno)
+{
+	off_t		whole = (off_t) p->bm->blocks_per_segment * LS_PAGE_SIZE;
+	struct stat st;
+	int			fd = segment_fd(p, dt_id, segno, true);
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return false;
+	return st.st_size >= whole || ftruncate(fd, whole) == 0;
 }
 
 /* File position of a page: segment and byte offset in it. */

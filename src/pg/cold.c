@@ -333,6 +333,7 @@ static bool ls_storage_file_gone(Oid spc, Oid db, Oid rel);
 static uint64 ls_cold_new_image_id(void);
 static bool ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image);
 static bool ls_table_persists(ls_hot_table *tbl);
+static bool ls_file_segment_exists(const ls_bm_file *file, uint32 segno);
 
 /* Stand-ins of this backend, freed when it leaves its epoch. */
 static MemoryContext ls_standin_cxt = NULL;
@@ -3944,15 +3945,30 @@ ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 	ct->image_blocks = meta.n_blocks;
 	ct->dead_keys = dead;
 	pg_atomic_write_u32(&ct->dirty, 0);
-	/* blocks of an older, longer image behind the tree go */
+	/*
+	 * Blocks of an older, longer image behind the tree go -- but a first
+	 * segment stays whole while a later one exists: md.c takes a short
+	 * segment for the end of the file (src/buffer/io.c, fill_segment).
+	 */
 	ls_file_of(tbl, &file);
 	if (ls_file_path(NULL, &file, 0, path, sizeof(path)) &&
+		!(meta.n_blocks < RELSEG_SIZE && ls_file_segment_exists(&file, 1)) &&
 		truncate(path, (off_t) Min(meta.n_blocks, RELSEG_SIZE) * BLCKSZ) != 0)
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("could not truncate file \"%s\": %m", path)));
 	pg_atomic_fetch_add_u64(&ls_cold->tables_packed, 1);
 	return true;
+}
+
+/* Does segment segno of file exist? */
+static bool
+ls_file_segment_exists(const ls_bm_file *file, uint32 segno)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	return ls_file_path(NULL, file, segno, path, sizeof(path)) && stat(path, &st) == 0;
 }
 
 static bool

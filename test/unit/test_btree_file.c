@@ -350,6 +350,50 @@ test_free_blocks_reused(void **state)
 	free(dir);
 }
 
+/*
+ * A page written into a later segment first makes every segment before it
+ * whole, as PostgreSQL's md.c expects of a segmented file (it takes a
+ * short segment for the end and refuses to open the next one: ANALYZE's
+ * prefetch of the main fork failed on a short segment 0).
+ */
+static void
+test_segments_whole(void **state)
+{
+	(void) state;
+	char	   *dir = tu_tempdir();
+	ls_bm_file	file = {.key = {9, 1, 0, 0}};
+	tu_fenv		e;
+	ls_page    *pg = aligned_alloc(4096, LS_PAGE_SIZE);
+	uint32_t	dt;
+	char		path[512];
+	struct stat st;
+
+	assert_true(tu_file_create(dir, 9));
+	env_open(&e, dir, 8);
+	assert_int_equal(ls_bm_register_file(e.bm, 3, NULL, &file, 1, &dt), LS_OK);
+	memset(pg, 0, LS_PAGE_SIZE);
+	pg->hdr.dt_type = 3;
+	assert_int_equal(ls_bm_write_block(e.bm, dt, 0, pg, false), LS_OK);
+	/* block 3 of segment 2, with segment 0 one page long and no segment 1 */
+	assert_int_equal(ls_bm_write_block(e.bm, dt, 2 * TU_SEG_BLOCKS + 3, pg, true), LS_OK);
+	snprintf(path, sizeof(path), "%s/rel9", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, (off_t) TU_SEG_BLOCKS * LS_PAGE_SIZE);
+	snprintf(path, sizeof(path), "%s/rel9.1", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, (off_t) TU_SEG_BLOCKS * LS_PAGE_SIZE);
+	snprintf(path, sizeof(path), "%s/rel9.2", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, (off_t) 4 * LS_PAGE_SIZE);
+	/* the pages between read as never written */
+	assert_int_equal(ls_bm_read_block(e.bm, dt, TU_SEG_BLOCKS + 5, pg), LS_NOT_FOUND);
+	assert_int_equal(ls_bm_read_block(e.bm, dt, 2 * TU_SEG_BLOCKS + 3, pg), LS_OK);
+	tu_fenv_close(&e);
+	free(pg);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 static void
 test_page_header_and_checksums(void **state)
 {
@@ -492,6 +536,7 @@ main(void)
 		cmocka_unit_test(test_tree_survives_its_pool),
 		cmocka_unit_test(test_free_blocks_reused),
 		cmocka_unit_test(test_page_header_and_checksums),
+		cmocka_unit_test(test_segments_whole),
 		cmocka_unit_test(test_drop_writes_nothing),
 		cmocka_unit_test(test_gone_file),
 		cmocka_unit_test(test_scan_once),
