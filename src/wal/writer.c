@@ -396,49 +396,26 @@ zero_fill(int fd, uint64_t from, uint64_t to)
 }
 
 /*
- * Make segment segno full size.  A new one is written full of zeros under a
- * temporary name and renamed, so a full-size name is always a whole file.
- * An existing short one (made or cut outside the writer) keeps its whole
- * blocks and is extended with zeros: it may hold valid log.
+ * Extend segment segno, shorter than a segment (made or cut outside the
+ * writer), with zeros: it keeps its whole blocks, which may hold valid log.
+ * New segments are made by mk_start and mk_continue.
  */
 static ls_status
-create_segment(ls_wal *wal, wal_local *l, uint64_t segno, bool exists, uint64_t size)
+extend_segment(ls_wal *wal, wal_local *l, uint64_t segno, uint64_t size)
 {
 	char		path[4096];
-	char		tmp[4096 + 8];
 	ls_status	st;
 	int			fd,
 				e;
 
 	wal_segment_path(path, sizeof(path), l->dir, segno);
-	if (exists)
-	{
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return LS_IO_ERROR;
-		st = zero_fill(fd, size - size % LS_WAL_BLOCK, wal->cfg.segment_size);
-		e = errno;
-		close(fd);
-		errno = e;
-		return st;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	forget_fd(l, segno);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return LS_IO_ERROR;
-	if (take_fault(wal, 4))
-		st = LS_IO_ERROR;		/* as a full disk would, half way */
-	else
-		st = zero_fill(fd, 0, wal->cfg.segment_size);
+	st = zero_fill(fd, size - size % LS_WAL_BLOCK, wal->cfg.segment_size);
 	e = errno;
 	close(fd);
-	if (st == LS_OK && rename(tmp, path) != 0)
-	{
-		e = errno;
-		st = LS_IO_ERROR;
-	}
-	if (st != LS_OK)
-		unlink(tmp);
 	errno = e;
 	return st;
 }
@@ -518,6 +495,7 @@ recycle_into(wal_local *l, uint64_t segsz, uint64_t o, const char *path)
 		rename(from, path) == 0;
 }
 
+static ls_status mk_start(ls_wal *wal, wal_local *l, uint64_t segno);
 static ls_status mk_continue(ls_wal *wal, wal_local *l, uint64_t budget);
 
 /* Local state ready for preparing; LS_OK or why not. */
@@ -556,6 +534,8 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 	if (st != LS_OK)
 		return st;
 	/* a segment ls_wal_prepare_step began is finished first, at once */
+	bool		changed = l->mk_open;
+
 	if (l->mk_open && (st = mk_continue(wal, l, UINT64_MAX)) != LS_OK)
 		return st;
 
@@ -566,7 +546,6 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 	uint64_t   *old = NULL;
 	uint32_t	nold = 0,
 				used_old = 0;
-	bool		changed = false;
 
 	st = old_segments(l->dir, recycle_below(wal), &old, &nold);
 	for (uint64_t s = first; st == LS_OK && s <= last; s++)
@@ -577,10 +556,8 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 		wal_segment_path(path, sizeof(path), l->dir, s);
 		if (stat(path, &sb) == 0)
 		{
-			if ((uint64_t) sb.st_size >= segsz)
-				continue;
-			forget_fd(l, s);
-			st = create_segment(wal, l, s, true, (uint64_t) sb.st_size);
+			if ((uint64_t) sb.st_size < segsz)
+				st = extend_segment(wal, l, s, (uint64_t) sb.st_size);
 			continue;
 		}
 		if (errno != ENOENT)
@@ -591,7 +568,9 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
 		changed = true;
 		if (used_old < nold && recycle_into(l, segsz, old[used_old++], path))
 			continue;
-		st = create_segment(wal, l, s, false, 0);
+		st = mk_start(wal, l, s);
+		if (st == LS_OK)
+			st = mk_continue(wal, l, UINT64_MAX);
 	}
 	free(old);
 	if (changed)
@@ -613,8 +592,9 @@ ls_wal_prepare(ls_wal *wal, uint32_t ahead)
  * The writer calls it between rounds: a new segment is written with zeros
  * STEP_BYTES a call, so a bulk load's ring is drained meanwhile (a whole
  * segment written in one go held the writer, and with it every ring, for
- * as long as that took).  Only this process touches its .tmp file; the
- * name is the same create_segment uses, so either finishes or replaces it.
+ * as long as that took).  ls_wal_prepare makes new segments with the same
+ * two functions, all at once, and finishes a half-made one first; only
+ * this process touches its .tmp file.
  * ------------------------------------------------------------------------ */
 
 #define STEP_BYTES		(1024 * 1024)
@@ -675,7 +655,8 @@ mk_start(ls_wal *wal, wal_local *l, uint64_t segno)
 
 /*
  * Write up to budget more zeros into the half-made segment; the last piece
- * syncs it and renames it to its name.  Any failure drops it (errno kept).
+ * syncs it and renames it to its name (the caller fsyncs the directory).
+ * Any failure drops it (errno kept).
  */
 static ls_status
 mk_continue(ls_wal *wal, wal_local *l, uint64_t budget)
@@ -719,7 +700,7 @@ mk_continue(ls_wal *wal, wal_local *l, uint64_t budget)
 	l->mk_open = false;
 	if (l->ready_below == l->mk_seg)
 		l->ready_below = l->mk_seg + 1;
-	return fsync_dir(l->dir);
+	return LS_OK;
 }
 
 /*
@@ -747,12 +728,9 @@ mk_next(ls_wal *wal, wal_local *l, uint32_t ahead)
 		wal_segment_path(path, sizeof(path), l->dir, s);
 		if (stat(path, &sb) == 0)
 		{
+			/* cut outside the writer: rare, made whole at once */
 			if ((uint64_t) sb.st_size < segsz)
-			{
-				/* cut outside the writer: rare, made whole at once */
-				forget_fd(l, s);
-				st = create_segment(wal, l, s, true, (uint64_t) sb.st_size);
-			}
+				st = extend_segment(wal, l, s, (uint64_t) sb.st_size);
 			continue;
 		}
 		if (errno != ENOENT)
@@ -788,6 +766,8 @@ ls_wal_prepare_step(ls_wal *wal, uint32_t ahead, bool *more)
 	if (!l->mk_open)
 		return LS_OK;
 	st = mk_continue(wal, l, STEP_BYTES);
+	if (st == LS_OK && !l->mk_open)
+		st = fsync_dir(l->dir);	/* the segment got its name */
 	*more = st == LS_OK;
 	return st;
 }
