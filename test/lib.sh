@@ -249,6 +249,13 @@ ls_expect() {
 	fi
 }
 
+# ls_pgctl ARGS...: pg_ctl on the test's cluster in $dir, quietly;
+# ls_crash: an immediate shutdown (as kill -9: no clean shutdown of any
+# process); ls_restart: start it again, or end the test with its log.
+ls_pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 "$@" >/dev/null 2>&1); }
+ls_crash() { ls_pgctl -m immediate stop; }
+ls_restart() { ls_pgctl start || { echo "$LS_TEST: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
+
 # ls_wait_up DIR: waits until the server of the cluster in DIR accepts
 # connections again (after PostgreSQL's own crash restart); exits if not.
 ls_wait_up() {

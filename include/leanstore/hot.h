@@ -280,7 +280,7 @@ void		ls_hot_table_get_stats(const ls_hot_table *tbl, ls_hot_table_stats *out);
  * Opaque 32-bit tags the glue may keep per table (0 .. LS_HOT_TABLE_TAGS-1;
  * zero when the table is created; other indexes read 0 and are ignored).
  */
-#define LS_HOT_TABLE_TAGS	8
+#define LS_HOT_TABLE_TAGS	10
 uint32_t	ls_hot_table_get_tag(const ls_hot_table *tbl, int which);
 void		ls_hot_table_set_tag(ls_hot_table *tbl, int which, uint32_t value);
 

@@ -252,6 +252,8 @@ typedef struct LsColdMeta
 	uint32		pad;
 	uint64		image;			/* id of this clean image (undo journal) */
 	uint64		rows;			/* row images in the tree (LS_META_ROWS) */
+	uint32		holes_lo;		/* the table's holes range (virtual blocks; */
+	uint32		holes_hi;		/* hi 0: none, as in files written before) */
 } LsColdMeta;
 
 /*
@@ -3347,6 +3349,97 @@ ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi)
 	}
 }
 
+/*
+ * Holes: rowids a crashed run may have handed out and that hold nothing
+ * now (a transaction that did not commit, the rest of a virtual block the
+ * allocator skipped, a reservation not used up).  Index entries in
+ * PostgreSQL's WAL may name some of them, so VACUUM must delete such
+ * entries before it sets a visibility map bit of their blocks (an
+ * index-only scan would return them as rows).  Recovery used to make every
+ * one a DEAD slot, which costs hot memory per rowid -- 290 skipped rowids
+ * of a block of one wide row took nine 320-byte chunks -- and recovery
+ * failed when the tier could not hold them.  Now a table keeps one range
+ * of virtual blocks ([LS_TAG_HOLES_LO, LS_TAG_HOLES_HI), empty when hi is
+ * 0): recovery and adoption widen it, a VACUUM that finished its index
+ * pass empties it (ddl.c), and ls_vm_block_all_visible refuses its blocks
+ * meanwhile.  Rows inside the range are rows; only rowids that hold
+ * nothing in either tier are holes (ls_rowid_holds_row).  Checkpoints log
+ * the range (log.c, an LS_LR_DEAD record marked as holes) and clean images
+ * keep it in the meta page.  Only recovery and adoption widen it, before
+ * any backend uses the table, and only VACUUM (one at a time) and
+ * TRUNCATE empty it, so the two tags need no lock.
+ */
+void
+ls_holes_add(ls_hot_table *tbl, uint64 lo, uint64 hi)
+{
+	uint32		blo = (uint32) (lo / LS_ROWS_PER_BLOCK);
+	uint32		bhi = (uint32) ((hi + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK);
+	uint32		olo = ls_hot_table_get_tag(tbl, LS_TAG_HOLES_LO);
+	uint32		ohi = ls_hot_table_get_tag(tbl, LS_TAG_HOLES_HI);
+
+	if (lo >= hi)
+		return;
+	if (ohi != 0)
+	{
+		blo = Min(blo, olo);
+		bhi = Max(bhi, ohi);
+	}
+	ls_hot_table_set_tag(tbl, LS_TAG_HOLES_LO, blo);
+	ls_hot_table_set_tag(tbl, LS_TAG_HOLES_HI, bhi);
+}
+
+/* The holes range in rowids (block-aligned); false when empty. */
+bool
+ls_holes_get(ls_hot_table *tbl, uint64 *lo, uint64 *hi)
+{
+	uint32		bhi = ls_hot_table_get_tag(tbl, LS_TAG_HOLES_HI);
+
+	*lo = (uint64) ls_hot_table_get_tag(tbl, LS_TAG_HOLES_LO) * LS_ROWS_PER_BLOCK;
+	*hi = (uint64) bhi * LS_ROWS_PER_BLOCK;
+	return bhi != 0 && *lo < *hi;
+}
+
+void
+ls_holes_clear(ls_hot_table *tbl)
+{
+	ls_hot_table_set_tag(tbl, LS_TAG_HOLES_HI, 0);
+	ls_hot_table_set_tag(tbl, LS_TAG_HOLES_LO, 0);
+}
+
+/*
+ * Does rowid hold a row in either tier (DEAD is no row)?  Outside epochs.
+ * The hot tier is asked again after the tree: a row migrating from the
+ * tree into the hot tier is inserted there before its image goes, a row
+ * being packed gets its image before it leaves the hot tier, so one of the
+ * three looks sees it.
+ */
+bool
+ls_rowid_holds_row(ls_hot_table *tbl, uint64 rowid)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	uint8		key[LS_COLD_KEY_MAX];
+	char		none;
+	uint32		vlen;
+	bool		found;
+	ls_status	st;
+
+	ls_epoch_enter();
+	found = ls_hot_row_get(tbl, rowid) != NULL;
+	ls_epoch_exit();
+	if (found || ct == NULL)
+		return found;
+	/* no room for the value: LS_TOO_LARGE (or LS_OK when empty) says present */
+	st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, 0), &none, 0, &vlen);
+	if (st == LS_OK || st == LS_TOO_LARGE)
+		return true;
+	if (st != LS_NOT_FOUND)
+		ls_cold_report(st, &ct->key, "read");
+	ls_epoch_enter();
+	found = ls_hot_row_get(tbl, rowid) != NULL;
+	ls_epoch_exit();
+	return found;
+}
+
 /* Does tbl have a cold tree (replay: what a clean point must write)? */
 bool
 ls_cold_has_tree(ls_hot_table *tbl)
@@ -3925,6 +4018,8 @@ ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 	meta.rows = pg_atomic_read_u64(&ct->rows);
 	if (ct->rows_known)
 		meta.flags |= LS_META_ROWS;
+	meta.holes_lo = ls_hot_table_get_tag(tbl, LS_TAG_HOLES_LO);
+	meta.holes_hi = ls_hot_table_get_tag(tbl, LS_TAG_HOLES_HI);
 	pg = palloc(LS_PAGE_SIZE);
 	ls_meta_init(pg, &meta);
 	if (st == LS_OK)
@@ -4125,16 +4220,31 @@ ls_cold_undo(const ls_bm_file *file, ls_page *pg, const char *name)
 						restored, name)));
 }
 
-/* The file (its first segment) has no byte, or does not exist. */
+/*
+ * The file (its first segment) was never written: it does not exist, has
+ * no byte, or holds only a hole -- scans that PostgreSQL prefetches through
+ * md.c extend segments without writing them (tableam.c ls_cover_blocks).
+ * Where the file system cannot tell holes (SEEK_DATA unsupported: EINVAL),
+ * only a file without a byte counts as empty.
+ */
 static bool
 ls_file_is_empty(const ls_bm_file *file)
 {
 	char		path[MAXPGPATH];
 	struct stat sb;
+	int			fd;
+	bool		empty;
 
 	if (!ls_file_path(NULL, file, 0, path, sizeof(path)))
 		return true;
-	return stat(path, &sb) != 0 || sb.st_size == 0;
+	if (stat(path, &sb) != 0 || sb.st_size == 0)
+		return true;
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+		return false;
+	empty = lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO;
+	CloseTransientFile(fd);
+	return empty;
 }
 
 /*
@@ -4243,6 +4353,9 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 	ct->dead_keys = meta.dead;
 	pg_atomic_write_u64(&ct->rows, meta.rows);
 	ct->rows_known = (meta.flags & LS_META_ROWS) != 0;
+	if (meta.holes_hi != 0)
+		ls_holes_add(tbl, (uint64) meta.holes_lo * LS_ROWS_PER_BLOCK,
+					 (uint64) meta.holes_hi * LS_ROWS_PER_BLOCK);
 	ls_hot_table_set_tag(tbl, LS_TAG_COLD, index);
 
 	/*

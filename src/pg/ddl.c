@@ -123,6 +123,8 @@ ls_nontransactional_truncate(Relation rel)
 	while (ls_hot_scan_next_dead(tbl, &cursor, limit, &dead))
 		ls_hot_rowid_forget(ctx, tbl, dead);
 	ls_epoch_exit();
+	/* the indexes are emptied too: no entry names a hole any more */
+	ls_holes_clear(tbl);
 
 	/* also empties the visibility map: no block is marked any more */
 	RelationTruncate(rel, 0);
@@ -496,6 +498,10 @@ typedef struct LsDeadSet
 	int64		alloc;			/* entries allocated */
 	int64		cap;			/* memory limit in entries */
 	int64		passes;			/* index vacuum passes so far */
+	/* the table's holes range at VACUUM's start (cold.c "Holes") */
+	ls_hot_table *tbl;
+	uint64		holes_lo;
+	uint64		holes_hi;		/* == holes_lo: none */
 } LsDeadSet;
 
 static bool
@@ -517,7 +523,9 @@ ls_dead_tid_reaped(ItemPointer itemptr, void *state)
 		else
 			hi = mid - 1;
 	}
-	return false;
+	/* an entry naming a hole: its row never committed or went long ago */
+	return rowid != LS_ROWID_INVALID && rowid >= ds->holes_lo &&
+		rowid < ds->holes_hi && !ls_rowid_holds_row(ds->tbl, rowid);
 }
 
 /* Delete index entries of the collected DEAD rowids, then forget them. */
@@ -674,6 +682,9 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	limit = ls_hot_table_rowid_limit(tbl);
 	ds.cap = Max((int64) mem_kb * 1024 / (int64) sizeof(uint64), 1024);
 	ds.passes = 0;
+	ds.tbl = tbl;
+	if (!ls_holes_get(tbl, &ds.holes_lo, &ds.holes_hi))
+		ds.holes_lo = ds.holes_hi = 0;
 
 	/* pg_stat_progress_vacuum, as heap reports it (in virtual blocks) */
 	pgstat_progress_start_command(PROGRESS_COMMAND_VACUUM, RelationGetRelid(rel));
@@ -844,9 +855,13 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 			if (ds.n % 1024 == 0)
 				pgstat_progress_update_param(PROGRESS_VACUUM_NUM_DEAD_TUPLES, ds.n);
 		}
-		if (ds.n > 0)
+		/* holes need the index pass even without a DEAD rowid */
+		if (ds.n > 0 || (ds.holes_hi > ds.holes_lo && ds.passes == 0))
 			ls_vacuum_indexes(rel, tbl, Irel, nindexes, istats, &ds,
 							  st.live_rows, elevel, bstrategy);
+		/* every index is rid of entries naming holes: the range goes */
+		if (ds.holes_hi > ds.holes_lo)
+			ls_holes_clear(tbl);
 
 		pgstat_progress_update_param(PROGRESS_VACUUM_PHASE,
 									 PROGRESS_VACUUM_PHASE_INDEX_CLEANUP);

@@ -220,8 +220,14 @@ typedef struct LsLogTarget
 	uint64		value;			/* rowid (ROW, TOMB), bound (HWM), first (DEAD) */
 	uint32		len;			/* payload bytes after this header (ROW),
 								 * rowids (DEAD) */
-	uint32		persistence;	/* CREATE */
+	uint32		persistence;	/* CREATE; DEAD: LS_DEAD_HOLES or 0 */
 } LsLogTarget;
+
+/*
+ * An LS_LR_DEAD record of a table's holes range (cold.c "Holes"): replay
+ * widens the range.  0: DEAD rowids, each made a DEAD slot.
+ */
+#define LS_DEAD_HOLES		1
 
 /*
  * One image of an LS_LR_PUTS record (target.value: the first rowid;
@@ -338,6 +344,22 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u64(&ls_log->round_records, 0);
 	pg_atomic_init_u32(&ls_log->ckpt_running, 0);
 	pg_atomic_init_u64(&ls_log->checkpoints, 0);
+}
+
+/*
+ * The log writer exits during recovery (a FATAL, e.g. the hot tier cannot
+ * hold what the log has): backends waiting for recovery, and those that
+ * come until a new log writer's recovery succeeds, get an error that
+ * points to the server log instead of waiting for ever.
+ */
+static void
+ls_log_recovery_exit(int code, Datum arg)
+{
+	if (ls_log != NULL && ls_log_recovering_here)
+	{
+		pg_atomic_write_u32(&ls_log->state, LS_LOG_FAILED);
+		ConditionVariableBroadcast(&ls_log->cv);
+	}
 }
 
 /* Wait until recovery has made the tables usable (ls_ctx, first use). */
@@ -1337,6 +1359,22 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 		t.value = dead;
 		t.len = 1;
 	}
+	/* the holes range: the same kind of record, marked */
+	{
+		uint64		lo,
+					hi;
+
+		if (ls_holes_get(tbl, &lo, &hi))
+		{
+			t.persistence = LS_DEAD_HOLES;
+			for (t.value = lo; t.value < hi; t.value += t.len)
+			{
+				t.len = (uint32) Min(hi - t.value, (uint64) PG_UINT32_MAX);
+				ls_log_append(LS_LR_DEAD, 0, InvalidTransactionId, &t, NULL, 0);
+			}
+			t.persistence = 0;
+		}
+	}
 	t.len = 0;
 	/* the hot rows only (the scan skips empty parts of the RID-map) */
 	for (uint64 cursor = 0;;)
@@ -2254,7 +2292,10 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 			rt = ls_replay_table(rp, t);
 			if (rt->lost || rt->tbl == NULL)
 				break;
-			ls_cold_mark_holes_dead(rt->tbl, t->value, t->value + t->len);
+			if (t->persistence == LS_DEAD_HOLES)
+				ls_holes_add(rt->tbl, t->value, t->value + t->len);
+			else
+				ls_cold_mark_holes_dead(rt->tbl, t->value, t->value + t->len);
 			rt->max_rowid = Max(rt->max_rowid, t->value + t->len);
 			break;
 		case LS_LR_PUT:
@@ -2388,11 +2429,14 @@ ls_replay_finish(LsReplay *rp)
 		 * Rowids the crashed run handed out since the clean image and that
 		 * hold no row now (a transaction that did not commit, a row whose
 		 * tombstone predates the replay start) may be named by index
-		 * entries in PostgreSQL's WAL: DEAD, so that VACUUM deletes those
+		 * entries in PostgreSQL's WAL: holes, so that VACUUM deletes those
 		 * entries before it sets a visibility map bit (an index-only scan
-		 * would return them as rows).
+		 * would return them as rows).  One range, not a DEAD slot per
+		 * rowid: those cost hot memory for every skipped rowid too, and
+		 * recovery failed when the tier could not hold them (cold.c
+		 * "Holes").
 		 */
-		ls_cold_mark_holes_dead(rt->tbl, rt->open_fill, next);
+		ls_holes_add(rt->tbl, rt->open_fill, next);
 		/* a fresh virtual block: what the crashed run used is never reused */
 		next = (next + LS_ROWS_PER_BLOCK - 1) / LS_ROWS_PER_BLOCK * LS_ROWS_PER_BLOCK;
 		ls_hot_table_set_fill(rt->tbl, next, 0);
@@ -2893,6 +2937,8 @@ ls_log_writer_main(Datum arg)
 		if (ls_debug_recovery_delay_ms > 0)
 			ls_log_recovery_delay();
 		ls_log_recovering_here = true;
+		/* a FATAL passes no PG_CATCH: the exit callback says it failed */
+		before_shmem_exit(ls_log_recovery_exit, (Datum) 0);
 		PG_TRY();
 		{
 			StartTransactionCommand();

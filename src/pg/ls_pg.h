@@ -287,6 +287,9 @@ extern int	ls_buffer_pool_mb;
 								 * durable reservation in the log (log.c) */
 #define LS_TAG_BACKEND		6	/* a temporary table's owner: its file is
 								 * t<backend>_<relfilenode> (cold.c) */
+#define LS_TAG_HOLES_LO		7	/* virtual blocks [LO, HI) may hold rowids a
+								 * crashed run handed out (cold.c "Holes"); */
+#define LS_TAG_HOLES_HI		8	/* HI 0: none */
 
 typedef struct LsColdStats
 {
@@ -336,6 +339,10 @@ extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payl
 							   uint32 len, TransactionId xmin);
 extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
 extern void ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi);
+extern void ls_holes_add(ls_hot_table *tbl, uint64 lo, uint64 hi);
+extern bool ls_holes_get(ls_hot_table *tbl, uint64 *lo, uint64 *hi);
+extern void ls_holes_clear(ls_hot_table *tbl);
+extern bool ls_rowid_holds_row(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_has_tree(ls_hot_table *tbl);
 extern bool ls_cold_file_is_tree(const char *path);
 extern bool ls_cold_clean_point(bool held);
@@ -726,6 +733,8 @@ typedef struct LsScanDescData
 	uint64		rowids[LS_ROWS_PER_BLOCK];
 	/* heap_blks_* statistics: blocks before this one were counted */
 	BlockNumber stat_block;
+	/* ANALYZE and bitmap scans: md.c can open blocks below this */
+	BlockNumber cover_end;
 	/* sample scan */
 	BlockNumber sample_next_block;
 	OffsetNumber sample_offset;

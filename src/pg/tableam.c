@@ -25,7 +25,11 @@
 #include "optimizer/plancat.h"
 #include "storage/bufpage.h"
 #include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "common/relpath.h"
 #include "pgstat.h"
+#include "storage/fd.h"
 #include "storage/predicate.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -63,6 +67,88 @@ ls_table_nblocks(ls_hot_table *tbl)
 	end = ls_table_used_end(tbl);
 	ls_epoch_exit();
 	return ls_blocks_for_limit(end);
+}
+
+/* ------------------------------------------------------------------------
+ * md.c and virtual blocks
+ *
+ * PostgreSQL 15 prefetches a table's main-fork blocks through md.c with the
+ * table AM's block numbers, whatever the AM: ANALYZE's block sampler and
+ * bitmap heap scans (PrefetchBuffer -> mdprefetch).  Outside recovery md.c
+ * raises an ERROR when the block's segment cannot be opened, and it opens
+ * segment k only when segments 0..k-1 are whole (RELSEG_SIZE blocks).  Our
+ * block numbers are virtual (rowid / LS_ROWS_PER_BLOCK, filled as heap
+ * fills its pages), not the tree's pages: hot rows are not in the file at
+ * all, and a low fillfactor gives far more blocks than the tree has pages.
+ * So before such a scan the main fork is made to reach past the table's
+ * virtual blocks: every segment before the last one needed whole, the last
+ * one present.  Extending is a sparse ftruncate: no data, no disk space,
+ * nothing to sync (a crash that loses it is mended by the next scan).  The
+ * tree never reads past its own pages, and a file that holds only holes
+ * still counts as empty when a restart adopts it (cold.c ls_file_is_empty).
+ * The buffer pool keeps the same segment invariant when it writes pages
+ * (src/buffer/io.c fill_segment); neither ever shrinks a segment, so the
+ * two need no coordination.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Blocks past the table's end that are covered too: rows inserted after a
+ * bitmap scan began (its bitmap is built later) may carry block numbers
+ * past what the scan saw.
+ */
+#define LS_COVER_SLACK		(RELSEG_SIZE / 8)
+
+/*
+ * Make md.c able to open every block below nblocks + LS_COVER_SLACK; returns
+ * the block count it can open now.
+ */
+static BlockNumber
+ls_cover_blocks(Relation rel, BlockNumber nblocks)
+{
+	uint64		want = (uint64) nblocks + LS_COVER_SLACK;
+	uint32		last = (uint32) ((want - 1) / RELSEG_SIZE);
+	off_t		whole = (off_t) RELSEG_SIZE * BLCKSZ;
+	char	   *base;
+
+	if (last == 0)
+		return RELSEG_SIZE;		/* segment 0 is made with the relation */
+	base = relpathbackend(rel->rd_node, rel->rd_backend, MAIN_FORKNUM);
+	for (uint32 segno = 0; segno <= last; segno++)
+	{
+		char	   *path = segno == 0 ? pstrdup(base) : psprintf("%s.%u", base, segno);
+		struct stat st;
+		int			fd;
+
+		if (stat(path, &st) == 0 && (segno == last || st.st_size >= whole))
+		{
+			pfree(path);
+			continue;
+		}
+		fd = OpenTransientFile(path, O_RDWR | O_CREAT | PG_BINARY);
+		/* only ever grows: no writer puts more than whole bytes in a segment */
+		if (fd < 0 || (segno < last && ftruncate(fd, whole) != 0))
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not extend file \"%s\" to the block numbers of leanstore table \"%s\": %m",
+							path, RelationGetRelationName(rel))));
+		CloseTransientFile(fd);
+		pfree(path);
+	}
+	pfree(base);
+	return (BlockNumber) Min((uint64) (last + 1) * RELSEG_SIZE, (uint64) MaxBlockNumber);
+}
+
+/* Before a scan whose blocks PostgreSQL prefetches through md.c. */
+static void
+ls_scan_cover(LsScanDesc scan, BlockNumber upto)
+{
+	BlockNumber have = ls_blocks_for_limit(ls_hot_table_rowid_limit(scan->tbl));
+	BlockNumber want = Max(have, upto);
+
+	/* a rescan (nested loop) finds the file as this scan left it */
+	if ((uint64) want + LS_COVER_SLACK <= scan->cover_end)
+		return;
+	scan->cover_end = ls_cover_blocks(scan->base.rs_rd, want);
 }
 
 /*
@@ -190,6 +276,8 @@ ls_scan_begin(Relation rel, Snapshot snapshot, int nkeys, ScanKey key,
 	}
 	else
 		scan->tbl = ls_table_for(rel);
+	if ((flags & (SO_TYPE_ANALYZE | SO_TYPE_BITMAPSCAN)) && scan->tbl != NULL)
+		ls_scan_cover(scan, 0);
 
 	if ((flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN)) &&
 		snapshot != NULL && IsMVCCSnapshot(snapshot))
@@ -240,6 +328,9 @@ ls_scan_rescan(TableScanDesc sscan, ScanKey key, bool set_params,
 	if (key != NULL && sscan->rs_nkeys > 0)
 		memcpy(sscan->rs_key, key, sizeof(ScanKeyData) * sscan->rs_nkeys);
 	ls_scan_reset(scan);
+	/* a bitmap scan's rescan comes with a new bitmap: rows may have come */
+	if ((sscan->rs_flags & SO_TYPE_BITMAPSCAN) && scan->tbl != NULL)
+		ls_scan_cover(scan, 0);
 }
 
 /* Catalog-style scan keys (never used by the executor on user tables). */
@@ -1416,6 +1507,9 @@ ls_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 	scan->cur_block = tbmres->blockno;
 	if (base >= limit)
 		return false;
+	/* the bitmap may hold blocks of rows inserted since the scan began */
+	if (tbmres->blockno >= scan->cover_end)
+		ls_scan_cover(scan, tbmres->blockno + 1);
 	ls_count_block_reads(sscan->rs_rd, 1);
 
 	if (tbmres->ntuples >= 0)

@@ -113,8 +113,9 @@ ls_vm_row_all_visible(ls_hot_row *row, TransactionId oldest_xmin)
 }
 
 /*
- * Could blk be all-visible: no DEAD rowid (its index entries would name
- * nothing) and every row all-visible.  Caller inside an epoch.
+ * Could blk be all-visible: no DEAD rowid and not in the table's holes
+ * range (index entries there would name nothing), and every row
+ * all-visible.  Caller inside an epoch.
  */
 static bool
 ls_vm_block_all_visible(ls_hot_table *tbl, BlockNumber blk,
@@ -123,10 +124,14 @@ ls_vm_block_all_visible(ls_hot_table *tbl, BlockNumber blk,
 	uint64		start = ls_vm_block_start(blk);
 	uint64		cursor = start;
 	uint64		dead;
+	uint64		hlo,
+				hhi;
 	ls_hot_row *rows[64];
 	uint32		n;
 
 	Assert(ls_in_epoch());
+	if (ls_holes_get(tbl, &hlo, &hhi) && start < hhi && start + LS_ROWS_PER_BLOCK > hlo)
+		return false;
 	if (ls_hot_scan_next_dead(tbl, &cursor, start + LS_ROWS_PER_BLOCK, &dead))
 		return false;
 	cursor = start;

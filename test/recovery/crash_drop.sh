@@ -40,9 +40,9 @@ ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 undo=$dir/data/pg_leanstore/undo
 qd() { ls_test_psql "$@"; }
 q() { qd postgres "$@"; }
-pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 "$@" >/dev/null 2>&1); }
+pgctl() { ls_pgctl "$@"; }
 start() { pgctl "$@" start || { echo "crash_drop: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
-crash() { pgctl -m immediate stop; }
+crash() { ls_crash; }
 clean_restart() { pgctl -m fast stop; start "$@"; }
 # journal DB TABLE: the name of TABLE's undo journal
 journal() {

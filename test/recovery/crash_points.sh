@@ -23,6 +23,7 @@
 #     committed lost.
 #  6. checkpoints (leanstore_checkpoint()): the replay start moves, a crash
 #     replays only what came later; crashes inside a checkpoint.
+#  7./8. cold deletes and updates; no phantom rows through index-only scans.
 # Run by test/run (as root; the server runs as postgres).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -41,9 +42,9 @@ restart_after_crash = on
 EOF
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 q() { ls_test_psql postgres "$@"; }
-pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 "$@" >/dev/null 2>&1); }
-crash() { pgctl -m immediate stop; }
-restart() { pgctl start || { echo "crash_points: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
+pgctl() { ls_pgctl "$@"; }
+crash() { ls_crash; }
+restart() { ls_restart; }
 
 q -c "CREATE EXTENSION leanstore" >/dev/null
 q -c "CREATE TABLE h (n int) USING heap; CREATE TABLE l (n int PRIMARY KEY, v text) USING leanstore;
