@@ -22,6 +22,25 @@ SELECT count(*), min(a), max(a) FROM seg_ff10 WHERE a > 134000;
 
 -- rows inserted later reach further: a bitmap scan of them, and of all
 SELECT count(*), min(a), max(a), sum(length(b)) FROM seg_ff10 WHERE a > 120000;
+-- a lossy bitmap (every rowid of a block a candidate): the rows found
+-- through it are the rows the sequential scan finds
+CREATE FUNCTION seg_lossy(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF l ~ 'lossy=[1-9]' THEN RETURN true; END IF;
+  END LOOP;
+  RETURN false;
+END $$;
+SET work_mem = '64kB';
+SELECT seg_lossy('SELECT count(*) FROM seg_ff10 WHERE a > 100');
+SELECT count(*), min(a), max(a), sum(length(b)) FROM seg_ff10 WHERE a > 100 AND a % 7 <> 0;
+RESET work_mem;
+SET enable_bitmapscan = off;
+SET enable_seqscan = on;
+SELECT count(*), min(a), max(a), sum(length(b)) FROM seg_ff10 WHERE a > 100 AND a % 7 <> 0;
+RESET enable_bitmapscan;
+SET enable_seqscan = off;
 INSERT INTO seg_ff10 SELECT g, repeat('y', 380) FROM generate_series(135001, 140000) g;
 SELECT count(*), min(a), max(a) FROM seg_ff10 WHERE a > 139000;
 -- a rescan per outer row (a correlated subquery) with a new bitmap each time
@@ -35,3 +54,4 @@ ANALYZE seg_ff10;
 SELECT relpages, reltuples FROM pg_class WHERE relname = 'seg_ff10';
 SELECT leanstore_verify('seg_ff10');
 DROP TABLE seg_ff10;
+DROP FUNCTION seg_lossy(text);
