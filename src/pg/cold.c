@@ -3408,7 +3408,8 @@ ls_holes_clear(ls_hot_table *tbl)
 
 /*
  * Does rowid hold a row in either tier (DEAD is no row)?  Outside epochs.
- * The hot tier is asked again after the tree: a row migrating from the
+ * Callers hold at least ShareUpdateExclusiveLock (VACUUM): the tree is not
+ * dropped under the look-up.  The hot tier is asked again after the tree: a row migrating from the
  * tree into the hot tier is inserted there before its image goes, a row
  * being packed gets its image before it leaves the hot tier, so one of the
  * three looks sees it.
@@ -3416,7 +3417,7 @@ ls_holes_clear(ls_hot_table *tbl)
 bool
 ls_rowid_holds_row(ls_hot_table *tbl, uint64 rowid)
 {
-	LsColdTable *ct = ls_cold_of(tbl);
+	LsColdTable *ct;
 	uint8		key[LS_COLD_KEY_MAX];
 	char		none;
 	uint32		vlen;
@@ -3426,8 +3427,14 @@ ls_rowid_holds_row(ls_hot_table *tbl, uint64 rowid)
 	ls_epoch_enter();
 	found = ls_hot_row_get(tbl, rowid) != NULL;
 	ls_epoch_exit();
-	if (found || ct == NULL)
-		return found;
+	if (found)
+		return true;
+	/*
+	 * Read after the hot miss: a row packed meanwhile had its tree made
+	 * before its image was written and before it left the hot tier.
+	 */
+	if ((ct = ls_cold_of(tbl)) == NULL)
+		return false;
 	/* no room for the value: LS_TOO_LARGE (or LS_OK when empty) says present */
 	st = ls_btree_lookup(&ct->tree, key, ls_cold_key(key, rowid, 0), &none, 0, &vlen);
 	if (st == LS_OK || st == LS_TOO_LARGE)
@@ -4047,11 +4054,24 @@ ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 	 */
 	ls_file_of(tbl, &file);
 	if (ls_file_path(NULL, &file, 0, path, sizeof(path)) &&
-		!(meta.n_blocks < RELSEG_SIZE && ls_file_segment_exists(&file, 1)) &&
-		truncate(path, (off_t) Min(meta.n_blocks, RELSEG_SIZE) * BLCKSZ) != 0)
-		ereport(WARNING,
-				(errcode_for_file_access(),
-				 errmsg("could not truncate file \"%s\": %m", path)));
+		!(meta.n_blocks < RELSEG_SIZE && ls_file_segment_exists(&file, 1)))
+	{
+		if (truncate(path, (off_t) Min(meta.n_blocks, RELSEG_SIZE) * BLCKSZ) != 0)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not truncate file \"%s\": %m", path)));
+		/*
+		 * A scan may have made segment 1 (tableam.c ls_cover_blocks) after
+		 * the look above: segment 0 whole again, or md.c fails its
+		 * prefetches.  (The buffer pool makes segments only for tree
+		 * pages, which this clean point's tree does not reach.)
+		 */
+		else if (meta.n_blocks < RELSEG_SIZE && ls_file_segment_exists(&file, 1) &&
+				 truncate(path, (off_t) RELSEG_SIZE * BLCKSZ) != 0)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not extend file \"%s\": %m", path)));
+	}
 	pg_atomic_fetch_add_u64(&ls_cold->tables_packed, 1);
 	return true;
 }

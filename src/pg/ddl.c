@@ -251,10 +251,34 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	pfree(chain);
 
 	/*
-	 * DEAD rowids are not carried over: index entries naming them now find
-	 * an empty slot, which reads as "gone" just the same (rowids are never
-	 * reused); kill_prior_tuple and bottom-up deletion remove them.
+	 * DEAD rowids and holes are not carried over as such, but the rowids
+	 * stay and so do the index entries naming them: an empty slot reads as
+	 * "gone" just the same (rowids are never reused), yet VACUUM must still
+	 * delete those entries before it sets a visibility map bit there (an
+	 * index-only scan would return them).  The copy's holes range covers
+	 * the source's and every DEAD rowid's block.
 	 */
+	{
+		uint64		lo,
+					hi,
+					dead;
+
+		if (ls_holes_get(src, &lo, &hi))
+			ls_holes_add(dst, lo, hi);
+		cursor = 0;
+		ls_epoch_enter();
+		if (ls_hot_scan_next_dead(src, &cursor, limit, &dead))
+		{
+			lo = dead;
+			hi = dead + 1;
+			while (ls_hot_scan_next_dead(src, &cursor, limit, &dead))
+				hi = dead + 1;
+			ls_epoch_exit();
+			ls_holes_add(dst, lo, hi);
+		}
+		else
+			ls_epoch_exit();
+	}
 	RelationDropStorage(rel);
 	ls_storage_schedule_drop(rel);
 	ls_mark_written();

@@ -893,6 +893,27 @@ ls_range_cmp(const void *a, const void *b)
 }
 
 /*
+ * The rowids of up to LS_HOT_ROWIDS_BATCH hot rows of [*cursor, end), in
+ * one epoch (the scan skips empty parts of the RID-map); 0 at the end.
+ */
+#define LS_HOT_ROWIDS_BATCH 256
+
+static uint32
+ls_hot_rowids(ls_hot_table *tbl, uint64 *cursor, uint64 end, uint64 *rowids)
+{
+	ls_hot_row *batch[LS_HOT_ROWIDS_BATCH];
+	uint32		n;
+
+	CHECK_FOR_INTERRUPTS();
+	ls_epoch_enter();
+	n = ls_hot_scan_batch(tbl, cursor, end, batch, LS_HOT_ROWIDS_BATCH);
+	for (uint32 i = 0; i < n; i++)
+		rowids[i] = batch[i]->rowid;
+	ls_epoch_exit();
+	return n;
+}
+
+/*
  * Log rowid's state as this transaction leaves it: the newest version not
  * aborted, or a tombstone when a committed or our own delete (or moving
  * update) ended the row.  all: rows of a storage this transaction created
@@ -966,16 +987,9 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
 		/* every hot row: the scan skips empty parts of the RID-map */
 		for (uint64 cursor = lo;;)
 		{
-			ls_hot_row *batch[256];
-			uint64		rowids[256];
-			uint32		n;
+			uint64		rowids[LS_HOT_ROWIDS_BATCH];
+			uint32		n = ls_hot_rowids(tbl, &cursor, hi + 1, rowids);
 
-			CHECK_FOR_INTERRUPTS();
-			ls_epoch_enter();
-			n = ls_hot_scan_batch(tbl, &cursor, hi + 1, batch, 256);
-			for (uint32 i = 0; i < n; i++)
-				rowids[i] = batch[i]->rowid;
-			ls_epoch_exit();
 			if (n == 0)
 				break;
 			for (uint32 i = 0; i < n; i++)
@@ -1228,11 +1242,15 @@ typedef struct LsCkptDefer
 
 /*
  * Log rowid's committed state (checkpoint).  false: a running transaction
- * is writing the row (*busy is its xid): try again once it ended.
+ * is writing the row (*busy is its xid): try again once it ended.  true
+ * with *logged false: nothing to log (no committed version, or the row is
+ * gone from the hot tier).
  */
 static bool
-ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, TransactionId *busy)
+ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, TransactionId *busy,
+			bool *logged)
 {
+	*logged = false;
 	for (int tries = 0; tries < 100; tries++)
 	{
 		ls_hot_row *row;
@@ -1305,7 +1323,10 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		ls_row_unlock(row);
 		ls_epoch_exit();
 		if (done)
+		{
+			*logged = true;
 			return true;
+		}
 	}
 	*busy = InvalidTransactionId;
 	return false;
@@ -1318,6 +1339,8 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
 	uint64		next;
 	uint32		used;
+	uint64		hole_lo = PG_UINT64_MAX;
+	uint64		hole_hi = 0;
 	LsLogTarget t;
 
 	ls_hot_table_get_fill(tbl, &next, &used);
@@ -1334,9 +1357,48 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 	t.value = Max(next, (uint64) ls_hot_table_get_tag(tbl, LS_TAG_HWM) << LS_HWM_SHIFT);
 	ls_log_append(LS_LR_HWM, 0, InvalidTransactionId, &t, NULL, 0);
 	/*
-	 * DEAD rowids: index entries may still name them, and the records that
-	 * made them DEAD are before the new replay start.  One record per run
-	 * of consecutive DEAD rowids (a crashed load leaves long runs).
+	 * The hot rows only (the scan skips empty parts of the RID-map).  A
+	 * row with nothing to log, or one a running transaction writes, may be
+	 * an insert that did not commit: its rowid was handed out before the
+	 * clean point (so replay's holes range starts above it) and its index
+	 * entries are in PostgreSQL's WAL, but no record of this checkpoint
+	 * would name it.  The holes record below covers every such rowid.
+	 */
+	for (uint64 cursor = 0;;)
+	{
+		uint64		rowids[LS_HOT_ROWIDS_BATCH];
+		uint32		n = ls_hot_rowids(tbl, &cursor, ls_hot_table_rowid_limit(tbl), rowids);
+
+		if (n == 0)
+			break;
+		for (uint32 i = 0; i < n; i++)
+		{
+			TransactionId busy;
+			bool		logged;
+			bool		done = ls_ckpt_row(tbl, spc, rowids[i], buf, &busy, &logged);
+
+			if (!logged)
+			{
+				hole_lo = Min(hole_lo, rowids[i]);
+				hole_hi = Max(hole_hi, rowids[i] + 1);
+			}
+			if (done)
+				continue;
+			if (*ndefer == *cap)
+				*defer = ls_array_grow(*defer, cap, 64, sizeof(LsCkptDefer),
+									   CurrentMemoryContext);
+			(*defer)[*ndefer].key = ls_hot_table_get_key(tbl);
+			(*defer)[*ndefer].rowid = rowids[i];
+			(*defer)[*ndefer].xid = busy;
+			(*ndefer)++;
+		}
+	}
+	/*
+	 * DEAD rowids (after the rows: a row that became DEAD meanwhile is
+	 * seen by one of the two scans): index entries may still name them,
+	 * and the records that made them DEAD are before the new replay start.
+	 * One record per run of consecutive DEAD rowids (a crashed load leaves
+	 * long runs).
 	 */
 	t.len = 0;
 	for (uint64 cursor = 0;;)
@@ -1359,12 +1421,19 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 		t.value = dead;
 		t.len = 1;
 	}
-	/* the holes range: the same kind of record, marked */
+	/* the holes range and the rows above: the same kind of record, marked */
 	{
 		uint64		lo,
 					hi;
 
 		if (ls_holes_get(tbl, &lo, &hi))
+		{
+			hole_lo = Min(hole_lo, lo);
+			hole_hi = Max(hole_hi, hi);
+		}
+		lo = hole_lo;
+		hi = hole_hi;
+		if (lo < hi)
 		{
 			t.persistence = LS_DEAD_HOLES;
 			for (t.value = lo; t.value < hi; t.value += t.len)
@@ -1373,37 +1442,6 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 				ls_log_append(LS_LR_DEAD, 0, InvalidTransactionId, &t, NULL, 0);
 			}
 			t.persistence = 0;
-		}
-	}
-	t.len = 0;
-	/* the hot rows only (the scan skips empty parts of the RID-map) */
-	for (uint64 cursor = 0;;)
-	{
-		ls_hot_row *batch[256];
-		uint64		rowids[256];
-		uint32		n;
-
-		CHECK_FOR_INTERRUPTS();
-		ls_epoch_enter();
-		n = ls_hot_scan_batch(tbl, &cursor, ls_hot_table_rowid_limit(tbl), batch, 256);
-		for (uint32 i = 0; i < n; i++)
-			rowids[i] = batch[i]->rowid;
-		ls_epoch_exit();
-		if (n == 0)
-			break;
-		for (uint32 i = 0; i < n; i++)
-		{
-			TransactionId busy;
-
-			if (ls_ckpt_row(tbl, spc, rowids[i], buf, &busy))
-				continue;
-			if (*ndefer == *cap)
-				*defer = ls_array_grow(*defer, cap, 64, sizeof(LsCkptDefer),
-									   CurrentMemoryContext);
-			(*defer)[*ndefer].key = ls_hot_table_get_key(tbl);
-			(*defer)[*ndefer].rowid = rowids[i];
-			(*defer)[*ndefer].xid = busy;
-			(*ndefer)++;
 		}
 	}
 }
@@ -1550,6 +1588,7 @@ ls_checkpoint(bool wait_for_writers)
 				{
 					ls_hot_table *t2 = ls_hot_table_find(hot, defer[i].key);
 					TransactionId busy;
+					bool		logged; /* the table's holes record covers it */
 
 					for (int w = 0; wait_for_writers && TransactionIdIsValid(defer[i].xid) &&
 						 TransactionIdIsInProgress(defer[i].xid) && w < 10000; w++)
@@ -1559,7 +1598,7 @@ ls_checkpoint(bool wait_for_writers)
 					}
 					if (t2 == NULL ||
 						ls_ckpt_row(t2, ls_hot_table_get_tag(t2, LS_TAG_SPC), defer[i].rowid,
-									&buf, &busy))
+									&buf, &busy, &logged))
 						continue;
 					defer[left] = defer[i];
 					defer[left].xid = busy;

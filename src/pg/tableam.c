@@ -87,8 +87,9 @@ ls_table_nblocks(ls_hot_table *tbl)
  * tree never reads past its own pages, and a file that holds only holes
  * still counts as empty when a restart adopts it (cold.c ls_file_is_empty).
  * The buffer pool keeps the same segment invariant when it writes pages
- * (src/buffer/io.c fill_segment); neither ever shrinks a segment, so the
- * two need no coordination.
+ * (src/buffer/io.c fill_segment); neither shrinks a segment.  A clean point
+ * shrinks segment 0 to the tree only while segment 1 does not exist, and
+ * looks again after it (cold.c ls_clean_meta).
  * ------------------------------------------------------------------------ */
 
 /*
@@ -1507,8 +1508,15 @@ ls_scan_bitmap_next_block(TableScanDesc sscan, TBMIterateResult *tbmres)
 	scan->cur_block = tbmres->blockno;
 	if (base >= limit)
 		return false;
-	/* the bitmap may hold blocks of rows inserted since the scan began */
-	if (tbmres->blockno >= scan->cover_end)
+	/*
+	 * The bitmap may hold blocks of rows inserted since the scan began
+	 * (a cursor fetched long after it was opened), and PostgreSQL
+	 * prefetches up to effective_io_concurrency (at most 1000) blocks
+	 * ahead of this one: keep LS_COVER_SLACK / 2 covered past it.  Blocks
+	 * the executor skips without calling here (all-visible, no column
+	 * needed) are older than the rows inserted since the scan began.
+	 */
+	if ((uint64) tbmres->blockno + LS_COVER_SLACK / 2 >= scan->cover_end)
 		ls_scan_cover(scan, tbmres->blockno + 1);
 	ls_count_block_reads(sscan->rs_rd, 1);
 
