@@ -3365,9 +3365,10 @@ ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi)
  * meanwhile.  Rows inside the range are rows; only rowids that hold
  * nothing in either tier are holes (ls_rowid_holds_row).  Checkpoints log
  * the range (log.c, an LS_LR_DEAD record marked as holes) and clean images
- * keep it in the meta page.  Only recovery and adoption widen it, before
- * any backend uses the table, and only VACUUM (one at a time) and
- * TRUNCATE empty it, so the two tags need no lock.
+ * keep it in the meta page.  Only recovery and adoption (before any
+ * backend uses the table) and SET TABLESPACE's copy (of a table nobody
+ * else sees yet) widen it, and only VACUUM (one at a time) and TRUNCATE
+ * empty it, so the two tags need no lock.
  */
 void
 ls_holes_add(ls_hot_table *tbl, uint64 lo, uint64 hi)
