@@ -256,6 +256,18 @@ ls_pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/
 ls_crash() { ls_pgctl -m immediate stop; }
 ls_restart() { ls_pgctl start || { echo "$LS_TEST: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
 
+# ls_ios_verdict TABLE VISIBLE: VACUUM TABLE (an int column id, the
+# primary key), then "rows|index-only count|plan node": rows is the count of
+# rows where VISIBLE holds (a sequential scan), the index-only count is
+# count(*) WHERE id > 0 with sequential and bitmap scans off.  They differ
+# when VACUUM set visibility map bits over index entries of lost rows.
+ls_ios_verdict() {
+	ls_test_psql postgres -c "VACUUM $1" -c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" \
+		-c "SELECT (SELECT count(*) FROM $1 x WHERE $2), count(*) FROM $1 WHERE id > 0" \
+		-c "EXPLAIN (COSTS OFF) SELECT count(*) FROM $1 WHERE id > 0" |
+		sed -n '1p;3p' | sed 's/^ *->  //; s/ using.*//' | paste -sd'|'
+}
+
 # ls_wait_up DIR: waits until the server of the cluster in DIR accepts
 # connections again (after PostgreSQL's own crash restart); exits if not.
 ls_wait_up() {

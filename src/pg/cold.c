@@ -1414,6 +1414,18 @@ ls_row_get_ref(ls_hot_table *tbl, uint64 rowid, LsRowRef *ref)
 	return ls_row_get(tbl, rowid);
 }
 
+/* Does the hot tier hold a row at rowid now (not DEAD)?  Outside epochs. */
+static bool
+ls_hot_has_row(ls_hot_table *tbl, uint64 rowid)
+{
+	bool		found;
+
+	ls_epoch_enter();
+	found = ls_hot_row_get(tbl, rowid) != NULL;
+	ls_epoch_exit();
+	return found;
+}
+
 /*
  * Cold range read: the rows of [lo, hi), at most max, read leaf by leaf
  * under the leaf's shared latch (a consistent snapshot of the leaf, so
@@ -2653,15 +2665,10 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot, uint64 expect)
 static bool
 ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
 {
-	bool		hot;
-
 	if (ls_cold_of(tbl) == NULL || ls_bulk_load_rows <= 0 ||
 		ls_cold_writes == LS_CW_OFF)
 		return false;
-	ls_epoch_enter();
-	hot = ls_hot_row_get(tbl, rowid) != NULL;
-	ls_epoch_exit();
-	if (hot)
+	if (ls_hot_has_row(tbl, rowid))
 		return false;
 	/* migrating would need room the hot tier had not a moment ago */
 	if (ls_cold_full_seen())
@@ -3422,13 +3429,9 @@ ls_rowid_holds_row(ls_hot_table *tbl, uint64 rowid)
 	uint8		key[LS_COLD_KEY_MAX];
 	char		none;
 	uint32		vlen;
-	bool		found;
 	ls_status	st;
 
-	ls_epoch_enter();
-	found = ls_hot_row_get(tbl, rowid) != NULL;
-	ls_epoch_exit();
-	if (found)
+	if (ls_hot_has_row(tbl, rowid))
 		return true;
 	/*
 	 * Read after the hot miss: a row packed meanwhile had its tree made
@@ -3442,10 +3445,7 @@ ls_rowid_holds_row(ls_hot_table *tbl, uint64 rowid)
 		return true;
 	if (st != LS_NOT_FOUND)
 		ls_cold_report(st, &ct->key, "read");
-	ls_epoch_enter();
-	found = ls_hot_row_get(tbl, rowid) != NULL;
-	ls_epoch_exit();
-	return found;
+	return ls_hot_has_row(tbl, rowid);
 }
 
 /* Does tbl have a cold tree (replay: what a clean point must write)? */
