@@ -208,10 +208,10 @@ def variants(rows, metric=None):
     return seen
 
 
-def ratio(stats, variant):
-    """leanstore median / heap median, or None."""
+def ratio(stats, variant, engine="leanstore"):
+    """engine's median / heap median (engine: leanstore), or None."""
     h = stats.get((variant, "heap"))
-    l = stats.get((variant, "leanstore"))
+    l = stats.get((variant, engine))
     if not h or not l or h.med is None or l.med is None or h.med == 0:
         return None
     return l.med / h.med
@@ -559,14 +559,37 @@ class Report:
             self.add(engine_table(lat, lvs, lambda v: [v.split(":")[0], v.split(":")[1]],
                                   ["script", "clients"], 3) + "\n")
         top = max(clients) if clients else None
+        self.pgbench_ceiling(stats, "tpcb:%s" % top)
         for m, key in (("select", "pgbench_select_ratio"), ("tpcb", "pgbench_tpcb_ratio")):
             self.result(key, ratio(stats, "%s:%s" % (m, top)))
+        if ("tpcb:%s" % top, "heap_nodurable") in stats:
+            self.result("pgbench_tpcb_nodurable_ratio", ratio(stats, "tpcb:%s" % top, "heap_nodurable"))
         for c in clients:
             if c != top and ("tpcb:%s" % c, "heap") in stats:
                 self.result("pgbench_tpcb_ratio_c%s" % c, ratio(stats, "tpcb:%s" % c))
         for v in lvs:
             self.result("pgbench_%s_latency_ratio_c%s" % tuple(v.split(":")), ratio(lat, v))
         self.note_failures("pgbench")
+
+    def pgbench_ceiling(self, stats, v):
+        """heap_nodurable runs (tpcb-like at the most clients): what heap
+        reaches with no durability cost at all, the bound of a durable
+        engine that only makes commits cheaper."""
+        free = stats.get((v, "heap_nodurable"))
+        if free is None:
+            return
+        self.add("### Ceiling: heap without durability (tpcb-like, %s clients)\n" % v.split(":")[1])
+        self.add("The same script on a third database whose pgbench tables are **unlogged** heap "
+                 "tables, with `synchronous_commit = off`: no WAL for the rows, no wait at commit, "
+                 "nothing survives a crash. Its runs are interleaved with the two engines'. "
+                 "*ratio to heap* = median / heap's median: the first row's ratio is what an "
+                 "engine would reach whose durability cost nothing and whose rows cost what "
+                 "heap's do; leanstore's row is the ratio above.\n")
+        body = [["heap, unlogged, synchronous_commit = off"] + stat_cells(free) +
+                [fmt_ratio(ratio(stats, v, "heap_nodurable"))],
+                ["leanstore (synchronous_commit = on)"] + stat_cells(stats.get((v, "leanstore"))) +
+                [fmt_ratio(ratio(stats, v))]]
+        self.add(md_table(["", "median", "min", "max", "spread", "runs ok", "ratio to heap"], body) + "\n")
 
     def sec_sysbench(self):
         rows = self.rows["sysbench"]

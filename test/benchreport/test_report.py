@@ -172,6 +172,7 @@ class Render(unittest.TestCase):
         want = [
             "RESULT pgbench_select_ratio=1.100",        # 121 / 110 at 16 clients
             "RESULT pgbench_tpcb_ratio=1.050",          # median(99, 132) = 115.5 / 110
+            "RESULT pgbench_tpcb_nodurable_ratio=1.455",     # median(160, 170, 150) / 110
             "RESULT pgbench_tpcb_ratio_c1=1.100",       # 121 / 110 at 1 client
             "RESULT pgbench_tpcb_latency_ratio_c1=0.500",   # 1.1 ms / 2.2 ms
             "RESULT pgbench_insert_latency_ratio_c1=0.480",  # 0.6 / median(1.0, 1.5) (a failed run)
@@ -234,6 +235,13 @@ class Render(unittest.TestCase):
         # the failed run counts in "runs ok" and is not a value
         self.assertIn("| tpcb | 16 | 110 | 100 | 120 | 18% | 3/3 | 116 | 99.0 | 132 | 29% | 2/3 | 1.050 |",
                       self.md)
+
+    def test_pgbench_ceiling(self):
+        ceil = self.md.split("### Ceiling: heap without durability (tpcb-like, 16 clients)")[1].split("##")[0]
+        self.assertIn("| heap, unlogged, synchronous_commit = off | 160 | 150 | 170 | 12% | 3/3 | 1.455 |", ceil)
+        self.assertIn("| leanstore (synchronous_commit = on) | 116 | 99.0 | 132 | 29% | 2/3 | 1.050 |", ceil)
+        # the third engine stays out of the two-engine table
+        self.assertNotIn("heap_nodurable", self.md.split("### Ceiling")[0].split("## pgbench")[1])
 
     def test_tpcc_checks(self):
         self.assertIn("| leanstore | 1/1 passed | 2/3 passed | 3 |", self.md)
