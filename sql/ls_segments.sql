@@ -9,12 +9,24 @@ SET max_parallel_workers_per_gather = 0;
 
 -- fillfactor 10 and 412-byte rows: one row a block, 135000 blocks
 CREATE TABLE seg_ff10 (a int, b text) USING leanstore WITH (fillfactor = 10);
-INSERT INTO seg_ff10 SELECT g, repeat('x', 380) FROM generate_series(1, 135000) g;
+CREATE INDEX seg_ff10_a ON seg_ff10 (a);
+INSERT INTO seg_ff10 SELECT g, repeat('x', 380) FROM generate_series(1, 10) g;
+-- A cursor's bitmap is built at its first FETCH, long after the scan
+-- began; it holds the rows inserted in between, and prefetching jumps
+-- from block 1 to block 134990.  The inserts themselves make segment 1.
+BEGIN;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_indexscan = off;
+DECLARE seg_cur CURSOR FOR SELECT a FROM seg_ff10 WHERE a < 3 OR a > 134990;
+INSERT INTO seg_ff10 SELECT g, repeat('x', 380) FROM generate_series(11, 135000) g;
+SELECT (pg_stat_file(pg_relation_filepath('seg_ff10') || '.1', true)).size IS NOT NULL
+  AS segment_1_made_by_inserts;
+FETCH ALL seg_cur;
+COMMIT;
 SELECT count(DISTINCT (ctid::text::point)[0]) AS blocks,
        max((ctid::text::point)[0]) AS last_block FROM seg_ff10;
 ANALYZE seg_ff10;
 SELECT relpages, reltuples FROM pg_class WHERE relname = 'seg_ff10';
-CREATE INDEX seg_ff10_a ON seg_ff10 (a);
 SET enable_seqscan = off;
 SET enable_indexscan = off;
 EXPLAIN (COSTS OFF) SELECT count(*), min(a), max(a) FROM seg_ff10 WHERE a > 134000;
@@ -53,5 +65,24 @@ RESET enable_indexscan;
 ANALYZE seg_ff10;
 SELECT relpages, reltuples FROM pg_class WHERE relname = 'seg_ff10';
 SELECT leanstore_verify('seg_ff10');
+-- The same through COPY (rows go to the cold tree in batches), in a
+-- table whose cursor began on an empty table.
+DO $$ BEGIN EXECUTE format('COPY (SELECT a, b FROM seg_ff10 WHERE a <= 135000) TO %L',
+  current_setting('data_directory') || '/ls_segments.copy'); END $$;
+CREATE TABLE seg_copy (a int, b text) USING leanstore WITH (fillfactor = 10);
+CREATE INDEX seg_copy_a ON seg_copy (a);
+BEGIN;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_indexscan = off;
+DECLARE seg_cur CURSOR FOR SELECT a FROM seg_copy WHERE a < 3 OR a > 134990;
+DO $$ BEGIN EXECUTE format('COPY seg_copy FROM %L',
+  current_setting('data_directory') || '/ls_segments.copy'); END $$;
+SELECT (pg_stat_file(pg_relation_filepath('seg_copy') || '.1', true)).size IS NOT NULL
+  AS segment_1_made_by_copy;
+FETCH ALL seg_cur;
+COMMIT;
+SELECT count(*), max((ctid::text::point)[0]) AS last_block FROM seg_copy;
+SELECT leanstore_verify('seg_copy');
+DROP TABLE seg_copy;
 DROP TABLE seg_ff10;
 DROP FUNCTION seg_lossy(text);

@@ -1208,6 +1208,7 @@ ls_reserve_rowid(Relation rel, ls_hot_table *tbl, uint32 need, uint32 want)
 	if (rowid == LS_ROWID_INVALID)
 		ls_report_no_rowids(rel);
 	ls_log_rowid_used(tbl, rowid, false);
+	ls_cover_rowid(rel, rowid);
 	return rowid;
 }
 
@@ -1521,6 +1522,7 @@ ls_load_batch_flush(LsLoadBatch *b, Relation rel, ls_hot_table *tbl, CommandId c
 									b->need, b->want, (uint32) b->n, b->rowids) != LS_OK)
 		ls_report_no_rowids(rel);
 	ls_log_rowid_used(tbl, b->rowids[b->n - 1], (options & TABLE_INSERT_FROZEN) != 0);
+	ls_cover_rowid(rel, b->rowids[b->n - 1]);
 	ls_cold_load(rel, tbl, b->n, b->rowids, b->stored, xid, cid,
 				 (options & TABLE_INSERT_FROZEN) != 0);
 	for (int i = 0; i < b->n; i++)

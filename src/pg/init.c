@@ -259,6 +259,9 @@ typedef struct LsRelCache
 {
 	RelFileNode node;
 	ls_hot_table *tbl;
+	BlockNumber cover_end;		/* md.c opens blocks below it (tableam.c
+								 * ls_cover_rowid), as this backend made
+								 * or found it; 0: not known */
 } LsRelCache;
 
 static const char *ls_lost_why = "";
@@ -289,7 +292,33 @@ ls_table_for_or_null(Relation rel)
 	}
 	cache->node = rel->rd_node;
 	cache->tbl = tbl;
+	cache->cover_end = 0;
 	return tbl;
+}
+
+/*
+ * The block count md.c can open in rel's main fork, as this backend last
+ * made or found it (0 before); segments never go away while the
+ * relfilenode lives, and a new relfilenode starts again at 0.
+ */
+BlockNumber
+ls_rel_cover_end(Relation rel)
+{
+	LsRelCache *cache = (LsRelCache *) rel->rd_amcache;
+
+	if (cache == NULL || !RelFileNodeEquals(cache->node, rel->rd_node))
+		return 0;
+	return cache->cover_end;
+}
+
+void
+ls_rel_set_cover_end(Relation rel, BlockNumber end)
+{
+	LsRelCache *cache = (LsRelCache *) rel->rd_amcache;
+
+	/* ls_table_for_or_null made the entry: rowids come from its table */
+	if (cache != NULL && RelFileNodeEquals(cache->node, rel->rd_node))
+		cache->cover_end = Max(cache->cover_end, end);
 }
 
 /* ls_lost_why: why the last table ls_table_for_or_null found was lost. */

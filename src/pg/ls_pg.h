@@ -186,6 +186,9 @@ extern void ls_test_fail_fire(void) pg_attribute_noreturn();
 extern ls_hot_key ls_key_for_node(const RelFileNode *node);
 extern ls_hot_table *ls_table_for(Relation rel);
 extern ls_hot_table *ls_table_for_or_null(Relation rel);
+extern BlockNumber ls_rel_cover_end(Relation rel);
+extern void ls_rel_set_cover_end(Relation rel, BlockNumber end);
+extern void ls_cover_rowid(Relation rel, uint64 rowid);
 extern void ls_warn_lost(Relation rel);
 
 /* Error paths without a Relation: the storage's table, by name if known */

@@ -80,10 +80,12 @@ ls_table_nblocks(ls_hot_table *tbl)
  * block numbers are virtual (rowid / LS_ROWS_PER_BLOCK, filled as heap
  * fills its pages), not the tree's pages: hot rows are not in the file at
  * all, and a low fillfactor gives far more blocks than the tree has pages.
- * So before such a scan the main fork is made to reach past the table's
- * virtual blocks: every segment before the last one needed whole, the last
- * one present.  Extending is a sparse ftruncate: no data, no disk space,
- * nothing to sync (a crash that loses it is mended by the next scan).  The
+ * So the main fork is made to reach past the table's virtual blocks: every
+ * segment before the last one needed whole, the last one present.  That is
+ * done before such a scan, and when a rowid is handed out (ls_cover_rowid:
+ * a bitmap may be built long after its scan began).  Extending is a sparse
+ * ftruncate: no data, no disk space, nothing to sync (a crash that loses
+ * it is mended by the next scan or insert).  The
  * tree never reads past its own pages, and a file that holds only holes
  * still counts as empty when a restart adopts it (cold.c ls_file_is_empty).
  * The buffer pool keeps the same segment invariant when it writes pages
@@ -137,6 +139,28 @@ ls_cover_blocks(Relation rel, BlockNumber nblocks)
 	}
 	pfree(base);
 	return (BlockNumber) Min((uint64) (last + 1) * RELSEG_SIZE, (uint64) MaxBlockNumber);
+}
+
+/*
+ * A rowid was handed out (dml.c), before any index entry can name it: md.c
+ * must be able to open its block from now on.  A bitmap is built after its
+ * scan began (a cursor's at its first FETCH) and may hold rows inserted in
+ * between; prefetching jumps from one bitmap block to the next, however far
+ * apart, so the scan's own covering at its begin and as it reads blocks is
+ * not enough.  Covering here, LS_COVER_SLACK ahead, makes the next segment
+ * before any rowid can reach it.  Costs a stat() per segment when this
+ * backend first nears a segment end in the relfilenode, nothing otherwise.
+ */
+void
+ls_cover_rowid(Relation rel, uint64 rowid)
+{
+	uint64		block = rowid / LS_ROWS_PER_BLOCK;
+
+	/* segment 0 is made with the relation */
+	if (likely(block + LS_COVER_SLACK < RELSEG_SIZE) ||
+		block + LS_COVER_SLACK < ls_rel_cover_end(rel))
+		return;
+	ls_rel_set_cover_end(rel, ls_cover_blocks(rel, (BlockNumber) block + 1));
 }
 
 /* Before a scan whose blocks PostgreSQL prefetches through md.c. */
