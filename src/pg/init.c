@@ -718,6 +718,7 @@ ls_xact_callback(XactEvent event, void *arg)
 			ls_release_held();
 			ls_forget_inserts();
 			ls_pending_at_xact_end(true);
+			ls_log_commit_done();
 			ls_log_xact_end();
 			ls_xact_wrote = false;
 			break;

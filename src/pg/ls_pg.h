@@ -270,6 +270,7 @@ extern void ls_checkpoint_command(void);
 extern bool ls_checkpoint_due(void);
 extern void ls_log_pre_commit(void);
 extern void ls_log_abort(void);
+extern void ls_log_commit_done(void);
 extern void ls_log_xact_end(void);
 
 /* ------------------------------------------------------------------------
