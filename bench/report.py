@@ -559,11 +559,12 @@ class Report:
             self.add(engine_table(lat, lvs, lambda v: [v.split(":")[0], v.split(":")[1]],
                                   ["script", "clients"], 3) + "\n")
         top = max(clients) if clients else None
-        self.pgbench_ceiling(stats, "tpcb:%s" % top)
+        top_tpcb = "tpcb:%s" % top
+        self.pgbench_ceiling(stats, top_tpcb)
         for m, key in (("select", "pgbench_select_ratio"), ("tpcb", "pgbench_tpcb_ratio")):
             self.result(key, ratio(stats, "%s:%s" % (m, top)))
-        if ("tpcb:%s" % top, "heap_nodurable") in stats:
-            self.result("pgbench_tpcb_nodurable_ratio", ratio(stats, "tpcb:%s" % top, "heap_nodurable"))
+        if (top_tpcb, "heap_nodurable") in stats:
+            self.result("pgbench_tpcb_nodurable_ratio", ratio(stats, top_tpcb, "heap_nodurable"))
         for c in clients:
             if c != top and ("tpcb:%s" % c, "heap") in stats:
                 self.result("pgbench_tpcb_ratio_c%s" % c, ratio(stats, "tpcb:%s" % c))

@@ -266,13 +266,24 @@ typedef struct LsRelCache
 
 static const char *ls_lost_why = "";
 
+/* rel's cache entry when it is for rel's current relfilenode, else NULL */
+static LsRelCache *
+ls_rel_cache(Relation rel)
+{
+	LsRelCache *cache = (LsRelCache *) rel->rd_amcache;
+
+	if (cache == NULL || !RelFileNodeEquals(cache->node, rel->rd_node))
+		return NULL;
+	return cache;
+}
+
 ls_hot_table *
 ls_table_for_or_null(Relation rel)
 {
-	LsRelCache *cache = (LsRelCache *) rel->rd_amcache;
+	LsRelCache *cache = ls_rel_cache(rel);
 	ls_hot_table *tbl;
 
-	if (cache != NULL && RelFileNodeEquals(cache->node, rel->rd_node))
+	if (cache != NULL)
 		return cache->tbl;
 
 	(void) ls_ctx();			/* waits for recovery */
@@ -285,6 +296,7 @@ ls_table_for_or_null(Relation rel)
 	}
 	if (tbl == NULL)
 		return NULL;
+	cache = (LsRelCache *) rel->rd_amcache;	/* reused from an older relfilenode */
 	if (cache == NULL)
 	{
 		cache = MemoryContextAlloc(CacheMemoryContext, sizeof(LsRelCache));
@@ -304,20 +316,18 @@ ls_table_for_or_null(Relation rel)
 BlockNumber
 ls_rel_cover_end(Relation rel)
 {
-	LsRelCache *cache = (LsRelCache *) rel->rd_amcache;
+	LsRelCache *cache = ls_rel_cache(rel);
 
-	if (cache == NULL || !RelFileNodeEquals(cache->node, rel->rd_node))
-		return 0;
-	return cache->cover_end;
+	return cache == NULL ? 0 : cache->cover_end;
 }
 
 void
 ls_rel_set_cover_end(Relation rel, BlockNumber end)
 {
-	LsRelCache *cache = (LsRelCache *) rel->rd_amcache;
+	LsRelCache *cache = ls_rel_cache(rel);
 
 	/* ls_table_for_or_null made the entry: rowids come from its table */
-	if (cache != NULL && RelFileNodeEquals(cache->node, rel->rd_node))
+	if (cache != NULL)
 		cache->cover_end = Max(cache->cover_end, end);
 }
 

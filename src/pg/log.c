@@ -1186,7 +1186,6 @@ ls_log_abort(void)
 	ls_log_flush_mine();
 }
 
-/* Commit or abort: forget the write set. */
 /*
  * After a log-only commit (XACT_EVENT_COMMIT).  PostgreSQL took its commit
  * record for an asynchronous one (it wrote no WAL before), and
@@ -1214,6 +1213,7 @@ ls_log_commit_done(void)
 		XLogFlush(boundary);
 }
 
+/* Commit or abort: forget the write set. */
 void
 ls_log_xact_end(void)
 {
