@@ -74,7 +74,9 @@ CREATE FUNCTION leanstore_stats(
     OUT cold_rows bigint,
     -- of log_commits, those whose outcome leanstore's log alone decides
     -- (leanstore-only transactions: no second flush of PostgreSQL's WAL)
-    OUT log_only_commits bigint)
+    OUT log_only_commits bigint,
+    OUT wal_copy_commits bigint,
+    OUT recovery_wal_records bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;

@@ -3,13 +3,15 @@
 -- back transactions, unlogged or temporary tables), and checkpoints.
 -- (Not run with regress-cold: pack logs its moves while this runs.)
 CREATE TABLE lg (id int PRIMARY KEY, v text) USING leanstore;
-CREATE TEMP TABLE s0 AS SELECT log_records AS r, log_commits AS c, log_only_commits AS o
-  FROM leanstore_stats();
+CREATE TEMP TABLE s0 AS SELECT log_records AS r, log_commits AS c, log_only_commits AS o,
+  wal_copy_commits AS w FROM leanstore_stats();
 INSERT INTO lg SELECT g, 'x' || g FROM generate_series(1, 100) g;
 -- 100 rows (and a rowid reservation), one commit; the primary key's
--- entries are in PostgreSQL's WAL, so its commit record decides (not log-only)
+-- entries are in PostgreSQL's WAL, so its commit record decides (not
+-- log-only), and the rows go into the WAL too: PostgreSQL's flush alone
+-- makes them durable (no wait for leanstore's log: commits 0)
 SELECT log_records - r BETWEEN 100 AND 103 AS inserts, log_commits - c AS commits,
-       log_only_commits - o AS log_only
+       log_only_commits - o AS log_only, wal_copy_commits - w AS via_wal
   FROM leanstore_stats(), s0;
 -- bytes counted too (each record: its header, the storage, the row image)
 SELECT log_bytes > 100 * 40 AS bytes_counted FROM leanstore_stats();
@@ -26,13 +28,31 @@ SELECT log_records - r AS records, log_commits - c AS commits,
        log_only_commits - o AS log_only FROM leanstore_stats(), s0;
 -- the same under SERIALIZABLE commits through PostgreSQL's commit record
 -- (its commit may still fail on a serialization conflict after leanstore's
--- log): logged, not log-only
-UPDATE s0 SET r = log_records, c = log_commits, o = log_only_commits FROM leanstore_stats();
+-- log): logged, not log-only, its rows in PostgreSQL's WAL
+UPDATE s0 SET r = log_records, c = log_commits, o = log_only_commits, w = wal_copy_commits
+  FROM leanstore_stats();
 BEGIN ISOLATION LEVEL SERIALIZABLE;
 UPDATE lg SET v = 's' WHERE id <= 3;
 COMMIT;
 SELECT log_records - r AS records, log_commits - c AS commits,
-       log_only_commits - o AS log_only FROM leanstore_stats(), s0;
+       log_only_commits - o AS log_only, wal_copy_commits - w AS via_wal
+  FROM leanstore_stats(), s0;
+-- a transaction that creates a table waits for leanstore's log (replay
+-- needs the CREATE record before the rows), and so does one whose rows
+-- pass 512kB (one WAL record would be too large)
+UPDATE s0 SET c = log_commits, w = wal_copy_commits FROM leanstore_stats();
+BEGIN;
+CREATE TABLE lg_new (a int) USING leanstore;
+INSERT INTO lg_new VALUES (1);
+INSERT INTO lg VALUES (1000, 'with a new table');
+COMMIT;
+SELECT log_commits - c AS commits, wal_copy_commits - w AS via_wal FROM leanstore_stats(), s0;
+CREATE TABLE lg_big (id int PRIMARY KEY, v text) USING leanstore;
+UPDATE s0 SET c = log_commits, w = wal_copy_commits FROM leanstore_stats();
+INSERT INTO lg_big SELECT g, 'x' || g FROM generate_series(1, 8000) g;
+SELECT log_commits - c AS commits, wal_copy_commits - w AS via_wal FROM leanstore_stats(), s0;
+DROP TABLE lg_new, lg_big;
+DELETE FROM lg WHERE id = 1000;
 -- a rolled back transaction logs nothing; neither does a read-only one
 UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
 BEGIN;

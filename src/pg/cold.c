@@ -298,6 +298,10 @@ typedef struct LsColdShared
 								 * (backup_label): leanstore's files in it
 								 * were copied while they changed */
 	uint64		log_start;		/* where replay of leanstore's log starts */
+	uint64		cover_pos;		/* the checkpoint's cut (log.c, "Commits
+								 * through PostgreSQL's WAL"): records
+								 * before cover_pos have a GSN <= cover_gsn */
+	uint64		cover_gsn;
 	int			max_tables;
 	LWLock	   *adopt_lock;		/* opening, creating, dropping descriptors;
 								 * one table's pack pass */
@@ -433,16 +437,22 @@ ls_cold_shmem_request(int max_tables)
  * cluster (epoch 1, nothing to adopt, an empty log).
  */
 static void
-ls_state_read(uint32 *epoch, bool *clean, uint64 *log_start)
+ls_state_read(uint32 *epoch, bool *clean, uint64 *log_start, uint64 *cover_pos,
+			  uint64 *cover_gsn)
 {
 	FILE	   *f = AllocateFile(LS_STATE_FILE, "r");
 	unsigned	e = 0;
 	unsigned long long pos = 0;
+	unsigned long long cpos = 0;
+	unsigned long long cgsn = 0;
 	char		word[16] = "";
+	int			n;
 
 	*epoch = 0;
 	*clean = false;
 	*log_start = 0;
+	*cover_pos = 0;
+	*cover_gsn = 0;
 	if (f == NULL)
 	{
 		if (errno != ENOENT)
@@ -451,24 +461,30 @@ ls_state_read(uint32 *epoch, bool *clean, uint64 *log_start)
 					 errmsg("could not open file \"%s\": %m", LS_STATE_FILE)));
 		return;
 	}
-	if (fscanf(f, "epoch %u %15s log %llu", &e, word, &pos) >= 2)
+	n = fscanf(f, "epoch %u %15s log %llu cover %llu %llu", &e, word, &pos, &cpos, &cgsn);
+	if (n >= 2)
 	{
 		*epoch = e;
 		*clean = strcmp(word, "clean") == 0;
 		*log_start = (uint64) pos;
+		/* a file without the cut (an older version's): it is the start */
+		*cover_pos = n == 5 ? (uint64) cpos : (uint64) pos;
+		*cover_gsn = n == 5 ? (uint64) cgsn : 0;
 	}
 	FreeFile(f);
 }
 
 /* Write the state file durably (temp file, fsync, rename, fsync dir). */
 static void
-ls_state_write(uint32 epoch, bool clean, uint64 log_start, int elevel)
+ls_state_write(bool clean, int elevel)
 {
-	char		buf[96];
+	char		buf[160];
 	int			len;
 
-	len = snprintf(buf, sizeof(buf), "epoch %u %s log " UINT64_FORMAT "\n",
-				   epoch, clean ? "clean" : "running", log_start);
+	len = snprintf(buf, sizeof(buf),
+				   "epoch %u %s log " UINT64_FORMAT " cover " UINT64_FORMAT " " UINT64_FORMAT "\n",
+				   ls_cold->epoch, clean ? "clean" : "running", ls_cold->log_start,
+				   ls_cold->cover_pos, ls_cold->cover_gsn);
 	ls_write_file_durably(LS_STATE_FILE, buf, len, elevel);
 }
 
@@ -509,6 +525,8 @@ ls_cold_shmem_startup(int max_tables)
 	uint32		epoch;
 	bool		clean;
 	uint64		log_start;
+	uint64		cover_pos;
+	uint64		cover_gsn;
 	Size		hdr = ls_cold_header_size(max_tables);
 
 	ls_cold = ShmemInitStruct("leanstore cold tier", ls_cold_shmem_size(max_tables), &found);
@@ -552,15 +570,17 @@ ls_cold_shmem_startup(int max_tables)
 	 */
 	ls_make_directory(LS_STATE_DIR);
 	ls_make_directory(LS_UNDO_DIR);
-	ls_state_read(&epoch, &clean, &log_start);
+	ls_state_read(&epoch, &clean, &log_start, &cover_pos, &cover_gsn);
 	if (epoch == 0)
 		epoch = 1;
 	ls_cold->epoch = epoch;
 	ls_cold->clean_start = clean;
 	ls_cold->log_start = log_start;
+	ls_cold->cover_pos = cover_pos;
+	ls_cold->cover_gsn = cover_gsn;
 	/* the startup process renames it only later */
 	ls_cold->from_backup = access("backup_label", F_OK) == 0;
-	ls_state_write(epoch, false, log_start, FATAL);
+	ls_state_write(false, FATAL);
 }
 
 /* This start restores a base backup (postmaster's check, before recovery). */
@@ -578,6 +598,14 @@ ls_cold_start_state(bool *clean, uint64 *log_start)
 	*log_start = ls_cold->log_start;
 }
 
+/* The cut of the checkpoint that set the replay start (see ls_cold_set_log_start). */
+void
+ls_cold_log_cover(uint64 *cover_pos, uint64 *cover_gsn)
+{
+	*cover_pos = ls_cold->cover_pos;
+	*cover_gsn = ls_cold->cover_gsn;
+}
+
 /*
  * The log that the last run wrote is gone (recovery, before any backend
  * uses a table): no image of that run can be trusted, every table becomes
@@ -589,15 +617,25 @@ ls_cold_log_lost(uint64 new_log_start)
 {
 	ls_cold->epoch++;
 	ls_cold->log_start = new_log_start;
-	ls_state_write(ls_cold->epoch, false, new_log_start, FATAL);
+	ls_cold->cover_pos = new_log_start;
+	ls_cold->cover_gsn = 0;
+	ls_state_write(false, FATAL);
 }
 
-/* Recovery finished: replay of a later crash starts at log_start. */
+/*
+ * A checkpoint or recovery finished: replay of a later crash starts at
+ * log_start.  cover_pos <= log_start and cover_gsn describe the cut: every
+ * record before cover_pos has a GSN <= cover_gsn, and every record with a
+ * GSN <= cover_gsn is before log_start (log.c).
+ */
 void
-ls_cold_set_log_start(uint64 log_start)
+ls_cold_set_log_start(uint64 log_start, uint64 cover_pos, uint64 cover_gsn)
 {
+	Assert(cover_pos <= log_start);
 	ls_cold->log_start = log_start;
-	ls_state_write(ls_cold->epoch, false, log_start, FATAL);
+	ls_cold->cover_pos = cover_pos;
+	ls_cold->cover_gsn = cover_gsn;
+	ls_state_write(false, FATAL);
 }
 
 ls_bm *
@@ -4144,7 +4182,9 @@ ls_cold_pack_all(uint64 log_end)
 	LWLockRelease(ls_cold->adopt_lock);
 	UnregisterSnapshot(snapshot);
 	CommitTransactionCommand();
-	ls_state_write(ls_cold->epoch, true, log_end, WARNING);
+	ls_cold->log_start = log_end;
+	ls_cold->cover_pos = log_end;
+	ls_state_write(true, WARNING);
 }
 
 /* ------------------------------------------------------------------------

@@ -9,12 +9,17 @@
  *    version, or a tombstone) and waits until the log writer made them
  *    durable; only then does PostgreSQL insert its commit record.  So a
  *    commit record that exists implies the log has the data, whatever
- *    synchronous_commit says and whoever flushes PostgreSQL's WAL.
+ *    synchronous_commit says and whoever flushes PostgreSQL's WAL.  The
+ *    exception, a commit through PostgreSQL's WAL, puts the same records
+ *    into an LS_XLOG_ROWS record before its commit record instead of
+ *    waiting; the commit record's flush makes them durable there, and a
+ *    replication slot keeps that WAL until leanstore's log has them.
  *  - Replay applies a row record only when clog says its xid committed, so
  *    nothing of a transaction that did not commit survives recovery.
- *  - Per row, log order is commit order: a transaction can write a row only
- *    after its last writer committed, i.e. after that writer's records
- *    were durable; so replay in log order ends with the newest image.
+ *  - Per row, GSN order is commit order: a transaction can write a row
+ *    only after its last writer committed, i.e. after that writer's
+ *    records were appended; so replay in GSN order ends with the newest
+ *    image.  (Stream order need not be: see "Shadows" below.)
  *  - Rowids are reserved in the log before use (HWM records, durable before
  *    the rowid is handed out): an index entry in PostgreSQL's WAL never
  *    names a rowid that recovery could hand out again.
@@ -35,6 +40,7 @@
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xlogutils.h"
 #include "catalog/pg_class.h"
 #include "common/relpath.h"
 #include "lib/pairingheap.h"
@@ -44,6 +50,7 @@
 #include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "replication/slot.h"
 #include "replication/syncrep.h"
 #include "storage/condition_variable.h"
 #include "storage/fd.h"
@@ -67,6 +74,7 @@ int			ls_log_buffer_kb = 256;
 int			ls_checkpoint_timeout_s = 300;
 int			ls_max_log_size_mb = 1024;
 bool		ls_log_committer_rounds = true;
+bool		ls_commit_via_wal = true;
 
 /*
  * Fault injection for the crash tests (superuser, not in the sample file):
@@ -89,7 +97,7 @@ static const struct config_enum_entry ls_log_fault_options[] = {
 /* The points ls_debug_crash is called with (and the GUC's description). */
 static const char *const ls_crash_points[] = {
 	"commit-before-log", "commit-after-log", "commit-error-after-log",
-	"drop-commit", "recovery-replay",
+	"commit-via-wal", "drop-commit", "recovery-replay",
 	"recovery-relog", "recovery-end", "bulk-load", "pack", "checkpoint-clean",
 	"checkpoint-relog"
 };
@@ -187,6 +195,20 @@ ls_log_writer_failed(void)
 #define LS_XLOG_COMMIT		0x00
 #define LS_XLOG_BULK		0x10	/* a bulk load's xid, before its first
 									 * row goes into a tree */
+#define LS_XLOG_ROWS		0x20	/* a commit through PostgreSQL's WAL: the
+									 * transaction's row records, as appended
+									 * to leanstore's log (headers, GSNs) */
+
+/*
+ * Commits through PostgreSQL's WAL ("Commits through PostgreSQL's WAL"
+ * below): a transaction's row records go into one WAL record up to this
+ * size; a larger transaction waits for leanstore's log as before.
+ */
+#define LS_WAL_COPY_MAX		(512 * 1024)
+/* the physical replication slot that keeps the WAL holding such records */
+#define LS_WAL_COPY_SLOT	"leanstore"
+/* where recovery starts reading that WAL (this run's first record) */
+#define LS_WAL_COPY_FILE	LS_STATE_DIR "/wal_copy_start"
 
 /* Record types (ls_wal_rec.type) and flags */
 #define LS_LR_ROW			1		/* after-image of a row */
@@ -249,6 +271,9 @@ typedef struct LsLogShared
 	ConditionVariable cv;
 	pg_atomic_uint64 commits;	/* transactions that waited for the log */
 	pg_atomic_uint64 log_only_commits;	/* of them, committed by the log alone */
+	pg_atomic_uint64 wal_copy_commits;	/* committed through PostgreSQL's WAL */
+	pg_atomic_uint32 via_wal;	/* LS_VIA_WAL_*: may commits go through
+								 * PostgreSQL's WAL? */
 	pg_atomic_uint64 records;	/* records appended */
 	pg_atomic_uint64 bytes;		/* record bytes appended */
 	pg_atomic_uint64 wait_us;	/* time committers waited */
@@ -263,7 +288,13 @@ typedef struct LsLogShared
 	uint64		recovery_records;
 	uint64		recovery_rows;
 	uint64		recovery_tables;
+	uint64		recovery_wal_records;	/* taken from PostgreSQL's WAL */
 } LsLogShared;
+
+/* LsLogShared.via_wal */
+#define LS_VIA_WAL_NEVER	0		/* not in this run (no such record in the WAL) */
+#define LS_VIA_WAL_ON		1		/* the log writer's slot keeps the WAL */
+#define LS_VIA_WAL_PAUSED	2		/* it was on: the slot stays, no new ones */
 
 #define LS_LOG_RECOVERING	0
 #define LS_LOG_READY		1
@@ -336,6 +367,8 @@ ls_log_shmem_startup(void)
 	ConditionVariableInit(&ls_log->cv);
 	pg_atomic_init_u64(&ls_log->commits, 0);
 	pg_atomic_init_u64(&ls_log->log_only_commits, 0);
+	pg_atomic_init_u64(&ls_log->wal_copy_commits, 0);
+	pg_atomic_init_u32(&ls_log->via_wal, 0);
 	pg_atomic_init_u64(&ls_log->records, 0);
 	pg_atomic_init_u64(&ls_log->bytes, 0);
 	pg_atomic_init_u64(&ls_log->wait_us, 0);
@@ -411,6 +444,8 @@ ls_log_get_stats(LsLogStats *out)
 		return;
 	out->commits = pg_atomic_read_u64(&ls_log->commits);
 	out->log_only_commits = pg_atomic_read_u64(&ls_log->log_only_commits);
+	out->wal_copy_commits = pg_atomic_read_u64(&ls_log->wal_copy_commits);
+	out->recovery_wal_records = ls_log->recovery_wal_records;
 	out->records = pg_atomic_read_u64(&ls_log->records);
 	out->bytes = pg_atomic_read_u64(&ls_log->bytes);
 	out->wait_us = pg_atomic_read_u64(&ls_log->wait_us);
@@ -433,6 +468,40 @@ ls_log_get_stats(LsLogStats *out)
 /* End of this backend's records so far (what commit waits for). */
 static uint64 ls_my_log_end = 0;
 static bool ls_my_log_pending = false;
+
+/*
+ * The row records of a commit through PostgreSQL's WAL, as they are
+ * appended (ls_log_append_parts adds each while ls_copying): the body of
+ * its LS_XLOG_ROWS record.  Too large: ls_copying goes off, ls_copy_full on.
+ */
+static StringInfoData ls_copy;
+static bool ls_copying = false;
+static bool ls_copy_full = false;
+static bool ls_committed_via_wal = false;	/* this transaction's LS_XLOG_ROWS
+											 * record was inserted */
+
+static void
+ls_copy_add(const ls_wal_rec *hdr_in, uint64 gsn, const void *const *parts,
+			const uint32 *lens, uint32 nparts)
+{
+	ls_wal_rec	hdr = *hdr_in;
+	uint64		body = 0;
+
+	for (uint32 i = 0; i < nparts; i++)
+		body += lens[i];
+	if ((uint64) ls_copy.len + LS_WAL_REC_HDR + body > LS_WAL_COPY_MAX)
+	{
+		ls_copying = false;
+		ls_copy_full = true;
+		return;
+	}
+	hdr.len = (uint32) (LS_WAL_REC_HDR + body);
+	hdr.slot = (uint32) MyBackendId;
+	hdr.gsn = gsn;
+	appendBinaryStringInfo(&ls_copy, (const char *) &hdr, LS_WAL_REC_HDR);
+	for (uint32 i = 0; i < nparts; i++)
+		appendBinaryStringInfo(&ls_copy, (const char *) parts[i], (int) lens[i]);
+}
 
 /*
  * The log writer appending itself (recovery's re-log): nobody else drains
@@ -503,6 +572,8 @@ ls_log_append_parts(uint16 type, uint16 flags, TransactionId xid,
 				 errmsg("could not append to leanstore's log: %s", ls_status_str(st))));
 	ls_my_log_end = end;
 	ls_my_log_pending = true;
+	if (ls_copying)
+		ls_copy_add(&hdr, gsn, parts, lens, nparts);
 	pg_atomic_fetch_add_u64(&ls_log->records, 1);
 	/* (hdr is the input: ls_wal_append does not fill in its length) */
 	pg_atomic_fetch_add_u64(&ls_log->bytes, LS_WAL_REC_HDR + sizeof(LsLogTarget) + len);
@@ -1035,6 +1106,35 @@ ls_log_only_commit_ok(void)
 }
 
 /*
+ * Can this transaction commit through PostgreSQL's WAL (its row records,
+ * appended to leanstore's log without a wait, also go into one WAL record
+ * before PostgreSQL's commit record, whose flush makes them durable)?
+ * README.md, "Commits through PostgreSQL's WAL".
+ *  - It is not a log-only commit, and it has an xid, so that PostgreSQL
+ *    writes a commit record; synchronous_commit is not off, so that
+ *    PostgreSQL flushes it (the WAL record makes the transaction one that
+ *    wrote WAL).
+ *  - Its only records are the row records appended now: nothing of it is
+ *    pending in leanstore's log yet (a drop, a truncate, a creation, a bulk
+ *    load's images), no storage was created by it (replay needs the CREATE
+ *    record first), and no cold image holds its xid.
+ *  - The log writer holds the replication slot that keeps PostgreSQL's WAL
+ *    until leanstore's log has the records too (ls_wal_copy_setup).
+ */
+static bool
+ls_log_via_wal_ok(void)
+{
+	if (!ls_commit_via_wal || ls_log_self_writer ||
+		pg_atomic_read_u32(&ls_log->via_wal) != LS_VIA_WAL_ON)
+		return false;
+	if (ls_my_log_pending || ls_wr_ncreated > 0 || ls_xact_cold_xid)
+		return false;
+	if (synchronous_commit <= SYNCHRONOUS_COMMIT_OFF)
+		return false;
+	return TransactionIdIsValid(GetTopTransactionIdIfAny());
+}
+
+/*
  * Append the record of a log-only commit (LS_LR_COMMIT) or of its abort
  * (LS_LR_ABORT): the top xid, the committed subxids as payload (kept
  * from the commit record for the abort record).
@@ -1072,12 +1172,30 @@ void
 ls_log_pre_commit(void)
 {
 	StringInfoData buf;
-	ls_hot *hot;
+	ls_hot	   *hot;
+	bool		log_only;
+	bool		via_wal;
 
 	if (ls_log == NULL || (ls_wr_n == 0 && ls_wr_ncreated == 0 && !ls_my_log_pending))
 		return;
 	hot = ls_shared_hot();
 	initStringInfo(&buf);
+	/* decided before the appends: they change neither */
+	log_only = ls_log_only_commit_ok();
+	via_wal = !log_only && ls_log_via_wal_ok();
+	if (via_wal)
+	{
+		if (ls_copy.data == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			initStringInfo(&ls_copy);
+			MemoryContextSwitchTo(old);
+		}
+		resetStringInfo(&ls_copy);
+		ls_copy_full = false;
+		ls_copying = true;
+	}
 
 	for (int i = 0; i < ls_wr_ncreated; i++)
 	{
@@ -1110,10 +1228,13 @@ ls_log_pre_commit(void)
 		ls_log_rows(tbl, lo, r->hi, false, &buf);
 	}
 	pfree(buf.data);
+	ls_copying = false;
+	/* records only this transaction's rows: nothing else was pending */
+	via_wal = via_wal && !ls_copy_full && ls_copy.len > 0;
 
 	ls_debug_crash("commit-before-log");
 
-	if (ls_log_only_commit_ok())
+	if (log_only)
 	{
 		/*
 		 * A log-only commit: leanstore's log decides this transaction's
@@ -1123,6 +1244,26 @@ ls_log_pre_commit(void)
 		 */
 		ls_log_commit_record(LS_LR_COMMIT, GetTopTransactionId());
 		ls_commit_xid = GetTopTransactionId();
+	}
+	else if (via_wal)
+	{
+		/*
+		 * A commit through PostgreSQL's WAL: the records go into the WAL
+		 * before the commit record, and PostgreSQL's flush of the commit
+		 * record makes them durable; leanstore's log takes its copy in a
+		 * later round, without anyone waiting for it.
+		 */
+		XLogBeginInsert();
+		XLogRegisterData(ls_copy.data, ls_copy.len);
+		(void) XLogInsert(LS_RMGR_ID, LS_XLOG_ROWS);
+		if (ls_copy.maxlen > 64 * 1024)
+		{
+			pfree(ls_copy.data);
+			ls_copy.data = NULL;
+		}
+		pg_atomic_fetch_add_u64(&ls_log->wal_copy_commits, 1);
+		ls_committed_via_wal = true;
+		return;
 	}
 	else if (XactLastRecEnd == InvalidXLogRecPtr &&
 			 TransactionIdIsValid(GetTopTransactionIdIfAny()))
@@ -1187,7 +1328,11 @@ ls_log_abort(void)
 }
 
 /*
- * After a log-only commit (XACT_EVENT_COMMIT).  PostgreSQL took its commit
+ * XACT_EVENT_COMMIT.  A commit through PostgreSQL's WAL has its crash point
+ * here (the commit record is flushed, leanstore's log may not have the
+ * rows yet).
+ *
+ * After a log-only commit.  PostgreSQL took its commit
  * record for an asynchronous one (it wrote no WAL before), and
  * XLogSetAsyncXactLSN signals the WAL writer whenever a completed WAL page
  * is not flushed yet; the WAL writer writes such pages when woken but
@@ -1205,6 +1350,9 @@ ls_log_commit_done(void)
 	XLogRecPtr	insert;
 	XLogRecPtr	boundary;
 
+	/* PostgreSQL's commit record is flushed, leanstore's log may lag */
+	if (ls_committed_via_wal)
+		ls_debug_crash("commit-via-wal");
 	if (!TransactionIdIsValid(ls_commit_xid) || RecoveryInProgress())
 		return;
 	insert = GetXLogInsertRecPtr();
@@ -1228,6 +1376,8 @@ ls_log_xact_end(void)
 	/* records of an aborted transaction need no wait: clog voids them */
 	ls_my_log_pending = false;
 	ls_xact_cold_xid = false;
+	ls_copying = false;
+	ls_committed_via_wal = false;
 	if (ls_commit_children != NULL)
 	{
 		pfree(ls_commit_children);
@@ -1532,6 +1682,7 @@ ls_checkpoint(bool wait_for_writers)
 	ls_hot	   *hot;
 	uint64		gsn;
 	uint64		start;
+	uint64		cover;
 	instr_time	t0,
 				t1;
 	StringInfoData buf;
@@ -1558,6 +1709,13 @@ ls_checkpoint(bool wait_for_writers)
 		ls_cold_preflush();
 		/* 1. a consistent cut of the trees and of the log */
 		ls_cold_hold_trees(true);
+		/*
+		 * Every record before cover was appended before the GSN is read
+		 * (a record is in the stream only after its append): its GSN is
+		 * <= gsn.  Records between cover and start may have any GSN.
+		 */
+		cover = ls_wal_end(ls_log->wal);
+		pg_memory_barrier();
 		gsn = ls_wal_current_gsn(ls_log->wal);
 		while (ls_wal_durable_gsn(ls_log->wal) < gsn)
 		{
@@ -1646,8 +1804,9 @@ ls_checkpoint(bool wait_for_writers)
 		{
 			ls_log_flush_mine();
 			ls_debug_crash("checkpoint-relog");
-			ls_cold_set_log_start(start);
-			ls_wal_set_keep_from(ls_log->wal, start);
+			ls_cold_set_log_start(start, cover, gsn);
+			/* recovery reads from cover (ls_replay_shadows) */
+			ls_wal_set_keep_from(ls_log->wal, cover);
 		}
 	}
 	PG_CATCH();
@@ -1681,14 +1840,29 @@ ls_rm_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
-	if (info != LS_XLOG_COMMIT && info != LS_XLOG_BULK)
+	/* LS_XLOG_ROWS: leanstore's recovery reads them (ls_wal_copies_read) */
+	if (info != LS_XLOG_COMMIT && info != LS_XLOG_BULK && info != LS_XLOG_ROWS)
 		elog(PANIC, "leanstore WAL redo: unknown record type %u", info);
 }
 
 static void
 ls_rm_desc(StringInfo buf, XLogReaderState *record)
 {
-	appendStringInfoString(buf, "leanstore-only transaction");
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	switch (info)
+	{
+		case LS_XLOG_ROWS:
+			appendStringInfo(buf, "%u bytes of leanstore row records",
+							 XLogRecGetDataLen(record));
+			break;
+		case LS_XLOG_BULK:
+			appendStringInfoString(buf, "leanstore bulk load's transaction");
+			break;
+		default:
+			appendStringInfoString(buf, "leanstore-only transaction");
+			break;
+	}
 }
 
 static const char *
@@ -1700,6 +1874,8 @@ ls_rm_identify(uint8 info)
 			return "COMMIT";
 		case LS_XLOG_BULK:
 			return "BULK";
+		case LS_XLOG_ROWS:
+			return "ROWS";
 	}
 	return NULL;
 }
@@ -1832,6 +2008,14 @@ ls_log_register(void)
 							 "Lets a committing backend write and sync leanstore's log itself while the log writer is idle.",
 							 "Off: every round is the log writer's (a commit hands off to it and waits to be woken).",
 							 &ls_log_committer_rounds,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("leanstore.commit_via_wal",
+							 "Lets a transaction that writes PostgreSQL's WAL commit with its flush alone.",
+							 "Its leanstore row records go into PostgreSQL's WAL too, and the commit does not wait for leanstore's log; off: it waits for leanstore's log, then for PostgreSQL's flush.",
+							 &ls_commit_via_wal,
 							 true,
 							 PGC_SIGHUP,
 							 0,
@@ -2579,6 +2763,313 @@ typedef struct LsReorder
 	uint64		last_gsn;
 } LsReorder;
 
+/* ------------------------------------------------------------------------
+ * Recovery of commits through PostgreSQL's WAL
+ *
+ * Such a commit's row records are durable in PostgreSQL's WAL (an
+ * LS_XLOG_ROWS record before its commit record) and, some time later, in
+ * leanstore's log.  Recovery reads the WAL from where this run of the log
+ * writer started (the file LS_WAL_COPY_FILE; the slot keeps that WAL) and
+ * merges those records into the replay by GSN:
+ *  - a GSN at or below the replay start's cover GSN is before the replay
+ *    start in leanstore's log, which the checkpoint covered: skipped;
+ *  - a GSN that the replayed part of leanstore's log holds too is the same
+ *    record: taken once;
+ *  - any other is a record leanstore's log lost with the crash: replayed
+ *    in its place (clog decides its xid, as for every row record).
+ *
+ * Shadows.  Since a commit through the WAL does not wait for leanstore's
+ * log, its row record can reach the stream after a later record of the
+ * same row: T1 commits so, T2 deletes the row (a log-only commit, durable
+ * at once), and the round that took T2's record had passed T1's slot
+ * before T1 appended.  When a checkpoint's start falls between the two
+ * (T2's record before it, T1's after it or only in the WAL) and the row
+ * was pruned before the checkpoint logged the hot tier again, replaying
+ * T1's record would bring the deleted row back.  So the records between
+ * the checkpoint's cover position and its start (every record before the
+ * cover position has a GSN <= the cover GSN, which nothing replayed has)
+ * are read first, and a row record of a row that one of them names with a
+ * higher GSN is skipped, from the log or from the WAL alike.
+ * ------------------------------------------------------------------------ */
+
+typedef struct LsRowKey
+{
+	ls_hot_key	key;
+	uint32		pad;			/* zeroed: the key is hashed as bytes */
+	uint64		rowid;
+} LsRowKey;
+
+typedef struct LsRowShadow
+{
+	LsRowKey	k;				/* hash key */
+	uint64		gsn;			/* highest GSN of its records before start */
+} LsRowShadow;
+
+typedef struct LsWalCopies
+{
+	ls_wal_rec **recs;			/* sorted by GSN */
+	int			n;
+	int			cap;
+	int			next;			/* first not merged yet */
+	uint64		max_gsn;
+	uint64		applied;
+	uint64		duplicates;
+	HTAB	   *shadows;		/* LsRowShadow; NULL when none */
+	uint64		shadowed;
+} LsWalCopies;
+
+static LsWalCopies ls_copies;
+
+static void
+ls_row_key(LsRowKey *k, const LsLogTarget *t)
+{
+	memset(k, 0, sizeof(*k));
+	k->key.spc = t->key_spc;
+	k->key.db = t->db;
+	k->key.rel = t->rel;
+	k->rowid = t->value;
+}
+
+/* A row record of a row that a record before the replay start names later. */
+static bool
+ls_replay_shadowed(const ls_wal_rec *rec)
+{
+	LsRowKey	k;
+	LsRowShadow *sh;
+
+	if (ls_copies.shadows == NULL ||
+		(rec->type != LS_LR_ROW && rec->type != LS_LR_TOMB) ||
+		rec->len < LS_WAL_REC_HDR + sizeof(LsLogTarget))
+		return false;
+	ls_row_key(&k, (const LsLogTarget *) (rec + 1));
+	sh = hash_search(ls_copies.shadows, &k, HASH_FIND, NULL);
+	return sh != NULL && sh->gsn > rec->gsn;
+}
+
+static ls_wal_reader *ls_log_read(uint64 start, uint64 end,
+								  void (*fn) (const ls_wal_rec *rec, void *arg), void *arg);
+
+/* ls_log_read's callback for the shadows: each row's highest GSN */
+static void
+ls_shadow_rec(const ls_wal_rec *rec, void *arg)
+{
+	LsRowKey	k;
+	LsRowShadow *sh;
+	bool		found;
+
+	(void) arg;
+	if ((rec->type != LS_LR_ROW && rec->type != LS_LR_TOMB) ||
+		rec->len < LS_WAL_REC_HDR + sizeof(LsLogTarget))
+		return;
+	ls_row_key(&k, (const LsLogTarget *) (rec + 1));
+	sh = hash_search(ls_copies.shadows, &k, HASH_ENTER, &found);
+	if (!found || sh->gsn < rec->gsn)
+		sh->gsn = rec->gsn;
+}
+
+/* The records between the cover position and the replay start: shadows. */
+static void
+ls_replay_shadows(uint64 cover, uint64 start)
+{
+	HASHCTL		hctl;
+
+	if (cover >= start)
+		return;
+	memset(&hctl, 0, sizeof(hctl));
+	hctl.keysize = sizeof(LsRowKey);
+	hctl.entrysize = sizeof(LsRowShadow);
+	ls_copies.shadows = hash_create("leanstore replay shadows", 1024, &hctl,
+									HASH_ELEM | HASH_BLOBS);
+	ls_wal_reader_close(ls_log_read(cover, start, ls_shadow_rec, NULL));
+}
+
+static int
+ls_copy_cmp(const void *a, const void *b)
+{
+	uint64		x = (*(ls_wal_rec *const *) a)->gsn;
+	uint64		y = (*(ls_wal_rec *const *) b)->gsn;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Where this run's WAL records begin (LS_WAL_COPY_FILE); false: no file. */
+static bool
+ls_wal_copy_start_read(XLogRecPtr *from)
+{
+	FILE	   *f = AllocateFile(LS_WAL_COPY_FILE, "r");
+	unsigned long long v = 0;
+
+	if (f == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(FATAL,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m", LS_WAL_COPY_FILE)));
+		return false;
+	}
+	if (fscanf(f, "%llu", &v) != 1 || v == 0)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("file \"%s\" does not hold a WAL position", LS_WAL_COPY_FILE)));
+	FreeFile(f);
+	*from = (XLogRecPtr) v;
+	return true;
+}
+
+/* One LS_XLOG_ROWS record: its row records above the cover GSN, kept. */
+static void
+ls_wal_copies_take(const char *data, uint32 len, uint64 cover_gsn, XLogRecPtr lsn)
+{
+	uint32		off = 0;
+
+	while (off < len)
+	{
+		ls_wal_rec	hdr;
+		ls_wal_rec *copy;
+
+		if (len - off < LS_WAL_REC_HDR)
+			break;
+		memcpy(&hdr, data + off, LS_WAL_REC_HDR);
+		if (hdr.len < LS_WAL_REC_HDR + sizeof(LsLogTarget) || hdr.len > len - off ||
+			(hdr.type != LS_LR_ROW && hdr.type != LS_LR_TOMB) || hdr.gsn == 0)
+			break;
+		if (hdr.gsn > cover_gsn)
+		{
+			copy = MemoryContextAlloc(TopTransactionContext, MAXALIGN(hdr.len));
+			memcpy(copy, data + off, hdr.len);
+			if (ls_copies.n == ls_copies.cap)
+				ls_copies.recs = ls_array_grow(ls_copies.recs, &ls_copies.cap, 256,
+											   sizeof(ls_wal_rec *), TopTransactionContext);
+			ls_copies.recs[ls_copies.n++] = copy;
+			ls_copies.max_gsn = Max(ls_copies.max_gsn, hdr.gsn);
+		}
+		off += hdr.len;
+	}
+	if (off != len)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("PostgreSQL's WAL record at %X/%X holds malformed leanstore row records",
+						LSN_FORMAT_ARGS(lsn))));
+}
+
+/*
+ * Read PostgreSQL's WAL from this run's start for LS_XLOG_ROWS records.
+ * false: that WAL is gone (its first segment is missing), so rows that
+ * committed through it may be lost.
+ */
+static bool
+ls_wal_copies_read(uint64 cover_gsn)
+{
+	XLogRecPtr	from;
+	XLogRecPtr	first;
+	XLogSegNo	segno;
+	char		fname[MAXFNAMELEN];
+	char		path[MAXPGPATH];
+	struct stat sb;
+	ReadLocalXLogPageNoWaitPrivate *priv;
+	XLogReaderState *xr;
+
+	if (!ls_wal_copy_start_read(&from))
+		return true;			/* no slot in the last run: no such records */
+	XLByteToSeg(from, segno, wal_segment_size);
+	XLogFileName(fname, GetWALInsertionTimeLine(), segno, wal_segment_size);
+	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
+	if (stat(path, &sb) != 0)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("PostgreSQL's WAL from %X/%X (file \"%s\") is missing, and leanstore's recovery needs it",
+						LSN_FORMAT_ARGS(from), path),
+				 errdetail("Leanstore keeps it with the replication slot \"%s\"; was it dropped?",
+						   LS_WAL_COPY_SLOT)));
+		return false;
+	}
+
+	priv = palloc0(sizeof(ReadLocalXLogPageNoWaitPrivate));
+	xr = XLogReaderAllocate(wal_segment_size, NULL,
+							XL_ROUTINE(.page_read = read_local_xlog_page_no_wait,
+									   .segment_open = wal_segment_open,
+									   .segment_close = wal_segment_close),
+							priv);
+	if (xr == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory while reading PostgreSQL's WAL")));
+	first = XLogFindNextRecord(xr, from);
+	if (!XLogRecPtrIsInvalid(first))
+	{
+		XLogBeginRead(xr, first);
+		for (;;)
+		{
+			char	   *err = NULL;
+			XLogRecord *r = XLogReadRecord(xr, &err);
+
+			if (r == NULL)
+			{
+				if (priv->end_of_wal)
+					break;
+				ereport(FATAL,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("could not read PostgreSQL's WAL at %X/%X for leanstore's recovery: %s",
+								LSN_FORMAT_ARGS(xr->EndRecPtr), err ? err : "unknown error")));
+			}
+			if (XLogRecGetRmid(xr) == LS_RMGR_ID &&
+				(XLogRecGetInfo(xr) & ~XLR_INFO_MASK) == LS_XLOG_ROWS)
+				ls_wal_copies_take(XLogRecGetData(xr), XLogRecGetDataLen(xr),
+								   cover_gsn, xr->ReadRecPtr);
+		}
+	}
+	else if (!priv->end_of_wal)
+		ereport(FATAL,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not find a record in PostgreSQL's WAL from %X/%X for leanstore's recovery",
+						LSN_FORMAT_ARGS(from))));
+	XLogReaderFree(xr);
+	pfree(priv);
+	if (ls_copies.n > 1)
+		qsort(ls_copies.recs, ls_copies.n, sizeof(ls_wal_rec *), ls_copy_cmp);
+	return true;
+}
+
+/* Replay rec unless a record before the replay start shadows it. */
+static void
+ls_replay_apply(LsReplay *rp, const ls_wal_rec *rec)
+{
+	if (ls_replay_shadowed(rec))
+	{
+		ls_copies.shadowed++;
+		return;
+	}
+	ls_replay_record(rp, rec);
+}
+
+/*
+ * Merge the WAL's records below gsn into the replay (one equal to gsn is
+ * the record the log holds too, about to be replayed).
+ */
+static void
+ls_wal_copies_upto(LsReorder *ro, LsReplay *rp, uint64 gsn)
+{
+	while (ls_copies.next < ls_copies.n && ls_copies.recs[ls_copies.next]->gsn <= gsn)
+	{
+		ls_wal_rec *rec = ls_copies.recs[ls_copies.next++];
+
+		if (rec->gsn == gsn)
+		{
+			ls_copies.duplicates++;
+			continue;
+		}
+		if (rec->gsn <= ro->last_gsn)
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("PostgreSQL's WAL holds a leanstore record (GSN " UINT64_FORMAT ") below records already replayed (GSN " UINT64_FORMAT ")",
+							rec->gsn, ro->last_gsn)));
+		ro->last_gsn = rec->gsn;
+		ls_copies.applied++;
+		ls_replay_apply(rp, rec);
+	}
+}
+
 static int
 ls_held_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
 {
@@ -2597,6 +3088,7 @@ ls_reorder_pop(LsReorder *ro, LsReplay *rp)
 	LsHeldRecord *h = pairingheap_container(LsHeldRecord, node,
 											pairingheap_remove_first(ro->heap));
 
+	ls_wal_copies_upto(ro, rp, h->rec.gsn);
 	if (h->rec.gsn <= ro->last_gsn)
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -2604,7 +3096,7 @@ ls_reorder_pop(LsReorder *ro, LsReplay *rp)
 						h->rec.gsn, ro->last_gsn)));
 	ro->last_gsn = h->rec.gsn;
 	ro->bytes -= h->rec.len;
-	ls_replay_record(rp, &h->rec);
+	ls_replay_apply(rp, &h->rec);
 	pfree(h);
 }
 
@@ -2628,12 +3120,14 @@ ls_segment_path(char *buf, size_t len, uint64 pos)
 }
 
 /*
- * Read leanstore's log from start to its end, handing every record to fn
- * (NULL: only find the end).  Returns the reader, at the end (for its
- * position and highest GSN); the caller closes it.
+ * Read leanstore's log from start to its end, or to the first record at or
+ * after end, handing every record to fn (NULL: only find the end).
+ * Returns the reader, at the end (for its position and highest GSN); the
+ * caller closes it.
  */
 static ls_wal_reader *
-ls_log_read(uint64 start, void (*fn) (const ls_wal_rec *rec, void *arg), void *arg)
+ls_log_read(uint64 start, uint64 end, void (*fn) (const ls_wal_rec *rec, void *arg),
+			void *arg)
 {
 	ls_wal_reader *reader;
 	ls_status	st;
@@ -2650,7 +3144,7 @@ ls_log_read(uint64 start, void (*fn) (const ls_wal_rec *rec, void *arg), void *a
 		uint64		pos;
 
 		st = ls_wal_reader_next(reader, &rec, &pos);
-		if (st == LS_NOT_FOUND)
+		if (st == LS_NOT_FOUND || (st == LS_OK && pos >= end))
 			break;
 		if (st != LS_OK)
 			ereport(FATAL,
@@ -2686,7 +3180,7 @@ ls_replay_outcomes(uint64 start)
 	hctl.entrysize = sizeof(LsReplayXid);
 	ls_replay_xids = hash_create("leanstore replay outcomes", 1024, &hctl,
 								 HASH_ELEM | HASH_BLOBS);
-	ls_wal_reader_close(ls_log_read(start, ls_replay_outcome_rec, NULL));
+	ls_wal_reader_close(ls_log_read(start, PG_UINT64_MAX, ls_replay_outcome_rec, NULL));
 }
 
 /* ls_log_read's callback for the replay: every record into the reorder heap. */
@@ -2711,6 +3205,8 @@ ls_log_recover(void)
 	bool		clean;
 	uint64		start;
 	uint64		end;
+	uint64		cover;
+	uint64		cover_gsn;
 	ls_wal_reader *reader;
 	ls_status	st;
 	LsReplay	rp;
@@ -2730,6 +3226,7 @@ ls_log_recover(void)
 	 */
 	ls_cold_sweep_journals(InvalidOid);
 	ls_cold_start_state(&clean, &start);
+	ls_cold_log_cover(&cover, &cover_gsn);
 	ls_segment_path(path, sizeof(path), start);
 	if (ls_cold_from_backup())
 	{
@@ -2755,6 +3252,18 @@ ls_log_recover(void)
 		ls_cold_log_lost(start);
 		clean = true;
 	}
+	memset(&ls_copies, 0, sizeof(ls_copies));
+	if (!clean && !ls_wal_copies_read(cover_gsn))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("leanstore tables written since the last clean shutdown are lost"),
+				 errhint("Tables that lost data report it when they are used; TRUNCATE or DROP them.")));
+		ls_cold_log_lost(start);
+		clean = true;
+	}
+	if (!clean)
+		ls_replay_shadows(cover, start);
 
 	memset(&rp, 0, sizeof(rp));
 	memset(&hctl, 0, sizeof(hctl));
@@ -2771,16 +3280,18 @@ ls_log_recover(void)
 	pass.ro = &ro;
 	pass.rp = &rp;
 	/* a clean shutdown wrote every table: its log has nothing to replay */
-	reader = ls_log_read(start, clean ? NULL : ls_replay_pass_rec, &pass);
+	reader = ls_log_read(start, PG_UINT64_MAX, clean ? NULL : ls_replay_pass_rec, &pass);
 	while (!pairingheap_is_empty(ro.heap))
 		ls_reorder_pop(&ro, &rp);
+	ls_wal_copies_upto(&ro, &rp, PG_UINT64_MAX);
 	end = ls_wal_reader_end(reader);
-	ls_wal_advance_gsn(ls_log->wal, ls_wal_reader_max_gsn(reader));
+	ls_wal_advance_gsn(ls_log->wal, Max(ls_wal_reader_max_gsn(reader), ls_copies.max_gsn));
 	ls_wal_reader_close(reader);
 	if (!clean)
 		ls_replay_finish(&rp);
 
-	st = ls_wal_start(ls_log->wal, end, start);
+	/* [cover, start) stays until the new start is durable (shadows) */
+	st = ls_wal_start(ls_log->wal, end, Min(cover, start));
 	if (st != LS_OK)
 		ereport(FATAL,
 				(errcode_for_file_access(),
@@ -2804,8 +3315,12 @@ ls_log_recover(void)
 		hash_destroy(ls_replay_xids);
 		ls_replay_xids = NULL;
 	}
-	/* nothing before the end is needed any more (after a clean start, or the re-log) */
-	ls_cold_set_log_start(end);
+	/*
+	 * nothing before the end is needed any more (after a clean start, or
+	 * the re-log): every record so far, also those from PostgreSQL's WAL,
+	 * has a GSN <= the counter and is covered
+	 */
+	ls_cold_set_log_start(end, end, ls_wal_current_gsn(ls_log->wal));
 	ls_xid_bound_forget();
 	ls_replay_xid_bound = InvalidTransactionId;
 	ls_wal_set_keep_from(ls_log->wal, end);
@@ -2816,11 +3331,17 @@ ls_log_recover(void)
 	ls_log->last_checkpoint = GetCurrentTimestamp();
 	ls_log->recovery_records = rp.records;
 	ls_log->recovery_rows = rp.rows;
+	ls_log->recovery_wal_records = ls_copies.applied;
+	if (ls_copies.shadows != NULL)
+		hash_destroy(ls_copies.shadows);
 	if (!clean)
 		ereport(LOG,
 				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped) of " UINT64_FORMAT " tables in %.3f s",
 						rp.records, rp.rows, rp.skipped, ls_log->recovery_tables,
-						(double) ls_log->recovery_us / 1e6)));
+						(double) ls_log->recovery_us / 1e6),
+				 errdetail("From PostgreSQL's WAL: " UINT64_FORMAT " records replayed, " UINT64_FORMAT " also in leanstore's log; " UINT64_FORMAT " records older than a later one of their row skipped.",
+						   ls_copies.applied, ls_copies.duplicates, ls_copies.shadowed)));
+	memset(&ls_copies, 0, sizeof(ls_copies));
 }
 
 /* ------------------------------------------------------------------------
@@ -2932,6 +3453,222 @@ ls_log_round(bool lazy)
 	ls_log_round_done(st, &stats, t0);
 }
 
+/* ------------------------------------------------------------------------
+ * The slot that keeps PostgreSQL's WAL for commits through it
+ *
+ * A record in an LS_XLOG_ROWS record is needed until leanstore's log has
+ * it durably.  The log writer owns a persistent physical replication slot
+ * and moves its restart_lsn behind such records only:
+ *  - It reads the WAL insert position L, then the GSN counter G: every
+ *    LS_XLOG_ROWS record that starts below L was inserted after its row
+ *    records were appended to leanstore's log, so their GSNs are <= G.
+ *  - Once durable_gsn >= G, nothing below L is needed: L is written to
+ *    LS_WAL_COPY_FILE (durably; recovery starts reading there), and only
+ *    then becomes the slot's restart_lsn.  So the slot never lets go of WAL
+ *    that recovery would read, also with the slot's own file (saved only by
+ *    PostgreSQL's checkpoints) older than that.
+ *  - It moves a WAL segment at a time at most (one small file write per
+ *    16MB of WAL), so recovery reads up to two segments of WAL or so.
+ *    Nobody waits for these records in leanstore's log, so the writer's
+ *    rounds write them without a sync; when the slot could move, the
+ *    writer asks for a synced round (ls_wal_kick).
+ * Without the slot (max_replication_slots = 0, wal_level = minimal, no
+ * free slot, a max_slot_wal_keep_size that could invalidate it) nothing
+ * commits through the WAL, and the file is removed so that recovery does
+ * not look for WAL that nobody kept.
+ * ------------------------------------------------------------------------ */
+
+static XLogRecPtr ls_wal_copy_from = InvalidXLogRecPtr;	/* the file's value */
+static XLogRecPtr ls_wal_copy_cand = InvalidXLogRecPtr;
+static uint64 ls_wal_copy_cand_gsn = 0;
+
+/* max_slot_wal_keep_size could invalidate the slot behind a busy writer */
+static bool
+ls_wal_copy_keep_ok(void)
+{
+	return max_slot_wal_keep_size_mb < 0 ||
+		(uint64) max_slot_wal_keep_size_mb * 1024 * 1024 >= 8 * (uint64) wal_segment_size;
+}
+
+static void
+ls_wal_copy_set(XLogRecPtr lsn)
+{
+	char		buf[32];
+	int			len;
+
+	Assert(MyReplicationSlot != NULL && lsn >= ls_wal_copy_from);
+	len = snprintf(buf, sizeof(buf), UINT64_FORMAT "\n", (uint64) lsn);
+	ls_write_file_durably(LS_WAL_COPY_FILE, buf, len, FATAL);
+	SpinLockAcquire(&MyReplicationSlot->mutex);
+	MyReplicationSlot->data.restart_lsn = lsn;
+	MyReplicationSlot->data.invalidated_at = InvalidXLogRecPtr;
+	SpinLockRelease(&MyReplicationSlot->mutex);
+	ReplicationSlotMarkDirty();
+	ReplicationSlotsComputeRequiredLSN();
+	ls_wal_copy_from = lsn;
+}
+
+/*
+ * Nothing commits through the WAL in this run: recovery reads none, and
+ * the slot of an earlier run (recovery took what it kept) goes, so that
+ * it does not keep WAL for ever.
+ */
+static void
+ls_wal_copy_off(const char *why)
+{
+	struct stat sb;
+	ReplicationSlot *slot;
+
+	if (stat(LS_WAL_COPY_FILE, &sb) == 0)
+		(void) durable_unlink(LS_WAL_COPY_FILE, FATAL);
+	if (max_replication_slots > 0 &&
+		(slot = SearchNamedReplicationSlot(LS_WAL_COPY_SLOT, true)) != NULL &&
+		!SlotIsLogical(slot))
+		ReplicationSlotDrop(LS_WAL_COPY_SLOT, true);
+	if (why != NULL)
+		ereport(LOG,
+				(errmsg("leanstore commits wait for leanstore's log also when they write PostgreSQL's WAL: %s", why)));
+}
+
+/* A free slot exists (ReplicationSlotCreate would fail holding locks). */
+static bool
+ls_free_slot_exists(void)
+{
+	bool		found = false;
+
+	LWLockAcquire(ReplicationSlotControlLock, LW_SHARED);
+	for (int i = 0; i < max_replication_slots && !found; i++)
+		found = !ReplicationSlotCtl->replication_slots[i].in_use;
+	LWLockRelease(ReplicationSlotControlLock);
+	return found;
+}
+
+/*
+ * After recovery, before the tables are usable, or when a reload turns
+ * leanstore.commit_via_wal on in a run that had no such commit yet: take
+ * the slot and start this run's WAL records at the current insert
+ * position (there is none before it that recovery would need).
+ */
+static void
+ls_wal_copy_setup(void)
+{
+	ReplicationSlot *slot;
+
+	Assert(pg_atomic_read_u32(&ls_log->via_wal) == LS_VIA_WAL_NEVER);
+	if (!ls_commit_via_wal)
+	{
+		ls_wal_copy_off(NULL);
+		return;
+	}
+
+	if (max_replication_slots == 0)
+	{
+		ls_wal_copy_off("max_replication_slots is 0");
+		return;
+	}
+	if (wal_level < WAL_LEVEL_REPLICA)
+	{
+		ls_wal_copy_off("wal_level is minimal");
+		return;
+	}
+	if (!ls_wal_copy_keep_ok())
+	{
+		ls_wal_copy_off("max_slot_wal_keep_size is below 8 WAL segments");
+		return;
+	}
+	slot = SearchNamedReplicationSlot(LS_WAL_COPY_SLOT, true);
+	if (slot != NULL && SlotIsLogical(slot))
+	{
+		ls_wal_copy_off("a logical replication slot is named \"" LS_WAL_COPY_SLOT "\"");
+		return;
+	}
+	if (slot == NULL && !ls_free_slot_exists())
+	{
+		ls_wal_copy_off("no replication slot is free (max_replication_slots)");
+		return;
+	}
+	if (slot == NULL)
+		ReplicationSlotCreate(LS_WAL_COPY_SLOT, false, RS_PERSISTENT, false);
+	else
+		ReplicationSlotAcquire(LS_WAL_COPY_SLOT, true);
+	ls_wal_copy_from = InvalidXLogRecPtr;
+	ls_wal_copy_set(GetXLogInsertRecPtr());
+	/* the slot's own file too: after a crash it keeps this run's WAL */
+	ReplicationSlotSave();
+	pg_atomic_write_u32(&ls_log->via_wal, LS_VIA_WAL_ON);
+}
+
+/*
+ * A log writer started again within the run (its predecessor exited):
+ * the slot stays where it is, recovery would read from the file's value.
+ */
+static void
+ls_wal_copy_resume(void)
+{
+	XLogRecPtr	from;
+
+	if (!ls_wal_copy_start_read(&from) ||
+		SearchNamedReplicationSlot(LS_WAL_COPY_SLOT, true) == NULL)
+	{
+		pg_atomic_write_u32(&ls_log->via_wal, LS_VIA_WAL_PAUSED);
+		ereport(LOG,
+				(errmsg("leanstore commits wait for leanstore's log again: the replication slot \"%s\" is gone",
+						LS_WAL_COPY_SLOT)));
+		return;
+	}
+	ReplicationSlotAcquire(LS_WAL_COPY_SLOT, true);
+	ls_wal_copy_from = from;
+}
+
+/* A reload: leanstore.commit_via_wal may have changed. */
+static void
+ls_wal_copy_reload(void)
+{
+	uint32		state = pg_atomic_read_u32(&ls_log->via_wal);
+
+	if (!ls_commit_via_wal && state == LS_VIA_WAL_ON)
+		pg_atomic_write_u32(&ls_log->via_wal, LS_VIA_WAL_PAUSED);
+	else if (ls_commit_via_wal && state == LS_VIA_WAL_PAUSED &&
+			 MyReplicationSlot != NULL && ls_wal_copy_keep_ok())
+		pg_atomic_write_u32(&ls_log->via_wal, LS_VIA_WAL_ON);
+	else if (ls_commit_via_wal && state == LS_VIA_WAL_NEVER)
+		ls_wal_copy_setup();
+}
+
+/* The writer, between rounds: move the slot behind what the log has. */
+static void
+ls_wal_copy_advance(void)
+{
+	if (MyReplicationSlot == NULL)
+		return;
+	if (pg_atomic_read_u32(&ls_log->via_wal) == LS_VIA_WAL_ON && !ls_wal_copy_keep_ok())
+	{
+		/* a reload lowered max_slot_wal_keep_size: no new such commits */
+		pg_atomic_write_u32(&ls_log->via_wal, LS_VIA_WAL_PAUSED);
+		ereport(LOG,
+				(errmsg("leanstore commits wait for leanstore's log again: max_slot_wal_keep_size is below 8 WAL segments")));
+	}
+	/* a candidate not a segment ahead is not worth waiting for: a newer one */
+	if (!XLogRecPtrIsInvalid(ls_wal_copy_cand) &&
+		ls_wal_copy_cand >= ls_wal_copy_from + wal_segment_size)
+	{
+		if (ls_wal_durable_gsn(ls_log->wal) < ls_wal_copy_cand_gsn)
+		{
+			/*
+			 * The writer's rounds only write the records of such commits
+			 * (nobody waits for them): ask for a synced round, about once
+			 * per WAL segment.
+			 */
+			ls_wal_kick(ls_log->wal);
+			return;
+		}
+		ls_wal_copy_set(ls_wal_copy_cand);
+	}
+	ls_wal_copy_cand = GetXLogInsertRecPtr();
+	pg_memory_barrier();
+	ls_wal_copy_cand_gsn = ls_wal_current_gsn(ls_log->wal);
+}
+
 /* leanstore.debug_recovery_delay: tests let others run before the replay */
 static void
 ls_log_recovery_delay(void)
@@ -3021,10 +3758,13 @@ ls_log_writer_main(Datum arg)
 		ls_log_recovering_here = false;
 		/* out of the hot tier: a clean shutdown waits for its users only */
 		ls_ctx_release();
+		ls_wal_copy_setup();
 		ls_log_prepare();
 		pg_atomic_write_u32(&ls_log->state, LS_LOG_READY);
 		ConditionVariableBroadcast(&ls_log->cv);
 	}
+	else if (pg_atomic_read_u32(&ls_log->via_wal) != LS_VIA_WAL_NEVER)
+		ls_wal_copy_resume();
 
 	for (;;)
 	{
@@ -3038,6 +3778,7 @@ ls_log_writer_main(Datum arg)
 			ls_log_round(true);
 		}
 		preparing = ls_log_prepare_step(&prepare_failed);
+		ls_wal_copy_advance();
 		if (!PostmasterIsAlive())
 			proc_exit(1);
 		/* absorbs proc signal barriers: DROP DATABASE waits for them */
@@ -3046,6 +3787,7 @@ ls_log_writer_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			ls_wal_copy_reload();
 			if (ls_debug_log_fault != 0)
 				ls_wal_inject_fault(ls_log->wal, ls_debug_log_fault, EIO);
 		}

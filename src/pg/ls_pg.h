@@ -218,6 +218,8 @@ typedef struct LsLogStats
 {
 	uint64		commits;
 	uint64		log_only_commits;
+	uint64		wal_copy_commits;
+	uint64		recovery_wal_records;
 	uint64		records;
 	uint64		bytes;
 	uint64		wait_us;
@@ -265,6 +267,7 @@ extern void ls_log_cold_puts(ls_hot_table *tbl, int n, const uint64 *rowids,
 extern int	ls_checkpoint_timeout_s;
 extern int	ls_max_log_size_mb;
 extern bool ls_log_committer_rounds;
+extern bool ls_commit_via_wal;
 extern bool ls_checkpoint(bool wait_for_writers);
 extern void ls_checkpoint_command(void);
 extern bool ls_checkpoint_due(void);
@@ -338,7 +341,8 @@ extern void ls_cold_pack_all(uint64 log_end);
 extern void ls_cold_start_state(bool *clean, uint64 *log_start);
 extern bool ls_cold_from_backup(void);
 extern void ls_cold_log_lost(uint64 new_log_start);
-extern void ls_cold_set_log_start(uint64 log_start);
+extern void ls_cold_set_log_start(uint64 log_start, uint64 cover_pos, uint64 cover_gsn);
+extern void ls_cold_log_cover(uint64 *cover_pos, uint64 *cover_gsn);
 extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
 							   uint32 len, TransactionId xmin);
 extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);

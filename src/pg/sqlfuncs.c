@@ -65,10 +65,13 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	LsColdStats cs;
 	ls_hc_stats hc;
 	LsLogStats	ls;
-	Datum		values[52];
-	bool		nulls[52] = {0};
+	Datum		values[54];
+	bool		nulls[54] = {0};
 
 	tupdesc = ls_result_tupdesc(fcinfo);
+	if (tupdesc->natts != lengthof(values))
+		elog(ERROR, "leanstore_stats() returns %d columns, the SQL definition has %d: reinstall the extension",
+			 (int) lengthof(values), tupdesc->natts);
 	ls_hot_get_stats(ls_shared_hot(), &hs);
 	ls_cold_get_stats(&cs);
 	values[0] = Int64GetDatum((int64) hs.region_bytes);
@@ -127,6 +130,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[49] = Int64GetDatum((int64) cs.pages_leaked);
 	values[50] = Int64GetDatum((int64) cs.cold_rows);
 	values[51] = Int64GetDatum((int64) ls.log_only_commits);
+	values[52] = Int64GetDatum((int64) ls.wal_copy_commits);
+	values[53] = Int64GetDatum((int64) ls.recovery_wal_records);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

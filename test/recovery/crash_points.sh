@@ -39,6 +39,10 @@ leanstore.pack_threshold = 100
 synchronous_commit = on
 autovacuum = off
 restart_after_crash = on
+# the waiting protocol: every commit that wrote leanstore rows waits for
+# leanstore's log (crash_via_wal.sh tests commits through PostgreSQL's WAL,
+# which skip that wait and its crash points)
+leanstore.commit_via_wal = off
 EOF
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 q() { ls_test_psql postgres "$@"; }
