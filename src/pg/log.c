@@ -2948,7 +2948,7 @@ ls_wal_copies_take(const char *data, uint32 len, uint64 cover_gsn, XLogRecPtr ls
 	if (off != len)
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("PostgreSQL's WAL record at %X/%X holds malformed leanstore row records",
+				 errmsg("WAL record at %X/%X holds malformed leanstore row records",
 						LSN_FORMAT_ARGS(lsn))));
 }
 
@@ -2978,9 +2978,9 @@ ls_wal_copies_read(uint64 cover_gsn)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("PostgreSQL's WAL from %X/%X (file \"%s\") is missing, and leanstore's recovery needs it",
+				 errmsg("WAL from %X/%X (file \"%s\") that leanstore's recovery needs is missing",
 						LSN_FORMAT_ARGS(from), path),
-				 errdetail("Leanstore keeps it with the replication slot \"%s\"; was it dropped?",
+				 errdetail("Leanstore keeps it with the replication slot \"%s\", which may have been dropped.",
 						   LS_WAL_COPY_SLOT)));
 		return false;
 	}
@@ -3062,7 +3062,7 @@ ls_wal_copies_upto(LsReorder *ro, LsReplay *rp, uint64 gsn)
 		if (rec->gsn <= ro->last_gsn)
 			ereport(FATAL,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("PostgreSQL's WAL holds a leanstore record (GSN " UINT64_FORMAT ") below records already replayed (GSN " UINT64_FORMAT ")",
+					 errmsg("WAL holds a leanstore record (GSN " UINT64_FORMAT ") below records already replayed (GSN " UINT64_FORMAT ")",
 							rec->gsn, ro->last_gsn)));
 		ro->last_gsn = rec->gsn;
 		ls_copies.applied++;
