@@ -296,6 +296,14 @@ void		ls_wal_detach(ls_wal *wal);
  */
 void		ls_wal_inject_fault(ls_wal *wal, int what, int err);
 
+/*
+ * Test hook: while held, rounds leave the records of slot in its ring, as
+ * if they had no room for them (durable_gsn stays below the first; an
+ * ls_wal_wait on the slot does not return LS_OK).  Lets a test make a later
+ * record of another slot durable before an earlier one of this slot.
+ */
+void		ls_wal_hold_slot(ls_wal *wal, uint32_t slot, bool hold);
+
 /* ------------------------------------------------------------------------
  * Reader (recovery; one process, no writer running)
  * ------------------------------------------------------------------------ */

@@ -86,6 +86,9 @@ char	   *ls_debug_crash_point = NULL;
 static int	ls_debug_log_fault = 0;
 static int	ls_debug_recovery_delay_ms = 0;
 static int	ls_debug_round_delay_ms = 0;
+static bool ls_debug_hold_my_log = false;
+static bool ls_holding_my_log = false;
+static int	ls_debug_checkpoint_pause_ms = 0;
 
 static const struct config_enum_entry ls_log_fault_options[] = {
 	{"none", 0, false},
@@ -141,6 +144,28 @@ ls_check_log_directory(char **newval, void **extra, GucSource source)
 		return true;
 	GUC_check_errdetail("leanstore.log_directory must name a directory.");
 	return false;
+}
+
+/*
+ * leanstore.debug_recovery_delay, leanstore.debug_checkpoint_pause: a test
+ * lets others run at that point (the server log says when it begins)
+ */
+static void
+ls_debug_pause(const char *setting, int ms)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+	long		left;
+
+	ereport(LOG,
+			(errmsg("leanstore pauses %d ms here (%s)", ms, setting)));
+	while (!ShutdownRequestPending &&
+		   (left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until)) > 0)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 void
@@ -551,6 +576,12 @@ ls_log_append_parts(uint16 type, uint16 flags, TransactionId xid,
 	hdr.type = type;
 	hdr.flags = flags;
 	hdr.xid = xid;
+	if (unlikely(ls_debug_hold_my_log != ls_holding_my_log))
+	{
+		/* leanstore.debug_hold_my_log: rounds leave this backend's records */
+		ls_wal_hold_slot(ls_log->wal, (uint32) MyBackendId, ls_debug_hold_my_log);
+		ls_holding_my_log = ls_debug_hold_my_log;
+	}
 	if (ls_log_self_writer)
 	{
 		uint64		need = LS_WAL_REC_HDR + sizeof(LsLogTarget) + len;
@@ -1717,6 +1748,8 @@ ls_checkpoint(bool wait_for_writers)
 		cover = ls_wal_end(ls_log->wal);
 		pg_memory_barrier();
 		gsn = ls_wal_current_gsn(ls_log->wal);
+		if (unlikely(ls_debug_checkpoint_pause_ms > 0))
+			ls_debug_pause("leanstore.debug_checkpoint_pause", ls_debug_checkpoint_pause_ms);
 		while (ls_wal_durable_gsn(ls_log->wal) < gsn)
 		{
 			if (ls_wal_failed(ls_log->wal))
@@ -2047,6 +2080,22 @@ ls_log_register(void)
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("leanstore.debug_hold_my_log",
+							 "Keeps the log writer's rounds from taking this session's log records (tests only).",
+							 "Its records stay in its log buffer, not durable, while other sessions' records are written.",
+							 &ls_debug_hold_my_log,
+							 false,
+							 PGC_SUSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.debug_checkpoint_pause",
+							"Pause of a leanstore checkpoint after it read the GSN counter (tests only).",
+							"The trees are held meanwhile; other sessions write hot rows and commit.",
+							&ls_debug_checkpoint_pause_ms,
+							0, 0, 60 * 1000,
+							PGC_SUSET,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("leanstore.debug_round_delay",
 							"Delay of every round of leanstore's log writer (tests only).",
 							"Commits wait this much longer for the log: a test can act while they wait.",
@@ -3032,15 +3081,16 @@ ls_wal_copies_read(uint64 cover_gsn)
 }
 
 /* Replay rec unless a record before the replay start shadows it. */
-static void
+static bool
 ls_replay_apply(LsReplay *rp, const ls_wal_rec *rec)
 {
 	if (ls_replay_shadowed(rec))
 	{
 		ls_copies.shadowed++;
-		return;
+		return false;
 	}
 	ls_replay_record(rp, rec);
+	return true;
 }
 
 /*
@@ -3065,8 +3115,8 @@ ls_wal_copies_upto(LsReorder *ro, LsReplay *rp, uint64 gsn)
 					 errmsg("WAL holds a leanstore record (GSN " UINT64_FORMAT ") below records already replayed (GSN " UINT64_FORMAT ")",
 							rec->gsn, ro->last_gsn)));
 		ro->last_gsn = rec->gsn;
-		ls_copies.applied++;
-		ls_replay_apply(rp, rec);
+		if (ls_replay_apply(rp, rec))
+			ls_copies.applied++;
 	}
 }
 
@@ -3096,7 +3146,7 @@ ls_reorder_pop(LsReorder *ro, LsReplay *rp)
 						h->rec.gsn, ro->last_gsn)));
 	ro->last_gsn = h->rec.gsn;
 	ro->bytes -= h->rec.len;
-	ls_replay_apply(rp, &h->rec);
+	(void) ls_replay_apply(rp, &h->rec);
 	pfree(h);
 }
 
@@ -3669,26 +3719,6 @@ ls_wal_copy_advance(void)
 	ls_wal_copy_cand_gsn = ls_wal_current_gsn(ls_log->wal);
 }
 
-/* leanstore.debug_recovery_delay: tests let others run before the replay */
-static void
-ls_log_recovery_delay(void)
-{
-	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													ls_debug_recovery_delay_ms);
-	long		left;
-
-	ereport(LOG,
-			(errmsg("leanstore's recovery waits %d ms (leanstore.debug_recovery_delay)",
-					ls_debug_recovery_delay_ms)));
-	while (!ShutdownRequestPending &&
-		   (left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until)) > 0)
-	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 left, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-}
 
 /*
  * Between rounds the writer makes the next segments a piece at a time
@@ -3738,7 +3768,7 @@ ls_log_writer_main(Datum arg)
 	if (!ls_wal_started(ls_log->wal))
 	{
 		if (ls_debug_recovery_delay_ms > 0)
-			ls_log_recovery_delay();
+			ls_debug_pause("leanstore.debug_recovery_delay", ls_debug_recovery_delay_ms);
 		ls_log_recovering_here = true;
 		/* a FATAL passes no PG_CATCH: the exit callback says it failed */
 		before_shmem_exit(ls_log_recovery_exit, (Datum) 0);

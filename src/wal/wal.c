@@ -154,6 +154,13 @@ ls_wal_inject_fault(ls_wal *wal, int what, int err)
 }
 
 void
+ls_wal_hold_slot(ls_wal *wal, uint32_t slot, bool hold)
+{
+	LS_ASSERT(slot < wal->cfg.max_slots);
+	atomic_store(&wal->held_slot, hold ? slot + 1 : 0);
+}
+
+void
 ls_wal_kick(ls_wal *wal)
 {
 	wal_kick_sync(wal);

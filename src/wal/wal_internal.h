@@ -74,6 +74,7 @@ struct ls_wal
 	_Atomic uint32_t started;	/* futex word: 0 until ls_wal_start */
 	_Atomic uint32_t failed;
 	_Atomic int32_t fail_errno;
+	_Atomic uint32_t held_slot;	/* ls_wal_hold_slot: slot + 1, 0 none */
 	_Atomic uint32_t fault_what;	/* ls_wal_inject_fault */
 	_Atomic int32_t fault_err;
 	_Atomic uint32_t plain_io;	/* test hook: pwrite/fdatasync, no io_uring */

@@ -1703,6 +1703,44 @@ test_partial_round(void **state)
 }
 
 /*
+ * ls_wal_hold_slot (a test hook of the glue's crash tests): rounds leave a
+ * held slot's records, a later record of another slot becomes durable
+ * first, durable_gsn stays below the held one; released, the next round
+ * takes it.
+ */
+static void
+test_hold_slot(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(2);
+	wt			t;
+	uint64_t	end0,
+				end1,
+				g0,
+				g1;
+	ls_wal_round_stats rst;
+
+	wt_open(&t, cfg, NULL, 0, 4);
+	ls_wal_hold_slot(t.wal, 0, true);
+	assert_int_equal(app(t.wal, 0, 1, 100, &end0, &g0), LS_OK);
+	assert_int_equal(app(t.wal, 1, 2, 100, &end1, &g1), LS_OK);
+	assert_true(g1 > g0);
+	assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
+	assert_int_equal(rst.records, 1);
+	assert_int_equal(ls_wal_durable(t.wal, 1), end1);
+	assert_int_equal(ls_wal_durable(t.wal, 0), 0);
+	assert_int_equal(ls_wal_wait(t.wal, 0, end0, 0), LS_BUSY);
+	assert_int_equal(ls_wal_durable_gsn(t.wal), g0 - 1);
+
+	ls_wal_hold_slot(t.wal, 0, false);
+	assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
+	assert_int_equal(rst.records, 1);
+	assert_int_equal(ls_wal_durable(t.wal, 0), end0);
+	assert_int_equal(ls_wal_durable_gsn(t.wal), g1);
+	wt_close(&t, true);
+}
+
+/*
  * The GSN protocol, step by step: an appender that took its GSN but has not
  * published its record yet (flag up) holds the round back, so the round
  * includes the record instead of declaring its GSN durable without it.
@@ -1880,6 +1918,7 @@ main(void)
 		cmocka_unit_test(test_durable_gsn_threads),
 		cmocka_unit_test(test_committer_rounds),
 		cmocka_unit_test(test_partial_round),
+		cmocka_unit_test(test_hold_slot),
 		cmocka_unit_test(test_gsn_protocol),
 		cmocka_unit_test(test_limits),
 	};
