@@ -556,6 +556,17 @@ ls_log_target(LsLogTarget *t, ls_hot_key key, Oid spc, uint64 value)
 	t->value = value;
 }
 
+/* A backend that held its slot (leanstore.debug_hold_my_log) lets it go. */
+static void
+ls_hold_my_log_exit(int code, Datum arg)
+{
+	(void) code;
+	(void) arg;
+	if (ls_holding_my_log && ls_log != NULL)
+		ls_wal_hold_slot(ls_log->wal, (uint32) MyBackendId, false);
+	ls_holding_my_log = false;
+}
+
 /*
  * Append a record: hdr's type, flags and xid, then t, then nparts parts
  * (part 0 is t itself; parts[1..nparts) the payload, len bytes in all).
@@ -578,7 +589,14 @@ ls_log_append_parts(uint16 type, uint16 flags, TransactionId xid,
 	hdr.xid = xid;
 	if (unlikely(ls_debug_hold_my_log != ls_holding_my_log))
 	{
+		static bool exit_registered = false;
+
 		/* leanstore.debug_hold_my_log: rounds leave this backend's records */
+		if (!exit_registered)
+		{
+			before_shmem_exit(ls_hold_my_log_exit, (Datum) 0);
+			exit_registered = true;
+		}
 		ls_wal_hold_slot(ls_log->wal, (uint32) MyBackendId, ls_debug_hold_my_log);
 		ls_holding_my_log = ls_debug_hold_my_log;
 	}
