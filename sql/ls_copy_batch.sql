@@ -70,7 +70,10 @@ RESET leanstore.bulk_load_rows;
 SET leanstore.bulk_load_rows = 100;
 CREATE TABLE cb_size (aid int, bid int, abalance int, filler char(84)) USING leanstore;
 INSERT INTO cb_size SELECT g, g / 1000, 0, '' FROM generate_series(1, 100000) g;
-SELECT cold_pages * 8192 / 100000 < 148 AS compact, hot_rows, cold_rows
+-- (the first 100 rows stay hot until pack moves them: with pack_eager, as
+-- in regress-cold, the worker may already have moved some)
+SELECT cold_pages * 8192 / 100000 < 148 AS compact, hot_rows + cold_rows AS rows,
+       cold_rows >= 99900 AS bulk_loaded
 FROM leanstore_table_stats('cb_size');
 DROP TABLE cb_size;
 RESET leanstore.bulk_load_rows;
