@@ -1973,21 +1973,28 @@ ls_rm_cleanup(void)
 	ls_write_file_durably(LS_XID_BOUND_FILE, buf, len, FATAL);
 }
 
+/* A small state file of leanstore's, or NULL when it does not exist. */
+static FILE *
+ls_state_file_open(const char *path)
+{
+	FILE	   *f = AllocateFile(path, "r");
+
+	if (f == NULL && errno != ENOENT)
+		ereport(FATAL,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", path)));
+	return f;
+}
+
 /* The bound of an unfinished recovery, or InvalidTransactionId. */
 static TransactionId
 ls_xid_bound_read(void)
 {
-	FILE	   *f = AllocateFile(LS_XID_BOUND_FILE, "r");
+	FILE	   *f = ls_state_file_open(LS_XID_BOUND_FILE);
 	unsigned	xid = InvalidTransactionId;
 
 	if (f == NULL)
-	{
-		if (errno != ENOENT)
-			ereport(FATAL,
-					(errcode_for_file_access(),
-					 errmsg("could not open file \"%s\": %m", LS_XID_BOUND_FILE)));
 		return InvalidTransactionId;
-	}
 	if (fscanf(f, "%u", &xid) != 1 || !TransactionIdIsNormal(xid))
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -2963,17 +2970,11 @@ ls_copy_cmp(const void *a, const void *b)
 static bool
 ls_wal_copy_start_read(XLogRecPtr *from)
 {
-	FILE	   *f = AllocateFile(LS_WAL_COPY_FILE, "r");
+	FILE	   *f = ls_state_file_open(LS_WAL_COPY_FILE);
 	unsigned long long v = 0;
 
 	if (f == NULL)
-	{
-		if (errno != ENOENT)
-			ereport(FATAL,
-					(errcode_for_file_access(),
-					 errmsg("could not open file \"%s\": %m", LS_WAL_COPY_FILE)));
 		return false;
-	}
 	if (fscanf(f, "%llu", &v) != 1 || v == 0)
 		ereport(FATAL,
 				(errcode(ERRCODE_DATA_CORRUPTED),
