@@ -159,6 +159,9 @@ uint64_t	ls_wal_durable(const ls_wal *wal, uint32_t slot);
 /*
  * Every record with a GSN at or below the returned value is durable
  * (a page stamped with a GSN may be written once this reaches it).
+ * Durability is a GSN prefix (each round takes exactly the records up to
+ * a bound GSN): a record that survives a crash implies every record with
+ * a smaller GSN survives too, whether or not anybody waited for it.
  */
 uint64_t	ls_wal_durable_gsn(const ls_wal *wal);
 /* The GSN counter's current value (no record has a larger one yet). */
@@ -300,7 +303,8 @@ void		ls_wal_inject_fault(ls_wal *wal, int what, int err);
  * Test hook: while held, rounds leave the records of slot in its ring, as
  * if they had no room for them (durable_gsn stays below the first; an
  * ls_wal_wait on the slot does not return LS_OK).  Lets a test make a later
- * record of another slot durable before an earlier one of this slot.
+ * record of another slot durable before an earlier one of this slot: the
+ * one exception to the GSN prefix.
  */
 void		ls_wal_hold_slot(ls_wal *wal, uint32_t slot, bool hold);
 

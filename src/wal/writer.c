@@ -42,6 +42,10 @@ struct wal_local
 	uint8_t    *buf;			/* round buffer (round_buffer bytes) */
 	uint64_t   *take;			/* per slot: stream offset taken to */
 	uint32_t   *took;			/* slots taken from in this round */
+	uint64_t   *lim;			/* per slot: end of its records with a GSN up
+								 * to the round's bound (round_select) */
+	uint64_t   *next_gsn;		/* per slot: GSN of the record at take, or
+								 * UINT64_MAX (round_cut's merge) */
 	seg_fd	   *fds;
 	uint32_t	nfds;
 	uint64_t	stamp;
@@ -79,6 +83,8 @@ local_release(wal_local *l, bool own)
 	free(l->buf);
 	free(l->take);
 	free(l->took);
+	free(l->lim);
+	free(l->next_gsn);
 	free(l->zero);
 	free(l->dir);
 	memset(l, 0, sizeof(*l));
@@ -1138,6 +1144,8 @@ round_local(ls_wal *wal, wal_local **out)
 			l->buf = NULL;
 		l->take = calloc(wal->cfg.max_slots, sizeof(uint64_t));
 		l->took = calloc(wal->cfg.max_slots, sizeof(uint32_t));
+		l->lim = calloc(wal->cfg.max_slots, sizeof(uint64_t));
+		l->next_gsn = calloc(wal->cfg.max_slots, sizeof(uint64_t));
 		if (l->fds == NULL)
 		{
 			l->nfds = (uint32_t) LS_MAX(8, wal->cfg.round_buffer / wal->cfg.segment_size + 4);
@@ -1146,7 +1154,8 @@ round_local(ls_wal *wal, wal_local **out)
 				for (uint32_t i = 0; i < l->nfds; i++)
 					l->fds[i].fd = -1;
 		}
-		if (l->buf == NULL || l->take == NULL || l->took == NULL || l->fds == NULL)
+		if (l->buf == NULL || l->take == NULL || l->took == NULL ||
+			l->lim == NULL || l->next_gsn == NULL || l->fds == NULL)
 			return LS_NO_MEMORY;
 	}
 	*out = l;
@@ -1321,6 +1330,131 @@ round_give_back_ask(ls_wal *wal, bool asked)
 		atomic_store(&wal->sync_wanted, 1);
 }
 
+static uint64_t round_cut(ls_wal *wal, wal_local *l, uint64_t cap, uint64_t *bound);
+
+/*
+ * Choose what a round takes: l->take[i], per slot, the end of the records
+ * it takes from the slot's tail.  The round takes exactly the records not
+ * taken yet whose GSN is at most some bound G' <= g (*bound, lowered to
+ * G'), so the log cut after any whole round is a GSN prefix: a record on
+ * disk implies every record of a smaller GSN on disk.  Why: a record
+ * derived from another (a checkpoint's image of a row an asynchronous
+ * commit wrote, a later commit that read it) always has the larger GSN,
+ * so it is never durable alone.  Records with a GSN above g (appended
+ * after the round read the counter) wait for the next round, even where
+ * the slot's ring already holds them.  Returns the bytes taken.
+ *
+ * The test hook ls_wal_hold_slot leaves one slot's records in its ring and
+ * takes the others' anyway (*held: the round is no GSN prefix then; the
+ * bound stays below the held records all the same).
+ */
+static uint64_t
+round_select(ls_wal *wal, wal_local *l, uint64_t g, uint32_t rot, uint64_t cap,
+			 uint64_t *bound, bool *held)
+{
+	const ls_wal_config *cfg = &wal->cfg;
+	uint32_t	held_slot = atomic_load(&wal->held_slot);
+	uint64_t	total = 0;
+
+	for (uint32_t k = 0; k < cfg->max_slots; k++)
+	{
+		uint32_t	i = (rot + k) % cfg->max_slots;
+		wal_slot   *s = wal_slot_at(wal, i);
+
+		for (uint32_t spins = 0; atomic_load(&s->appending) != 0; spins++)
+		{
+			if (spins < 64)
+				ls_cpu_relax();
+			else
+				sched_yield();
+		}
+		uint64_t	head = atomic_load_explicit(&s->head, memory_order_acquire);
+		uint64_t	tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+		uint64_t	pos = tail;
+
+		l->take[i] = tail;
+		l->lim[i] = tail;
+		l->next_gsn[i] = UINT64_MAX;
+		if (held_slot == i + 1 && pos < head)
+		{
+			ls_wal_rec	h;
+
+			wal_ring_read(wal, i, pos, &h, LS_WAL_REC_HDR);
+			*bound = LS_MIN(*bound, h.gsn - 1);
+			*held = true;
+			continue;
+		}
+		while (pos < head)
+		{
+			ls_wal_rec	h;
+
+			wal_ring_read(wal, i, pos, &h, LS_WAL_REC_HDR);
+			LS_ASSERT(h.len >= LS_WAL_REC_HDR && h.len <= head - pos && h.gsn > 0);
+			if (h.gsn > g)
+				break;			/* within a slot GSNs grow: the rest too */
+			if (pos == tail)
+				l->next_gsn[i] = h.gsn;
+			pos += h.len;
+			total += h.len;
+		}
+		l->lim[i] = pos;
+	}
+	if (total <= cap)
+	{
+		for (uint32_t i = 0; i < cfg->max_slots; i++)
+			l->take[i] = l->lim[i];
+		return total;
+	}
+	return round_cut(wal, l, cap, bound);
+}
+
+/*
+ * More than a round buffer's worth up to g: take records in GSN order (a
+ * merge over the slots, each in GSN order already) while they fit; the
+ * bound is one below the smallest GSN left.  Only big bulk loads of many
+ * sessions at once get here; the merge costs slots x records taken.
+ */
+static uint64_t
+round_cut(ls_wal *wal, wal_local *l, uint64_t cap, uint64_t *bound)
+{
+	uint32_t	nslots = wal->cfg.max_slots;
+	uint64_t	total = 0;
+
+	for (;;)
+	{
+		uint32_t	j = UINT32_MAX;
+		uint64_t	best = UINT64_MAX;
+		ls_wal_rec	h;
+
+		for (uint32_t i = 0; i < nslots; i++)
+			if (l->next_gsn[i] < best)
+			{
+				best = l->next_gsn[i];
+				j = i;
+			}
+		if (j == UINT32_MAX)
+			break;				/* everything up to g fits after all */
+		wal_ring_read(wal, j, l->take[j], &h, LS_WAL_REC_HDR);
+		LS_ASSERT(h.gsn == best);
+		if (total + h.len > cap)
+		{
+			*bound = LS_MIN(*bound, best - 1);
+			break;
+		}
+		total += h.len;
+		l->take[j] += h.len;
+		l->next_gsn[j] = UINT64_MAX;
+		if (l->take[j] < l->lim[j])
+		{
+			wal_ring_read(wal, j, l->take[j], &h, LS_WAL_REC_HDR);
+			LS_ASSERT(h.gsn > best);
+			l->next_gsn[j] = h.gsn;
+		}
+	}
+	LS_ASSERT(total > 0);
+	return total;
+}
+
 static ls_status
 round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 {
@@ -1359,60 +1493,32 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 	/* every record with a GSN up to g is in a ring now or already taken */
 	uint64_t	g = atomic_load(&wal->gsn);
 	uint64_t	new_durable_gsn = g;
-	bool		full = false;
 	uint32_t	rot = atomic_fetch_add(&wal->rotor, 1);
-	uint32_t	held = atomic_load(&wal->held_slot);
+	bool		held = false;
 
+	total = round_select(wal, l, g, rot, cap, &new_durable_gsn, &held);
 	begin_block(&b);
 	for (uint32_t k = 0; k < cfg->max_slots; k++)
 	{
 		uint32_t	i = (rot + k) % cfg->max_slots;
 		wal_slot   *s = wal_slot_at(wal, i);
+		uint64_t	pos = atomic_load_explicit(&s->tail, memory_order_relaxed);
 
-		for (uint32_t spins = 0; atomic_load(&s->appending) != 0; spins++)
-		{
-			if (spins < 64)
-				ls_cpu_relax();
-			else
-				sched_yield();
-		}
-		uint64_t	head = atomic_load_explicit(&s->head, memory_order_acquire);
-		uint64_t	tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
-		uint64_t	pos = tail;
-
-		if (held == i + 1 && pos < head)
-		{
-			/* test hook: left in the ring, as if the round had no room */
-			ls_wal_rec	h;
-
-			wal_ring_read(wal, i, pos, &h, LS_WAL_REC_HDR);
-			new_durable_gsn = LS_MIN(new_durable_gsn, h.gsn - 1);
+		if (l->take[i] == pos)
 			continue;
-		}
-		while (pos < head)
+		while (pos < l->take[i])
 		{
 			ls_wal_rec	h;
 
 			wal_ring_read(wal, i, pos, &h, LS_WAL_REC_HDR);
-			LS_ASSERT(h.len >= LS_WAL_REC_HDR && h.len <= head - pos && h.gsn > 0);
-			if (full || total + h.len > cap)
-			{
-				/* left for the next round: durable_gsn stays below it */
-				full = true;
-				new_durable_gsn = LS_MIN(new_durable_gsn, h.gsn - 1);
-				break;
-			}
+			LS_ASSERT(h.gsn <= new_durable_gsn || held);
 			emit_record(wal, &b, i, pos, h.len);
 			pos += h.len;
-			total += h.len;
 			stats->records++;
 		}
-		if (pos > tail)
-		{
-			l->take[i] = pos;
-			l->took[ntook++] = i;
-		}
+		l->took[ntook++] = i;
 	}
+	LS_ASSERT(b.nb == 0 || (uint64_t) (b.nb - 1) * LS_WAL_BLOCK_DATA + b.o <= cap);
 
 	if (total == 0)
 	{

@@ -179,6 +179,65 @@ read_all(const char *dir, uint64_t segsz, uint64_t start)
 	return o;
 }
 
+/*
+ * Rounds are GSN prefixes (writer.c, round_select): cut the stream read
+ * back into its rounds (a record starts one when it is the first record of
+ * a START block) and check that, with GSNs 1..n handed out to records only,
+ * each round holds exactly the GSNs following the previous rounds' ones.
+ * Returns the number of rounds.
+ */
+static uint32_t
+check_rounds_prefix(const char *dir, uint64_t segsz, const readout *o)
+{
+	uint64_t	prev_max = 0,
+				rmin = 0,
+				rmax = 0,
+				rcount = 0;
+	uint32_t	rounds = 0;
+
+	for (uint32_t k = 0; k <= o->n; k++)
+	{
+		bool		starts = (k == o->n);
+
+		if (k < o->n)
+		{
+			uint64_t	pos = o->recs[k].pos;
+			uint64_t	bp = pos - pos % LS_WAL_BLOCK;
+			char		path[4096];
+			wal_block_hdr h;
+			int			fd;
+
+			snprintf(path, sizeof(path), "%s/%016llX", dir, (unsigned long long) (bp / segsz));
+			fd = open(path, O_RDONLY);
+			assert_true(fd >= 0);
+			assert_int_equal(pread(fd, &h, sizeof(h), (off_t) (bp % segsz)), (ssize_t) sizeof(h));
+			close(fd);
+			assert_int_equal(h.pos, bp);
+			starts = (h.flags & WAL_BLK_START) != 0 &&
+				pos - bp - LS_WAL_BLOCK_HDR == h.first;
+		}
+		if (starts && rcount > 0)
+		{
+			/* the round just ended: the GSNs right after the earlier ones */
+			assert_int_equal(rmin, prev_max + 1);
+			assert_int_equal(rmax - rmin + 1, rcount);
+			prev_max = rmax;
+			rcount = 0;
+			rounds++;
+		}
+		if (k == o->n)
+			break;
+		assert_true(k > 0 || starts);
+		if (rcount == 0 || o->recs[k].gsn < rmin)
+			rmin = o->recs[k].gsn;
+		if (rcount == 0 || o->recs[k].gsn > rmax)
+			rmax = o->recs[k].gsn;
+		rcount++;
+	}
+	assert_int_equal(prev_max, o->n);
+	return rounds;
+}
+
 /* A round that prepares segments when it runs out of them. */
 static ls_status
 round_prepared(ls_wal *wal, ls_wal_round_stats *stats)
@@ -706,6 +765,7 @@ test_multiprocess(void **state)
 	}
 	assert_int_equal(o.n, total);
 	assert_int_equal(o.max_gsn, total);
+	assert_true(check_rounds_prefix(dir, cfg.segment_size, &o) > 1);
 
 	free(o.recs);
 	ls_wal_detach(c->wal);
@@ -1629,6 +1689,7 @@ durable_gsn_threads(bool lead, bool lazy)
 	assert_int_equal(o.last, LS_NOT_FOUND);
 	assert_true(o.bodies_ok);
 	assert_int_equal(o.n, c.per_thread * DG_THREADS);
+	assert_true(check_rounds_prefix(t.dir, cfg.segment_size, &o) > 1);
 	free(o.recs);
 	wt_close(&t, true);
 }
@@ -1694,11 +1755,19 @@ test_partial_round(void **state)
 	}
 	assert_int_equal(taken, rst.records);
 	assert_true(first_left > 0);
+	/* a GSN prefix: GSNs 1..taken taken, none above */
+	assert_int_equal(taken, first_left - 1);
 	assert_int_equal(ls_wal_durable_gsn(t.wal), first_left - 1);
 
 	assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
 	assert_int_equal(rst.records, 45 - taken);
 	assert_int_equal(ls_wal_durable_gsn(t.wal), 45);
+
+	readout		o = read_all(t.dir, cfg.segment_size, 0);
+
+	assert_int_equal(o.n, 45);
+	assert_int_equal(check_rounds_prefix(t.dir, cfg.segment_size, &o), 2);
+	free(o.recs);
 	wt_close(&t, true);
 }
 
