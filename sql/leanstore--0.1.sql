@@ -76,7 +76,8 @@ CREATE FUNCTION leanstore_stats(
     -- (leanstore-only transactions: no second flush of PostgreSQL's WAL)
     OUT log_only_commits bigint,
     OUT wal_copy_commits bigint,
-    OUT recovery_wal_records bigint)
+    OUT recovery_wal_records bigint,
+    OUT async_commits bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'leanstore_stats'
 LANGUAGE C STRICT VOLATILE;

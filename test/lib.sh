@@ -256,6 +256,32 @@ ls_pgctl() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/
 ls_crash() { ls_pgctl -m immediate stop; }
 ls_restart() { ls_pgctl start || { echo "$LS_TEST: start failed"; tail -n 30 "$dir/server.log"; exit 1; }; }
 
+# ls_sessions_open NAME...: a psql per NAME that keeps its session, reading
+# the fifo $dir/NAME.in, output in $dir/NAME.out (it stops at an error).
+# ls_session NAME SQL: run SQL in that session and wait until it is done
+# (30 s at most, else fail=1 and its output).  ls_sessions_close NAME...
+ls_sessions_open() {
+	local s
+	for s in "$@"; do
+		mkfifo "$dir/$s.in" && chown "$LS_PG_USER": "$dir/$s.in"
+		(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres \
+			-f "$dir/$s.in" >"$dir/$s.out" 2>&1 &)
+		eval "exec {LS_SESSION_FD_$s}>\"\$dir/\$s.in\""
+	done
+}
+ls_session() {
+	local fdvar=LS_SESSION_FD_$1 tag=done-$RANDOM
+	printf '%s\n\\echo %s\n' "$2" "$tag" >&"${!fdvar}"
+	for _ in $(seq 1 600); do grep -q "$tag" "$dir/$1.out" && return 0; sleep 0.05; done
+	echo "$LS_TEST: session $1 did not finish: $2"
+	cat "$dir/$1.out"
+	fail=1
+}
+ls_sessions_close() {
+	local s
+	for s in "$@"; do eval "exec {LS_SESSION_FD_$s}>&-"; done
+}
+
 # ls_ios_verdict TABLE VISIBLE: VACUUM TABLE (an int column id, the
 # primary key), then "rows|index-only count|plan node": rows is the count of
 # rows where VISIBLE holds (a sequential scan), the index-only count is

@@ -13,7 +13,10 @@
  *    exception, a commit through PostgreSQL's WAL, puts the same records
  *    into an LS_XLOG_ROWS record before its commit record instead of
  *    waiting; the commit record's flush makes them durable there, and a
- *    replication slot keeps that WAL until leanstore's log has them.
+ *    replication slot keeps that WAL until leanstore's log has them.  A
+ *    log-only commit under synchronous_commit = off waits for nothing:
+ *    the log alone decides it, and a later synchronous commit waits for
+ *    it first (README.md, "Asynchronous commits").
  *  - Replay applies a row record only when clog says its xid committed, so
  *    nothing of a transaction that did not commit survives recovery.
  *  - Per row, GSN order is commit order: a transaction can write a row
@@ -50,6 +53,7 @@
 #include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "postmaster/walwriter.h"
 #include "replication/slot.h"
 #include "replication/syncrep.h"
 #include "storage/condition_variable.h"
@@ -314,6 +318,21 @@ typedef struct LsLogShared
 	uint64		recovery_rows;
 	uint64		recovery_tables;
 	uint64		recovery_wal_records;	/* taken from PostgreSQL's WAL */
+
+	/*
+	 * Asynchronous commits (synchronous_commit = off), README.md
+	 * "Asynchronous commits".  async_gsn: the largest GSN of a log-only
+	 * commit that returned without waiting; a synchronous commit makes the
+	 * log durable up to it first.  async_lsn: the largest commit record end
+	 * of an asynchronous commit decided by PostgreSQL's WAL; async_running:
+	 * such commits between PRE_COMMIT and their publishing async_lsn.  A
+	 * synchronous log-only commit, which waits for no WAL flush of its own,
+	 * flushes PostgreSQL's WAL when either says it may hold one.
+	 */
+	pg_atomic_uint64 async_gsn;
+	pg_atomic_uint64 async_lsn;
+	pg_atomic_uint32 async_running;
+	pg_atomic_uint64 async_commits; /* log-only commits that did not wait */
 } LsLogShared;
 
 /* LsLogShared.via_wal */
@@ -402,6 +421,10 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u64(&ls_log->round_records, 0);
 	pg_atomic_init_u32(&ls_log->ckpt_running, 0);
 	pg_atomic_init_u64(&ls_log->checkpoints, 0);
+	pg_atomic_init_u64(&ls_log->async_gsn, 0);
+	pg_atomic_init_u64(&ls_log->async_lsn, 0);
+	pg_atomic_init_u32(&ls_log->async_running, 0);
+	pg_atomic_init_u64(&ls_log->async_commits, 0);
 }
 
 /*
@@ -469,6 +492,7 @@ ls_log_get_stats(LsLogStats *out)
 		return;
 	out->commits = pg_atomic_read_u64(&ls_log->commits);
 	out->log_only_commits = pg_atomic_read_u64(&ls_log->log_only_commits);
+	out->async_commits = pg_atomic_read_u64(&ls_log->async_commits);
 	out->wal_copy_commits = pg_atomic_read_u64(&ls_log->wal_copy_commits);
 	out->recovery_wal_records = ls_log->recovery_wal_records;
 	out->records = pg_atomic_read_u64(&ls_log->records);
@@ -493,6 +517,14 @@ ls_log_get_stats(LsLogStats *out)
 /* End of this backend's records so far (what commit waits for). */
 static uint64 ls_my_log_end = 0;
 static bool ls_my_log_pending = false;
+static uint64 ls_my_last_gsn = 0;	/* GSN of its last record */
+
+/*
+ * This transaction commits asynchronously and PostgreSQL's WAL decides it:
+ * it is counted in async_running until it published its commit record's
+ * end in async_lsn (or aborted).
+ */
+static bool ls_async_running_mine = false;
 
 /*
  * The row records of a commit through PostgreSQL's WAL, as they are
@@ -538,6 +570,16 @@ static uint64 ls_self_pending = 0;
 static void ls_log_round(bool lazy);
 static void ls_log_lead_round(void);
 static void ls_log_prepare(void);
+
+/* *a = max(*a, v) */
+static void
+ls_atomic_max_u64(pg_atomic_uint64 *a, uint64 v)
+{
+	uint64		cur = pg_atomic_read_u64(a);
+
+	while (cur < v && !pg_atomic_compare_exchange_u64(a, &cur, v))
+		;
+}
 
 static bool
 ls_log_permanent(ls_hot_table *tbl)
@@ -621,6 +663,7 @@ ls_log_append_parts(uint16 type, uint16 flags, TransactionId xid,
 				 errmsg("could not append to leanstore's log: %s", ls_status_str(st))));
 	ls_my_log_end = end;
 	ls_my_log_pending = true;
+	ls_my_last_gsn = gsn;
 	if (ls_copying)
 		ls_copy_add(&hdr, gsn, parts, lens, nparts);
 	pg_atomic_fetch_add_u64(&ls_log->records, 1);
@@ -1213,24 +1256,29 @@ ls_log_commit_record(uint16 type, TransactionId xid)
 	ls_log_append(type, 0, xid, &t, ls_commit_children, t.len);
 }
 
+/* Has this transaction anything for leanstore's log at commit? */
+static bool
+ls_log_has_work(void)
+{
+	return ls_wr_n > 0 || ls_wr_ncreated > 0 || ls_my_log_pending;
+}
+
 /*
- * PRE_COMMIT: log what this transaction leaves behind and wait until it is
- * durable, before PostgreSQL inserts the commit record.
+ * Log what this transaction leaves behind and wait until it is durable,
+ * before PostgreSQL inserts the commit record (ls_log_pre_commit).  An
+ * asynchronous log-only commit does not wait: *async_out set.
  */
-void
-ls_log_pre_commit(void)
+static void
+ls_log_commit_rows(bool log_only, bool *async_out)
 {
 	StringInfoData buf;
 	ls_hot	   *hot;
-	bool		log_only;
 	bool		via_wal;
 
-	if (ls_log == NULL || (ls_wr_n == 0 && ls_wr_ncreated == 0 && !ls_my_log_pending))
+	if (!ls_log_has_work())
 		return;
 	hot = ls_shared_hot();
 	initStringInfo(&buf);
-	/* decided before the appends: they change neither */
-	log_only = ls_log_only_commit_ok();
 	via_wal = !log_only && ls_log_via_wal_ok();
 	if (via_wal)
 	{
@@ -1293,6 +1341,22 @@ ls_log_pre_commit(void)
 		 */
 		ls_log_commit_record(LS_LR_COMMIT, GetTopTransactionId());
 		ls_commit_xid = GetTopTransactionId();
+		if (synchronous_commit <= SYNCHRONOUS_COMMIT_OFF && !ls_log_self_writer)
+		{
+			/*
+			 * Asynchronous: the records are appended, the log writer makes
+			 * them durable within wal_writer_delay, and a later synchronous
+			 * commit waits for them first (ls_log_async_barrier).  Published
+			 * before PostgreSQL's commit makes the rows visible, so a
+			 * transaction that reads them sees async_gsn cover them.
+			 */
+			ls_atomic_max_u64(&ls_log->async_gsn, ls_my_last_gsn);
+			ls_my_log_pending = false;
+			pg_atomic_fetch_add_u64(&ls_log->log_only_commits, 1);
+			pg_atomic_fetch_add_u64(&ls_log->async_commits, 1);
+			*async_out = true;
+			return;
+		}
 	}
 	else if (via_wal)
 	{
@@ -1356,6 +1420,114 @@ ls_log_pre_commit(void)
 }
 
 /*
+ * A synchronous commit: the asynchronous log-only commits before it (up to
+ * async_gsn) become durable first, as a synchronous commit's WAL flush
+ * takes every earlier asynchronous commit record with it in PostgreSQL.
+ * Otherwise a transaction that read their rows and wrote a heap table (or
+ * committed through PostgreSQL's WAL) could survive a crash that loses
+ * them.  Before this transaction appends anything: a cancel here aborts it
+ * cleanly.
+ */
+static void
+ls_log_async_barrier(uint64 async_gsn)
+{
+	bool		waited = false;
+
+	while (ls_wal_durable_gsn(ls_log->wal) < async_gsn)
+	{
+		if (!waited)
+		{
+			pgstat_report_wait_start(PG_WAIT_EXTENSION);
+			waited = true;
+		}
+		if (ls_wal_failed(ls_log->wal))
+			ls_log_writer_failed();
+		if (ls_log_committer_rounds)
+			ls_log_lead_round();
+		ls_wal_kick(ls_log->wal);
+		if (ls_wal_durable_gsn(ls_log->wal) >= async_gsn)
+			break;
+		pg_usleep(200L);
+		if (!PostmasterIsAlive())
+			proc_exit(1);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (waited)
+		pgstat_report_wait_end();
+}
+
+static void ls_log_async_done(XLogRecPtr commit_end);
+
+static void
+ls_log_async_exit(int code, Datum arg)
+{
+	(void) code;
+	(void) arg;
+	if (ls_log != NULL)
+		ls_log_async_done(InvalidXLogRecPtr);
+}
+
+/*
+ * PRE_COMMIT of every transaction (PostgreSQL's commit record is inserted
+ * after it): leanstore's part of the commit (ls_log_commit_rows), then
+ * what orders it after the asynchronous commits before it.
+ */
+void
+ls_log_pre_commit(void)
+{
+	bool		has_xid;
+	bool		log_only;
+	bool		async = false;
+
+	if (ls_log == NULL)
+		return;
+	has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny()) && !ls_log_self_writer;
+	/* decided before the appends: they change neither */
+	log_only = ls_log_has_work() && ls_log_only_commit_ok();
+
+	/*
+	 * A synchronous log-only commit needs no barrier: its own records come
+	 * after the asynchronous ones in GSN order, and durability is a GSN
+	 * prefix.
+	 */
+	if (has_xid && !log_only && synchronous_commit > SYNCHRONOUS_COMMIT_OFF)
+		ls_log_async_barrier(pg_atomic_read_u64(&ls_log->async_gsn));
+	ls_log_commit_rows(log_only, &async);
+	if (has_xid && !async && !ls_async_running_mine &&
+		synchronous_commit <= SYNCHRONOUS_COMMIT_OFF)
+	{
+		/*
+		 * An asynchronous commit that PostgreSQL's WAL decides: running
+		 * until ls_log_commit_done publishes its commit record's end.  Set
+		 * before the commit record exists, so whoever can see its rows
+		 * sees it counted or published.
+		 */
+		static bool exit_registered = false;
+
+		if (!exit_registered)
+		{
+			/* a backend that dies in between must not stay counted */
+			before_shmem_exit(ls_log_async_exit, (Datum) 0);
+			exit_registered = true;
+		}
+		pg_atomic_fetch_add_u32(&ls_log->async_running, 1);
+		ls_async_running_mine = true;
+	}
+}
+
+/* The asynchronous commit counted in async_running is over (or aborted). */
+static void
+ls_log_async_done(XLogRecPtr commit_end)
+{
+	if (!ls_async_running_mine)
+		return;
+	if (commit_end != InvalidXLogRecPtr)
+		ls_atomic_max_u64(&ls_log->async_lsn, commit_end);
+	pg_atomic_fetch_sub_u32(&ls_log->async_running, 1);
+	ls_async_running_mine = false;
+}
+
+/*
  * Abort: a transaction whose log-only commit record was appended failed
  * after all (an error later in PostgreSQL's commit: a pre-commit callback
  * of another library, a full NOTIFY queue).  The log must say so before
@@ -1368,6 +1540,7 @@ ls_log_abort(void)
 {
 	TransactionId xid = ls_commit_xid;
 
+	ls_log_async_done(InvalidXLogRecPtr);
 	if (!TransactionIdIsValid(xid))
 		return;
 	/* cleared first: an error below must not make the abort try again */
@@ -1402,8 +1575,24 @@ ls_log_commit_done(void)
 	/* PostgreSQL's commit record is flushed, leanstore's log may lag */
 	if (ls_committed_via_wal)
 		ls_debug_crash("commit-via-wal");
+	ls_log_async_done(XactLastCommitEnd);
 	if (!TransactionIdIsValid(ls_commit_xid) || RecoveryInProgress())
 		return;
+
+	/*
+	 * A synchronous log-only commit flushes no WAL of its own: when an
+	 * asynchronous commit decided by PostgreSQL's WAL may be unflushed (it
+	 * returned to its client, or is still running and this transaction
+	 * could read its rows), flush up to this commit record, which comes
+	 * after theirs, as a synchronous heap commit would.
+	 */
+	if (synchronous_commit > SYNCHRONOUS_COMMIT_OFF &&
+		(pg_atomic_read_u32(&ls_log->async_running) > 0 ||
+		 pg_atomic_read_u64(&ls_log->async_lsn) > GetFlushRecPtr(NULL)))
+	{
+		XLogFlush(XactLastCommitEnd);
+		return;
+	}
 	insert = GetXLogInsertRecPtr();
 	boundary = insert - insert % XLOG_BLCKSZ;
 	if (boundary > GetFlushRecPtr(NULL))
@@ -3740,6 +3929,38 @@ ls_wal_copy_advance(void)
 
 
 /*
+ * Asynchronous log-only commits wait for nobody: the writer syncs their
+ * records within wal_writer_delay, as PostgreSQL's WAL writer flushes
+ * asynchronous commit records (its rounds are lazy otherwise: written, not
+ * synced, until a committer waits).
+ */
+static bool
+ls_log_async_pending(void)
+{
+	return ls_wal_durable_gsn(ls_log->wal) < pg_atomic_read_u64(&ls_log->async_gsn);
+}
+
+static int
+ls_log_writer_timeout(void)
+{
+	return ls_log_async_pending() ? Min(LS_LOG_WAIT_MS, WalWriterDelay) : LS_LOG_WAIT_MS;
+}
+
+static void
+ls_log_async_flush(TimestampTz *synced_at)
+{
+	TimestampTz now;
+
+	if (!ls_log_async_pending())
+		return;
+	now = GetCurrentTimestamp();
+	if (!TimestampDifferenceExceeds(*synced_at, now, WalWriterDelay))
+		return;
+	ls_log_round(false);
+	*synced_at = now;
+}
+
+/*
  * Between rounds the writer makes the next segments a piece at a time
  * (ls_wal_prepare_step), so a bulk load's ring keeps being drained while a
  * new segment is written with zeros.  Returns whether to come back at once.
@@ -3769,6 +3990,7 @@ void
 ls_log_writer_main(Datum arg)
 {
 	TimestampTz prepare_failed = 0;
+	TimestampTz async_synced_at = 0;
 	bool		preparing = false;
 
 	(void) arg;
@@ -3820,12 +4042,13 @@ ls_log_writer_main(Datum arg)
 		if (ShutdownRequestPending &&
 			ls_hot_attached_count(ls_shared_hot()) <= 1)
 			break;				/* nobody but the leanstore worker is left */
-		if (ls_wal_writer_sleep(ls_log->wal, preparing ? 0 : LS_LOG_WAIT_MS))
+		if (ls_wal_writer_sleep(ls_log->wal, preparing ? 0 : ls_log_writer_timeout()))
 		{
 			if (unlikely(ls_debug_round_delay_ms > 0))
 				pg_usleep(ls_debug_round_delay_ms * 1000L);
 			ls_log_round(true);
 		}
+		ls_log_async_flush(&async_synced_at);
 		preparing = ls_log_prepare_step(&prepare_failed);
 		ls_wal_copy_advance();
 		if (!PostmasterIsAlive())

@@ -219,6 +219,7 @@ typedef struct LsLogStats
 	uint64		commits;
 	uint64		log_only_commits;
 	uint64		wal_copy_commits;
+	uint64		async_commits;	/* log-only commits that did not wait */
 	uint64		recovery_wal_records;
 	uint64		records;
 	uint64		bytes;

@@ -65,8 +65,8 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	LsColdStats cs;
 	ls_hc_stats hc;
 	LsLogStats	ls;
-	Datum		values[54];
-	bool		nulls[54] = {0};
+	Datum		values[55];
+	bool		nulls[55] = {0};
 
 	tupdesc = ls_result_tupdesc(fcinfo);
 	if (tupdesc->natts != lengthof(values))
@@ -132,6 +132,7 @@ leanstore_stats(PG_FUNCTION_ARGS)
 	values[51] = Int64GetDatum((int64) ls.log_only_commits);
 	values[52] = Int64GetDatum((int64) ls.wal_copy_commits);
 	values[53] = Int64GetDatum((int64) ls.recovery_wal_records);
+	values[54] = Int64GetDatum((int64) ls.async_commits);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

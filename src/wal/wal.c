@@ -158,6 +158,9 @@ ls_wal_hold_slot(ls_wal *wal, uint32_t slot, bool hold)
 {
 	LS_ASSERT(slot < wal->cfg.max_slots);
 	atomic_store(&wal->held_slot, hold ? slot + 1 : 0);
+	/* released: what it kept is pending again */
+	if (!hold)
+		wal_kick_sync(wal);
 }
 
 void
@@ -385,12 +388,18 @@ ls_wal_wait(ls_wal *wal, uint32_t slot, uint64_t end_pos, uint32_t timeout_ms)
 					 ls_now_ns() + (uint64_t) timeout_ms * 1000000ull, true);
 }
 
+/* Records not taken yet (a held slot's wait: rounds leave them anyway). */
 static bool
 any_pending(ls_wal *wal)
 {
+	uint32_t	held = atomic_load(&wal->held_slot);
+
 	for (uint32_t i = 0; i < wal->cfg.max_slots; i++)
 	{
 		wal_slot   *s = wal_slot_at(wal, i);
+
+		if (held == i + 1)
+			continue;
 
 		if (atomic_load(&s->head) != atomic_load_explicit(&s->tail, memory_order_relaxed))
 			return true;

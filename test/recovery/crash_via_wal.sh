@@ -153,34 +153,22 @@ ls_expect "after a crash: both rows" "2|101" \
 #    the WAL: replayed, it would bring the row back.  Sessions a and b are
 #    psql reading fifos, opened before the pause (opening a table during
 #    the checkpoint's hold would wait for it).
-for s in a b; do
-	mkfifo "$dir/$s.in" && chown "$LS_PG_USER": "$dir/$s.in"
-	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres -f "$dir/$s.in" >"$dir/$s.out" 2>&1 &)
-done
-exec 3>"$dir/a.in" 4>"$dir/b.in"
-# session S SQL: run SQL in session S, wait until it is done
-session() {
-	local fd=3 tag=done-$RANDOM
-	[ "$1" = b ] && fd=4
-	printf '%s\n\\echo %s\n' "$2" "$tag" >&$fd
-	for _ in $(seq 1 300); do grep -q "$tag" "$dir/$1.out" && return 0; sleep 0.05; done
-	echo "crash_via_wal: session $1 did not finish: $2"; cat "$dir/$1.out"; fail=1
-}
-session a "SELECT count(*) FROM l;"
-session b "SELECT count(*) FROM l;"
-session a "SET leanstore.debug_hold_my_log = on;"
+ls_sessions_open a b
+ls_session a "SELECT count(*) FROM l;"
+ls_session b "SELECT count(*) FROM l;"
+ls_session a "SET leanstore.debug_hold_my_log = on;"
 before=$(q -c "SELECT wal_copy_commits || '|' || log_only_commits FROM leanstore_stats()")
 (q -c "SET leanstore.debug_checkpoint_pause = '4s'" -c "CHECKPOINT" >"$dir/ckpt.out" 2>&1) &
 ckpt=$!
 for _ in $(seq 1 100); do grep -q "leanstore pauses" "$dir/server.log" && break; sleep 0.05; done
-session a "BEGIN; UPDATE l SET v = 'resurrected' WHERE n = 8; INSERT INTO h VALUES (8); COMMIT;"
-session b "DELETE FROM l WHERE n = 8;"
-session b "VACUUM l;"
+ls_session a "BEGIN; UPDATE l SET v = 'resurrected' WHERE n = 8; INSERT INTO h VALUES (8); COMMIT;"
+ls_session b "DELETE FROM l WHERE n = 8;"
+ls_session b "VACUUM l;"
 wait $ckpt
 ls_expect "inside the checkpoint: one commit through the WAL, one log-only" "t|t" \
 	"$(q -c "SELECT wal_copy_commits > ${before%|*}, log_only_commits > ${before#*|} FROM leanstore_stats()")"
 ls_crash
-exec 3>&- 4>&-
+ls_sessions_close a b
 ls_restart
 ls_expect "the deleted row stays deleted (its older image in the WAL is shadowed)" "0|0|100" \
 	"$(q -c "SELECT (SELECT count(*) FROM l WHERE n = 8), recovery_wal_records, (SELECT count(*) FROM l) FROM leanstore_stats()")"

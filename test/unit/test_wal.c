@@ -1774,8 +1774,8 @@ test_partial_round(void **state)
 /*
  * ls_wal_hold_slot (a test hook of the glue's crash tests): rounds leave a
  * held slot's records, a later record of another slot becomes durable
- * first, durable_gsn stays below the held one; released, the next round
- * takes it.
+ * first, durable_gsn stays below the held one, and the held records do not
+ * wake the writer; released, the next round takes it.
  */
 static void
 test_hold_slot(void **state)
@@ -1800,8 +1800,12 @@ test_hold_slot(void **state)
 	assert_int_equal(ls_wal_durable(t.wal, 0), 0);
 	assert_int_equal(ls_wal_wait(t.wal, 0, end0, 0), LS_BUSY);
 	assert_int_equal(ls_wal_durable_gsn(t.wal), g0 - 1);
+	/* the held records are no work for the writer (it spun on them) */
+	(void) ls_wal_writer_sleep(t.wal, 0);	/* the wait's kick */
+	assert_false(ls_wal_writer_sleep(t.wal, 0));
 
 	ls_wal_hold_slot(t.wal, 0, false);
+	assert_true(ls_wal_writer_sleep(t.wal, 0));
 	assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
 	assert_int_equal(rst.records, 1);
 	assert_int_equal(ls_wal_durable(t.wal, 0), end0);

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# test/recovery/crash_async.sh: synchronous_commit = off (README.md,
+# "What a commit guarantees"; src/pg/README.md, "Asynchronous commits").
+#  1. an asynchronous log-only commit returns without waiting for
+#     leanstore's log (rounds leave its records: leanstore.debug_hold_my_log;
+#     no new rowid there: its reservation would wait for the log);
+#     a later synchronous commit that is not log-only (a heap row, a commit
+#     through PostgreSQL's WAL) waits until those records are durable (here:
+#     until it is cancelled); an asynchronous heap commit does not
+#     wait; after a crash the held commit is gone, as a whole;
+#  2. without a hold the log writer makes an asynchronous commit durable by
+#     itself (wal_writer_delay): it survives a crash nobody waited for;
+#  3. an asynchronous heap commit, then a synchronous log-only commit, then
+#     a crash: the log-only commit flushed PostgreSQL's WAL up to its own
+#     commit record, so the heap row is there too (PostgreSQL's WAL writer
+#     would have waited wal_writer_delay = 10s);
+#  4. pgbench tpcb-like on leanstore tables with synchronous_commit = off,
+#     killed under load: the last transactions may be gone, but as a whole:
+#     the sums agree, scans agree, leanstore_verify.
+# Run by test/run (as root; the server runs as postgres).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
+ls_test_begin crash_async
+ls_test_conf <<EOF
+shared_preload_libraries = 'leanstore'
+leanstore.hot_memory = '128MB'
+synchronous_commit = on
+wal_writer_delay = '10s'
+autovacuum = off
+restart_after_crash = on
+checkpoint_timeout = 1h
+EOF
+ls_cluster_start "$dir" "$dir/test.conf" || exit 1
+q() { ls_test_psql postgres "$@"; }
+stat() { q -c "SELECT $1 FROM leanstore_stats()"; }
+writer_delay() {
+	q -c "ALTER SYSTEM SET wal_writer_delay = '$1'" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 0.5
+}
+
+# blocked_commit SQL: SQL, whose commit must wait for leanstore's log
+# (wait event Extension), in the background; cancelled after a while.
+# Prints the wait event and SQL's error.
+blocked_commit() {
+	local pid state=
+	(q -c "SET application_name = 'blocked'" -c "$1" >"$dir/blocked.out" 2>&1) &
+	pid=$!
+	for _ in $(seq 1 200); do
+		state=$(q -c "SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity
+		              WHERE application_name = 'blocked' AND wait_event_type = 'Extension'")
+		[ -n "$state" ] && break
+		sleep 0.05
+	done
+	sleep 0.5
+	q -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'blocked'" >/dev/null
+	wait $pid
+	echo "$state|$(grep -v '^ROLLBACK' "$dir/blocked.out")"
+}
+
+q -c "CREATE EXTENSION leanstore" >/dev/null
+q -c "CREATE TABLE h (n int) USING heap; CREATE TABLE l (n int PRIMARY KEY, v text) USING leanstore;
+      INSERT INTO l SELECT g, 'v' || g FROM generate_series(1, 100) g;" >/dev/null
+
+# 1. an asynchronous commit held back, the synchronous ones after it
+ls_sessions_open a
+ls_session a "SET synchronous_commit = off; SET statement_timeout = '20s'; SET leanstore.debug_hold_my_log = on;"
+before=$(stat "async_commits || '|' || log_only_commits")
+ls_session a "DELETE FROM l WHERE n = 100; UPDATE l SET v = 'async' WHERE n = 1;"
+ls_expect "asynchronous log-only commits return without the log" "2|2|" \
+	"$(stat "async_commits - ${before%|*} || '|' || log_only_commits - ${before#*|}")|$(cat "$dir/a.out" | grep -v '^done-')"
+ls_expect "and are visible at once" "0|async" \
+	"$(q -c "SELECT count(*) FROM l WHERE n = 100")|$(q -c "SELECT v FROM l WHERE n = 1")"
+ls_expect "a synchronous heap commit waits for them (a cancel ends the wait)" \
+	"Extension:Extension|ERROR:  canceling statement due to user request|0" \
+	"$(blocked_commit "INSERT INTO h VALUES (1)")|$(q -c "SELECT count(*) FROM h")"
+ls_expect "so does a synchronous commit through PostgreSQL's WAL" \
+	"Extension:Extension|ERROR:  canceling statement due to user request|0|v2" \
+	"$(blocked_commit "BEGIN; UPDATE l SET v = 'via wal' WHERE n = 2; INSERT INTO h VALUES (2); COMMIT;")|$(q -c "SELECT count(*) FROM h")|$(q -c "SELECT v FROM l WHERE n = 2")"
+ls_expect "an asynchronous heap commit does not wait" "1" \
+	"$(q -c "SET statement_timeout = '5s'" -c "SET synchronous_commit = off" \
+	     -c "INSERT INTO h VALUES (3)" -c "SELECT count(*) FROM h WHERE n = 3")"
+ls_crash
+ls_sessions_close a
+ls_restart
+ls_expect "after a crash the held commits are gone, each as a whole" "1|v1|100" \
+	"$(q -c "SELECT count(*) FROM l WHERE n = 100")|$(q -c "SELECT v FROM l WHERE n = 1")|$(q -c "SELECT count(*) FROM l")"
+ls_expect "leanstore_verify(l)" "t" "$(q -c "SELECT leanstore_verify('l')")"
+
+# 2. the log writer syncs an asynchronous commit within wal_writer_delay
+writer_delay 100ms
+q -c "SET synchronous_commit = off" -c "INSERT INTO l VALUES (1002, 'by the writer')" >/dev/null
+sleep 1
+ls_crash
+ls_restart
+ls_expect "an asynchronous commit nobody waited for survives a crash after wal_writer_delay" "1" \
+	"$(q -c "SELECT count(*) FROM l WHERE n = 1002")"
+
+# 3. an asynchronous heap commit, then a synchronous log-only commit
+writer_delay 10s
+before=$(stat log_only_commits)
+q -c "SET synchronous_commit = off" -c "INSERT INTO h VALUES (4)" -c "RESET synchronous_commit" \
+	-c "UPDATE l SET v = 'after the heap row' WHERE n = 4" >/dev/null
+ls_expect "the update was a log-only commit" "1" "$(stat "log_only_commits - $before")"
+ls_crash
+ls_restart
+ls_expect "the synchronous log-only commit kept the asynchronous heap commit before it" "after the heap row|1" \
+	"$(q -c "SELECT v FROM l WHERE n = 4")|$(q -c "SELECT count(*) FROM h WHERE n = 4")"
+
+# 4. pgbench with synchronous_commit = off, killed under load
+writer_delay 200ms
+(cd "$dir" && PGOPTIONS="-c default_table_access_method=leanstore" \
+	ls_as_pg "$LS_PG_BIN/pgbench" -q -i -s 1 postgres >"$dir/init.log" 2>&1) ||
+	{ cat "$dir/init.log"; exit 1; }
+ls_expect "pgbench's tables are leanstore tables" "4" \
+	"$(q -c "SELECT count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+	         WHERE relname LIKE 'pgbench_%' AND relkind = 'r' AND amname = 'leanstore'")"
+before=$(stat async_commits)
+(cd "$dir" && PGOPTIONS="-c synchronous_commit=off" ls_as_pg "$LS_PG_BIN/pgbench" -n -c 4 -T 30 postgres \
+	>"$dir/bench.log" 2>&1 &)
+sleep 4
+ls_expect "pgbench's transactions are asynchronous log-only commits" "t" \
+	"$(stat "async_commits - $before > 100")"
+ls_crash
+ls_restart
+ls_expect "after the crash pgbench's sums agree (accounts = branches = tellers = history)" "t|t|t" \
+	"$(q -c "SELECT a = b, b = t, t = hst FROM (SELECT
+	           (SELECT sum(abalance) FROM pgbench_accounts) a, (SELECT sum(bbalance) FROM pgbench_branches) b,
+	           (SELECT sum(tbalance) FROM pgbench_tellers) t, (SELECT coalesce(sum(delta), 0) FROM pgbench_history) hst) s")"
+ls_expect "index and sequential scans agree" "100000|100000" \
+	"$(q -c "SET enable_seqscan = off" -c "SELECT count(*) FROM pgbench_accounts WHERE aid > 0" -c "RESET enable_seqscan" \
+	     -c "SET enable_indexscan = off" -c "SET enable_bitmapscan = off" \
+	     -c "SELECT count(*) FROM pgbench_accounts WHERE aid > 0" | paste -sd'|')"
+ls_expect "leanstore_verify" "t|t|t|t" \
+	"$(q -c "SELECT leanstore_verify(c.oid) FROM pg_class c WHERE relname IN
+	           ('pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history') ORDER BY relname" | paste -sd'|')"
+
+if [ "$fail" -ne 0 ]; then
+	tail -n 40 "$dir/server.log"
+	echo "crash_async: FAILED"
+	exit 1
+fi
+ls_cluster_stop "$dir"
+echo "crash_async: ok"
