@@ -210,7 +210,12 @@ def variants(rows, metric=None):
 
 def ratio(stats, variant, engine="leanstore"):
     """engine's median / heap median (engine: leanstore), or None."""
-    h = stats.get((variant, "heap"))
+    return ratio_of(stats, variant, engine, "heap")
+
+
+def ratio_of(stats, variant, engine, base):
+    """engine's median / base's median, or None."""
+    h = stats.get((variant, base))
     l = stats.get((variant, engine))
     if not h or not l or h.med is None or l.med is None or h.med == 0:
         return None
@@ -565,6 +570,8 @@ class Report:
             self.result(key, ratio(stats, "%s:%s" % (m, top)))
         if (top_tpcb, "heap_nodurable") in stats:
             self.result("pgbench_tpcb_nodurable_ratio", ratio(stats, top_tpcb, "heap_nodurable"))
+        if (top_tpcb, "heap_async") in stats and (top_tpcb, "leanstore_async") in stats:
+            self.result("pgbench_tpcb_async_ratio", ratio_of(stats, top_tpcb, "leanstore_async", "heap_async"))
         for c in clients:
             if c != top and ("tpcb:%s" % c, "heap") in stats:
                 self.result("pgbench_tpcb_ratio_c%s" % c, ratio(stats, "tpcb:%s" % c))
@@ -590,7 +597,15 @@ class Report:
                 [fmt_ratio(ratio(stats, v, "heap_nodurable"))],
                 ["leanstore (synchronous_commit = on)"] + stat_cells(stats.get((v, "leanstore"))) +
                 [fmt_ratio(ratio(stats, v))]]
+        for eng, label in (("heap_async", "heap, synchronous_commit = off"),
+                           ("leanstore_async", "leanstore, synchronous_commit = off")):
+            if (v, eng) in stats:
+                body.append([label] + stat_cells(stats[(v, eng)]) + [fmt_ratio(ratio(stats, v, eng))])
         self.add(md_table(["", "median", "min", "max", "spread", "runs ok", "ratio to heap"], body) + "\n")
+        if (v, "heap_async") in stats and (v, "leanstore_async") in stats:
+            self.add("With `synchronous_commit = off` on both (no commit waits for a flush; "
+                     "a crash may lose the last commits, each as a whole): leanstore / heap = "
+                     "%s.\n" % fmt_ratio(ratio_of(stats, v, "leanstore_async", "heap_async")))
 
     def sec_sysbench(self):
         rows = self.rows["sysbench"]
