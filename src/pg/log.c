@@ -1571,6 +1571,7 @@ ls_log_commit_done(void)
 {
 	XLogRecPtr	insert;
 	XLogRecPtr	boundary;
+	uint32		running;
 
 	/* PostgreSQL's commit record is flushed, leanstore's log may lag */
 	if (ls_committed_via_wal)
@@ -1586,12 +1587,16 @@ ls_log_commit_done(void)
 	 * could read its rows), flush up to this commit record, which comes
 	 * after theirs, as a synchronous heap commit would.
 	 */
-	if (synchronous_commit > SYNCHRONOUS_COMMIT_OFF &&
-		(pg_atomic_read_u32(&ls_log->async_running) > 0 ||
-		 pg_atomic_read_u64(&ls_log->async_lsn) > GetFlushRecPtr(NULL)))
+	if (synchronous_commit > SYNCHRONOUS_COMMIT_OFF)
 	{
-		XLogFlush(XactLastCommitEnd);
-		return;
+		/* a commit uncounts itself after it published: read in reverse */
+		running = pg_atomic_read_u32(&ls_log->async_running);
+		pg_read_barrier();
+		if (running > 0 || pg_atomic_read_u64(&ls_log->async_lsn) > GetFlushRecPtr(NULL))
+		{
+			XLogFlush(XactLastCommitEnd);
+			return;
+		}
 	}
 	insert = GetXLogInsertRecPtr();
 	boundary = insert - insert % XLOG_BLCKSZ;
