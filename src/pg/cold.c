@@ -3500,8 +3500,8 @@ ls_cold_has_tree(ls_hot_table *tbl)
 /*
  * May v, the newest version of its row, become the row's only, frozen,
  * cold version?  Every snapshot must see it (inserter committed before the
- * horizon), nobody deleted it, no transaction that may still run locks it,
- * it is no speculative insert.  Decided without the row latch (it may read
+ * horizon, its commit record on disk), nobody deleted it, no transaction
+ * that may still run locks it, it is no speculative insert.  Decided without the row latch (it may read
  * clog); the caller checks under the latch that nothing moved.
  */
 static bool
@@ -3517,6 +3517,9 @@ ls_packable(ls_hot_version *v, GlobalVisState *vis)
 	ls_version_info(v, &info);
 	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
 		!GlobalVisTestIsRemovableXid(vis, info.xmin))
+		return false;
+	/* frozen in the image: an asynchronous commit must be durable first */
+	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) && !ls_xid_commit_durable(info.xmin))
 		return false;
 	if (info.xmax != InvalidTransactionId && !(info.xmax_flags & LS_HV_XMAX_ABORTED))
 	{

@@ -325,9 +325,15 @@ ls_gc_freeze(ls_hot_row *row, TransactionId freeze_limit, LsGcStats *st)
 
 		ls_version_info(v, &info);
 		xs = ls_xmin_status(v, &info);
+		/*
+		 * frozen versions are logged and packed as such: not before the
+		 * commit is durable (ls_xid_commit_durable; VACUUM FREEZE's limit
+		 * is the newest horizon)
+		 */
 		if (xs == LS_XS_COMMITTED && !(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
 			TransactionIdIsNormal(info.xmin) &&
-			TransactionIdPrecedes(info.xmin, freeze_limit))
+			TransactionIdPrecedes(info.xmin, freeze_limit) &&
+			ls_xid_commit_durable(info.xmin))
 		{
 			atomic_fetch_or(&v->xmin_word, ((uint64) LS_HV_XMIN_FROZEN) << 32);
 			info.xmin_flags |= LS_HV_XMIN_FROZEN;

@@ -943,6 +943,36 @@ ls_log_multi_durable(ls_hot_table *tbl, uint64 word)
 		XLogFlush(XactLastRecEnd);
 }
 
+/*
+ * Is xid's commit record on disk?  An asynchronous commit's
+ * (synchronous_commit = off) may not be yet: clog says committed, and a
+ * crash may still lose the commit.  A version that becomes frozen (a
+ * checkpoint's re-log, pack's cold image) no longer asks clog after a
+ * crash, so it must not be made so before then, or a transaction that
+ * did not survive would leave its leanstore rows behind (half of it, when
+ * it wrote a heap table too).  Heap's hint bits follow the same rule
+ * (SetHintBits).  xid may be any xid of the transaction: clog keeps a
+ * commit LSN for subtransactions too.
+ */
+bool
+ls_xid_commit_durable(TransactionId xid)
+{
+	XLogRecPtr	lsn;
+
+	if (!TransactionIdIsNormal(xid))
+		return true;
+	lsn = TransactionIdGetCommitLSN(xid);
+	return XLogRecPtrIsInvalid(lsn) || !XLogNeedsFlush(lsn);
+}
+
+/* Make xid's commit record durable (see ls_xid_commit_durable). */
+void
+ls_xid_commit_flush(TransactionId xid)
+{
+	if (!ls_xid_commit_durable(xid))
+		XLogFlush(TransactionIdGetCommitLSN(xid));
+}
+
 /* ------------------------------------------------------------------------
  * What a transaction wrote: rowid ranges per storage
  * ------------------------------------------------------------------------ */
@@ -1725,6 +1755,11 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		}
 		if (ds != LS_XS_COMMITTED)
 			appendBinaryStringInfo(buf, (const char *) target->data, target->len);
+		/* logged frozen: its commit must not be lost by a crash any more */
+		if (ds == LS_XS_COMMITTED)
+			ls_xid_commit_flush(info.xmax);
+		else if (!(info.xmin_flags & LS_HV_XMIN_FROZEN))
+			ls_xid_commit_flush(info.xmin);
 		ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
 		ls_row_lock(row);
 		if (!ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == newest &&

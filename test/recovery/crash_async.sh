@@ -14,9 +14,15 @@
 #     a crash: the log-only commit flushed PostgreSQL's WAL up to its own
 #     commit record, so the heap row is there too (PostgreSQL's WAL writer
 #     would have waited wal_writer_delay = 10s);
-#  4. pgbench tpcb-like on leanstore tables with synchronous_commit = off,
-#     killed under load: the last transactions may be gone, but as a whole:
-#     the sums agree, scans agree, leanstore_verify.
+#  5. an asynchronous commit that is not log-only (a heap row too), then a
+#     leanstore checkpoint, which logs its row again as a frozen version,
+#     then a crash: the transaction is there whole or not at all (the
+#     checkpoint flushes its commit record first);
+#  6. the same with pack, which makes the row a frozen cold image (pack
+#     leaves the row hot until the commit record is durable);
+#  4. (last) pgbench tpcb-like on leanstore tables with synchronous_commit =
+#     off, killed under load: the last transactions may be gone, but as a
+#     whole: the sums agree, scans agree, leanstore_verify.
 # Run by test/run (as root; the server runs as postgres).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -106,6 +112,33 @@ ls_crash
 ls_restart
 ls_expect "the synchronous log-only commit kept the asynchronous heap commit before it" "after the heap row|1" \
 	"$(q -c "SELECT v FROM l WHERE n = 4")|$(q -c "SELECT count(*) FROM h WHERE n = 4")"
+
+# 5. an asynchronous commit that is not log-only (a heap row too): a
+#    leanstore checkpoint logs its row again, frozen, before PostgreSQL's
+#    commit record is flushed; after a crash the transaction is there whole
+#    or not at all
+q -c "SET synchronous_commit = off" \
+	-c "BEGIN; UPDATE l SET v = 'mixed' WHERE n = 5; INSERT INTO h VALUES (5); COMMIT;" >/dev/null
+q -c "SELECT leanstore_checkpoint()" >/dev/null
+ls_crash
+ls_restart
+got="$(q -c "SELECT v FROM l WHERE n = 5")|$(q -c "SELECT count(*) FROM h WHERE n = 5")"
+[ "$got" = "v5|0" ] && got="mixed|1"	# lost as a whole: as good as kept
+ls_expect "an asynchronous heap+leanstore commit, a checkpoint, a crash: whole or not at all" "mixed|1" "$got"
+
+# 6. the same with pack (the asserting build's leanstore_test_pack): the
+#    row goes into a cold image, frozen, only once the commit is durable
+q -c "CREATE FUNCTION leanstore_test_pack(regclass, bool) RETURNS bigint
+      AS 'leanstore', 'leanstore_test_pack' LANGUAGE C STRICT" >/dev/null
+q -c "SET synchronous_commit = off" \
+	-c "BEGIN; UPDATE l SET v = 'packed' WHERE n = 6; INSERT INTO h VALUES (6); COMMIT;" >/dev/null
+ls_expect "pack moves the other rows" "t" "$(q -c "SELECT leanstore_test_pack('l', false) > 50")"
+ls_crash
+ls_restart
+got="$(q -c "SELECT v FROM l WHERE n = 6")|$(q -c "SELECT count(*) FROM h WHERE n = 6")"
+[ "$got" = "v6|0" ] && got="packed|1"	# lost as a whole: as good as kept
+ls_expect "an asynchronous heap+leanstore commit, a pack, a crash: whole or not at all" "packed|1" "$got"
+ls_expect "leanstore_verify(l) after the pack" "t" "$(q -c "SELECT leanstore_verify('l')")"
 
 # 4. pgbench with synchronous_commit = off, killed under load
 writer_delay 200ms

@@ -4,7 +4,8 @@
 #
 # One throwaway cluster (synchronous_commit = on).  Each round runs, at the
 # same time:
-#  - pgbench tpcb-like on leanstore tables (4 clients);
+#  - pgbench tpcb-like on leanstore tables (4 clients; in even rounds with
+#    synchronous_commit = off: asynchronous log-only commits);
 #  - a writer whose transactions insert the same number into a leanstore
 #    and a heap table and commit, then print "ack N" (psql prints it only
 #    after COMMIT returned), and roll back every fourth one (negative N);
@@ -96,7 +97,12 @@ for r in $(seq 1 "$rounds"); do
 	done >>"$gen"
 	chown "$LS_PG_USER": "$gen"
 	next=$((next + 4000))
-	(cd "$dir" && ls_as_pg "$LS_PG_BIN/pgbench" -n -c 4 -j 2 -T 30 postgres >"$dir/pgbench_$r.log" 2>&1) &
+	# every second round pgbench commits asynchronously; the writer's
+	# commits, synchronous, then wait for those before them
+	opts=
+	[ $((r % 2)) = 0 ] && opts="-c synchronous_commit=off"
+	(cd "$dir" && PGOPTIONS=$opts ls_as_pg "$LS_PG_BIN/pgbench" -n -c 4 -j 2 -T 30 postgres \
+		>"$dir/pgbench_$r.log" 2>&1) &
 	bench=$!
 	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -f "$gen" >"$dir/acks_$r.txt" 2>/dev/null) &
 	writer=$!
