@@ -957,12 +957,17 @@ ls_log_multi_durable(ls_hot_table *tbl, uint64 word)
 bool
 ls_xid_commit_durable(TransactionId xid)
 {
+	/* rows of one transaction come in runs (a checkpoint's walk, a load) */
+	static TransactionId known = InvalidTransactionId;
 	XLogRecPtr	lsn;
 
-	if (!TransactionIdIsNormal(xid))
+	if (!TransactionIdIsNormal(xid) || xid == known)
 		return true;
 	lsn = TransactionIdGetCommitLSN(xid);
-	return XLogRecPtrIsInvalid(lsn) || !XLogNeedsFlush(lsn);
+	if (!XLogRecPtrIsInvalid(lsn) && XLogNeedsFlush(lsn))
+		return false;
+	known = xid;
+	return true;
 }
 
 /* Make xid's commit record durable (see ls_xid_commit_durable). */
