@@ -944,6 +944,23 @@ ls_log_multi_durable(ls_hot_table *tbl, uint64 word)
 }
 
 /*
+ * May an asynchronous commit decided by PostgreSQL's WAL (not log-only) be
+ * unflushed: one between PRE_COMMIT and publishing its commit record's end
+ * (async_running), or one published past the flush pointer (async_lsn)?
+ * A commit uncounts itself after it published: read in that reverse order.
+ */
+static bool
+ls_async_wal_unflushed(void)
+{
+	uint32		running = pg_atomic_read_u32(&ls_log->async_running);
+	XLogRecPtr	lsn;
+
+	pg_read_barrier();
+	lsn = pg_atomic_read_u64(&ls_log->async_lsn);
+	return running > 0 || (lsn != InvalidXLogRecPtr && lsn > GetFlushRecPtr(NULL));
+}
+
+/*
  * Is xid's commit record on disk?  An asynchronous commit's
  * (synchronous_commit = off) may not be yet: clog says committed, and a
  * crash may still lose the commit.  A version that becomes frozen (a
@@ -952,7 +969,7 @@ ls_log_multi_durable(ls_hot_table *tbl, uint64 word)
  * did not survive would leave its leanstore rows behind (half of it, when
  * it wrote a heap table too).  Heap's hint bits follow the same rule
  * (SetHintBits).  xid may be any xid of the transaction: clog keeps a
- * commit LSN for subtransactions too.
+ * commit LSN for subtransactions too.  xid committed (the caller checked).
  */
 bool
 ls_xid_commit_durable(TransactionId xid)
@@ -963,6 +980,19 @@ ls_xid_commit_durable(TransactionId xid)
 
 	if (!TransactionIdIsNormal(xid) || xid == known)
 		return true;
+
+	/*
+	 * Every commit decided by PostgreSQL's WAL is flushed before its rows
+	 * are visible unless it is asynchronous, and those are counted in
+	 * async_running until they published async_lsn (ls_log_pre_commit).
+	 * None unflushed: every committed xid is durable, log-only commits too
+	 * (leanstore's log decides those, and whatever is derived from their
+	 * rows has larger GSNs).  Without asynchronous commits of that kind,
+	 * clog is not asked at all.
+	 */
+	if (ls_log != NULL && !ls_async_wal_unflushed())
+		return true;
+	/* (a log-only commit's PostgreSQL commit record may be waited for) */
 	lsn = TransactionIdGetCommitLSN(xid);
 	if (!XLogRecPtrIsInvalid(lsn) && XLogNeedsFlush(lsn))
 		return false;
@@ -1606,7 +1636,6 @@ ls_log_commit_done(void)
 {
 	XLogRecPtr	insert;
 	XLogRecPtr	boundary;
-	uint32		running;
 
 	/* PostgreSQL's commit record is flushed, leanstore's log may lag */
 	if (ls_committed_via_wal)
@@ -1622,16 +1651,10 @@ ls_log_commit_done(void)
 	 * could read its rows), flush up to this commit record, which comes
 	 * after theirs, as a synchronous heap commit would.
 	 */
-	if (synchronous_commit > SYNCHRONOUS_COMMIT_OFF)
+	if (synchronous_commit > SYNCHRONOUS_COMMIT_OFF && ls_async_wal_unflushed())
 	{
-		/* a commit uncounts itself after it published: read in reverse */
-		running = pg_atomic_read_u32(&ls_log->async_running);
-		pg_read_barrier();
-		if (running > 0 || pg_atomic_read_u64(&ls_log->async_lsn) > GetFlushRecPtr(NULL))
-		{
-			XLogFlush(XactLastCommitEnd);
-			return;
-		}
+		XLogFlush(XactLastCommitEnd);
+		return;
 	}
 	insert = GetXLogInsertRecPtr();
 	boundary = insert - insert % XLOG_BLCKSZ;

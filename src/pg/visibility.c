@@ -416,7 +416,13 @@ ls_version_vacuum_state(ls_hot_version *v, GlobalVisState *vistest,
 		ls_hint_xmax(v, &info, LS_HV_XMAX_COMMITTED);
 	}
 	*dead_after = info.xmax;
-	if (vistest != NULL && GlobalVisTestIsRemovableXid(vistest, info.xmax))
+	/*
+	 * Removed, the version is gone for good after a crash (a checkpoint
+	 * logs the rowid as dead, pack drops it): not before the deleter's
+	 * commit record is durable (an asynchronous commit's may not be yet).
+	 */
+	if (vistest != NULL && GlobalVisTestIsRemovableXid(vistest, info.xmax) &&
+		ls_xid_commit_durable(info.xmax))
 		return LS_V_DEAD;
 	return LS_V_RECENTLY_DEAD;
 }

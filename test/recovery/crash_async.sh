@@ -20,6 +20,9 @@
 #     checkpoint flushes its commit record first);
 #  6. the same with pack, which makes the row a frozen cold image (pack
 #     leaves the row hot until the commit record is durable);
+#  7. the same with a delete that VACUUM removes (it leaves the row until
+#     the commit record is durable) and a checkpoint, which logs the rowid
+#     as dead;
 #  4. (last) pgbench tpcb-like on leanstore tables with synchronous_commit =
 #     off, killed under load: the last transactions may be gone, but as a
 #     whole: the sums agree, scans agree, leanstore_verify.
@@ -139,6 +142,18 @@ got="$(q -c "SELECT v FROM l WHERE n = 6")|$(q -c "SELECT count(*) FROM h WHERE 
 [ "$got" = "v6|0" ] && got="packed|1"	# lost as a whole: as good as kept
 ls_expect "an asynchronous heap+leanstore commit, a pack, a crash: whole or not at all" "packed|1" "$got"
 ls_expect "leanstore_verify(l) after the pack" "t" "$(q -c "SELECT leanstore_verify('l')")"
+
+# 7. the same with a delete and VACUUM, which removes the row once nobody
+#    sees it (a checkpoint then logs its rowid as dead), only once the
+#    commit is durable
+q -c "SET synchronous_commit = off" \
+	-c "BEGIN; DELETE FROM l WHERE n = 7; INSERT INTO h VALUES (7); COMMIT;" -c "VACUUM l" \
+	-c "SELECT leanstore_checkpoint()" >/dev/null
+ls_crash
+ls_restart
+got="$(q -c "SELECT count(*) FROM l WHERE n = 7")|$(q -c "SELECT count(*) FROM h WHERE n = 7")"
+[ "$got" = "1|0" ] && got="0|1"	# lost as a whole: as good as kept
+ls_expect "an asynchronous heap+leanstore delete, VACUUM, a checkpoint, a crash: whole or not at all" "0|1" "$got"
 
 # 4. pgbench with synchronous_commit = off, killed under load
 writer_delay 200ms
