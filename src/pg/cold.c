@@ -2351,7 +2351,8 @@ ls_cold_xmax_fate(ls_hot_version *v, TransactionId oldest_xmin)
 		return LS_CX_KEEP;
 	if (xs == LS_XS_ABORTED || ls_xmax_is_lock_only(&info))
 		return LS_CX_CLEAR;
-	if (TransactionIdPrecedes(info.xmax, oldest_xmin))
+	/* removal is for good after a crash: not before the commit is durable */
+	if (TransactionIdPrecedes(info.xmax, oldest_xmin) && ls_xid_commit_durable(info.xmax))
 		return LS_CX_REMOVE;
 	/*
 	 * No multixact that nobody runs in may stay behind the relminmxid VACUUM
@@ -2413,7 +2414,7 @@ again:
 		else
 		{
 			bool		freeze = !frozen && TransactionIdPrecedes(xmin, oldest_xmin) &&
-				TransactionIdPrecedes(xmin, freeze_limit);
+				TransactionIdPrecedes(xmin, freeze_limit) && ls_xid_commit_durable(xmin);
 
 			switch (ls_cold_xmax_fate(v, oldest_xmin))
 			{
