@@ -23,7 +23,7 @@
 #  7. the same with a delete that VACUUM removes (it leaves the row until
 #     the commit record is durable) and a checkpoint, which logs the rowid
 #     as dead;
-#  4. (last) pgbench tpcb-like on leanstore tables with synchronous_commit =
+#  9. pgbench tpcb-like on leanstore tables with synchronous_commit =
 #     off, killed under load: the last transactions may be gone, but as a
 #     whole: the sums agree, scans agree, leanstore_verify.
 # Run by test/run (as root; the server runs as postgres).
@@ -170,7 +170,7 @@ got="$(q -c "SELECT count(*) FROM l WHERE n IN (8, 9)")|$(q -c "SELECT count(*) 
 [ "$got" = "2|0" ] && got="0|1"	# lost as a whole: as good as kept
 ls_expect "an asynchronous heap+leanstore delete in the cold tier, VACUUM, a crash: whole or not at all" "0|1" "$got"
 
-# 4. pgbench with synchronous_commit = off, killed under load
+# 9. pgbench with synchronous_commit = off, killed under load
 writer_delay 200ms
 (cd "$dir" && PGOPTIONS="-c default_table_access_method=leanstore" \
 	ls_as_pg "$LS_PG_BIN/pgbench" -q -i -s 1 postgres >"$dir/init.log" 2>&1) ||
