@@ -14,16 +14,18 @@
 #     a crash: the log-only commit flushed PostgreSQL's WAL up to its own
 #     commit record, so the heap row is there too (PostgreSQL's WAL writer
 #     would have waited wal_writer_delay = 10s);
-#  5. an asynchronous commit that is not log-only (a heap row too), then a
+#  4. an asynchronous commit that is not log-only (a heap row too), then a
 #     leanstore checkpoint, which logs its row again as a frozen version,
 #     then a crash: the transaction is there whole or not at all (the
 #     checkpoint flushes its commit record first);
-#  6. the same with pack, which makes the row a frozen cold image (pack
+#  5. the same with pack, which makes the row a frozen cold image (pack
 #     leaves the row hot until the commit record is durable);
-#  7. the same with a delete that VACUUM removes (it leaves the row until
+#  6. the same with a delete that VACUUM removes (it leaves the row until
 #     the commit record is durable) and a checkpoint, which logs the rowid
 #     as dead;
-#  9. pgbench tpcb-like on leanstore tables with synchronous_commit =
+#  7. the same with a delete made in place in the cold tier, whose removal
+#     by VACUUM is logged at once;
+#  8. pgbench tpcb-like on leanstore tables with synchronous_commit =
 #     off, killed under load: the last transactions may be gone, but as a
 #     whole: the sums agree, scans agree, leanstore_verify.
 # Run by test/run (as root; the server runs as postgres).
@@ -116,7 +118,7 @@ ls_restart
 ls_expect "the synchronous log-only commit kept the asynchronous heap commit before it" "after the heap row|1" \
 	"$(q -c "SELECT v FROM l WHERE n = 4")|$(q -c "SELECT count(*) FROM h WHERE n = 4")"
 
-# 5. an asynchronous commit that is not log-only (a heap row too): a
+# 4. an asynchronous commit that is not log-only (a heap row too): a
 #    leanstore checkpoint logs its row again, frozen, before PostgreSQL's
 #    commit record is flushed; after a crash the transaction is there whole
 #    or not at all
@@ -129,7 +131,7 @@ got="$(q -c "SELECT v FROM l WHERE n = 5")|$(q -c "SELECT count(*) FROM h WHERE 
 [ "$got" = "v5|0" ] && got="mixed|1"	# lost as a whole: as good as kept
 ls_expect "an asynchronous heap+leanstore commit, a checkpoint, a crash: whole or not at all" "mixed|1" "$got"
 
-# 6. the same with pack (the asserting build's leanstore_test_pack): the
+# 5. the same with pack (the asserting build's leanstore_test_pack): the
 #    row goes into a cold image, frozen, only once the commit is durable
 q -c "CREATE FUNCTION leanstore_test_pack(regclass, bool) RETURNS bigint
       AS 'leanstore', 'leanstore_test_pack' LANGUAGE C STRICT" >/dev/null
@@ -143,7 +145,7 @@ got="$(q -c "SELECT v FROM l WHERE n = 6")|$(q -c "SELECT count(*) FROM h WHERE 
 ls_expect "an asynchronous heap+leanstore commit, a pack, a crash: whole or not at all" "packed|1" "$got"
 ls_expect "leanstore_verify(l) after the pack" "t" "$(q -c "SELECT leanstore_verify('l')")"
 
-# 7. the same with a delete and VACUUM, which removes the row once nobody
+# 6. the same with a delete and VACUUM, which removes the row once nobody
 #    sees it (a checkpoint then logs its rowid as dead), only once the
 #    commit is durable
 q -c "SET synchronous_commit = off" \
@@ -155,8 +157,8 @@ got="$(q -c "SELECT count(*) FROM l WHERE n = 7")|$(q -c "SELECT count(*) FROM h
 [ "$got" = "1|0" ] && got="0|1"	# lost as a whole: as good as kept
 ls_expect "an asynchronous heap+leanstore delete, VACUUM, a checkpoint, a crash: whole or not at all" "0|1" "$got"
 
-# 8. the same with deletes made in the cold tier (rows 8 and 9 were packed
-#    in part 6; with leanstore.bulk_load_rows = 1 the second cold row of the
+# 7. the same with deletes made in the cold tier (rows 8 and 9 were packed
+#    in part 5; with leanstore.bulk_load_rows = 1 the second cold row of the
 #    transaction is deleted in place): VACUUM removes the image only once
 #    the commit is durable (no checkpoint here: its flush of the commit
 #    record for the other row's tombstone would hide the removal)
@@ -170,7 +172,7 @@ got="$(q -c "SELECT count(*) FROM l WHERE n IN (8, 9)")|$(q -c "SELECT count(*) 
 [ "$got" = "2|0" ] && got="0|1"	# lost as a whole: as good as kept
 ls_expect "an asynchronous heap+leanstore delete in the cold tier, VACUUM, a crash: whole or not at all" "0|1" "$got"
 
-# 9. pgbench with synchronous_commit = off, killed under load
+# 8. pgbench with synchronous_commit = off, killed under load
 writer_delay 200ms
 (cd "$dir" && PGOPTIONS="-c default_table_access_method=leanstore" \
 	ls_as_pg "$LS_PG_BIN/pgbench" -q -i -s 1 postgres >"$dir/init.log" 2>&1) ||
