@@ -3502,8 +3502,9 @@ ls_cold_has_tree(ls_hot_table *tbl)
  * May v, the newest version of its row, become the row's only, frozen,
  * cold version?  Every snapshot must see it (inserter committed before the
  * horizon, its commit record on disk), nobody deleted it, no transaction
- * that may still run locks it, it is no speculative insert.  Decided without the row latch (it may read
- * clog); the caller checks under the latch that nothing moved.
+ * that may still run locks it, it is no speculative insert.  Decided
+ * without the row latch (it may read clog); the caller checks under the
+ * latch that nothing moved.
  */
 static bool
 ls_packable(ls_hot_version *v, GlobalVisState *vis)
