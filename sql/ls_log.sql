@@ -16,16 +16,39 @@ SELECT log_records - r BETWEEN 100 AND 103 AS inserts, log_commits - c AS commit
 -- bytes counted too (each record: its header, the storage, the row image)
 SELECT log_bytes > 100 * 40 AS bytes_counted FROM leanstore_stats();
 -- a row changed twice in one transaction is logged once; no index entry
--- changed and no heap row: the transaction wrote no WAL of PostgreSQL's and
--- commits through leanstore's log alone (a commit record of its own)
-UPDATE s0 SET r = log_records, c = log_commits, o = log_only_commits FROM leanstore_stats();
+-- changed and no heap row: the transaction wrote no WAL of PostgreSQL's,
+-- and its rows go into the WAL as well (one flush, the backend's own)
+UPDATE s0 SET r = log_records, c = log_commits, o = log_only_commits, w = wal_copy_commits
+  FROM leanstore_stats();
 BEGIN;
 UPDATE lg SET v = 'y' WHERE id <= 10;
 UPDATE lg SET v = 'z' WHERE id <= 10;
 DELETE FROM lg WHERE id = 11;
 COMMIT;
 SELECT log_records - r AS records, log_commits - c AS commits,
-       log_only_commits - o AS log_only FROM leanstore_stats(), s0;
+       log_only_commits - o AS log_only, wal_copy_commits - w AS via_wal
+  FROM leanstore_stats(), s0;
+-- with leanstore.commit_via_wal off it commits through leanstore's log
+-- alone (a commit record of its own, no WAL of PostgreSQL's to flush)
+SET leanstore.commit_via_wal = off;
+UPDATE s0 SET r = log_records, c = log_commits, o = log_only_commits, w = wal_copy_commits
+  FROM leanstore_stats();
+BEGIN;
+UPDATE lg SET v = 'y2' WHERE id BETWEEN 31 AND 40;
+UPDATE lg SET v = 'y3' WHERE id = 41;
+COMMIT;
+SELECT log_records - r AS records, log_commits - c AS commits,
+       log_only_commits - o AS log_only, wal_copy_commits - w AS via_wal
+  FROM leanstore_stats(), s0;
+RESET leanstore.commit_via_wal;
+-- and so it does under synchronous_commit = off (without a wait)
+SET synchronous_commit = off;
+UPDATE s0 SET c = log_commits, o = log_only_commits, w = wal_copy_commits
+  FROM leanstore_stats();
+UPDATE lg SET v = 'y4' WHERE id = 42;
+SELECT log_commits - c AS commits, log_only_commits - o AS log_only,
+       wal_copy_commits - w AS via_wal FROM leanstore_stats(), s0;
+RESET synchronous_commit;
 -- the same under SERIALIZABLE commits through PostgreSQL's commit record
 -- (its commit may still fail on a serialization conflict after leanstore's
 -- log): logged, not log-only, its rows in PostgreSQL's WAL
@@ -51,7 +74,15 @@ CREATE TABLE lg_big (id int PRIMARY KEY, v text) USING leanstore;
 UPDATE s0 SET c = log_commits, w = wal_copy_commits FROM leanstore_stats();
 INSERT INTO lg_big SELECT g, 'x' || g FROM generate_series(1, 8000) g;
 SELECT log_commits - c AS commits, wal_copy_commits - w AS via_wal FROM leanstore_stats(), s0;
-DROP TABLE lg_new, lg_big;
+-- rows of a table without an index past 512kB: a log-only commit instead
+CREATE TABLE lg_big2 (id int, v text) USING leanstore;
+INSERT INTO lg_big2 SELECT g, 'x' FROM generate_series(1, 8000) g;
+UPDATE s0 SET c = log_commits, o = log_only_commits, w = wal_copy_commits
+  FROM leanstore_stats();
+UPDATE lg_big2 SET v = repeat('u', 100);
+SELECT log_commits - c AS commits, log_only_commits - o AS log_only,
+       wal_copy_commits - w AS via_wal FROM leanstore_stats(), s0;
+DROP TABLE lg_new, lg_big, lg_big2;
 DELETE FROM lg WHERE id = 1000;
 -- a rolled back transaction logs nothing; neither does a read-only one
 UPDATE s0 SET r = log_records, c = log_commits FROM leanstore_stats();
@@ -116,9 +147,11 @@ BEGIN
   END LOOP;
   flushed_to_page := behind < n / 10;
 END $$;
+SET leanstore.commit_via_wal = off;
 UPDATE s0 SET o = log_only_commits FROM leanstore_stats();
 CALL lg_commits(3000, NULL);
 -- (an update that needs a new rowid adds an index entry: not log-only)
 SELECT log_only_commits - o BETWEEN 2900 AND 3000 AS log_only FROM leanstore_stats(), s0;
+RESET leanstore.commit_via_wal;
 DROP PROCEDURE lg_commits(int, bool);
 DROP TABLE lg, lu, lt;

@@ -14,9 +14,11 @@
  *    into an LS_XLOG_ROWS record before its commit record instead of
  *    waiting; the commit record's flush makes them durable there, and a
  *    replication slot keeps that WAL until leanstore's log has them.  A
- *    log-only commit under synchronous_commit = off waits for nothing:
- *    the log alone decides it, and a later synchronous commit waits for
- *    it first (README.md, "Asynchronous commits").
+ *    log-only commit (leanstore's log alone decides it) is the way of a
+ *    transaction that wrote only leanstore rows when the path through the
+ *    WAL is closed to it; under synchronous_commit = off it waits for
+ *    nothing, and a later synchronous commit waits for it first
+ *    (README.md, "Asynchronous commits").
  *  - Replay applies a row record only when clog says its xid committed, so
  *    nothing of a transaction that did not commit survives recovery.
  *  - Per row, GSN order is commit order: a transaction can write a row
@@ -1266,11 +1268,13 @@ ls_log_only_commit_ok(void)
  * Can this transaction commit through PostgreSQL's WAL (its row records,
  * appended to leanstore's log without a wait, also go into one WAL record
  * before PostgreSQL's commit record, whose flush makes them durable)?
- * README.md, "Commits through PostgreSQL's WAL".
- *  - It is not a log-only commit, and it has an xid, so that PostgreSQL
- *    writes a commit record; synchronous_commit is not off, so that
- *    PostgreSQL flushes it (the WAL record makes the transaction one that
- *    wrote WAL).
+ * README.md, "Commits through PostgreSQL's WAL".  Preferred to a log-only
+ * commit: the committing backend flushes the WAL itself, where a log-only
+ * commit waits for the log writer's round (two process wake-ups more).
+ *  - It has an xid, so that PostgreSQL writes a commit record;
+ *    synchronous_commit is not off, so that PostgreSQL flushes it (the WAL
+ *    record makes the transaction one that wrote WAL; asynchronous
+ *    commits are cheaper as log-only commits, which write no WAL).
  *  - Its only records are the row records appended now: nothing of it is
  *    pending in leanstore's log yet (a drop, a truncate, a creation, a bulk
  *    load's images), no storage was created by it (replay needs the CREATE
@@ -1330,21 +1334,22 @@ ls_log_has_work(void)
 
 /*
  * Log what this transaction leaves behind and wait until it is durable,
- * before PostgreSQL inserts the commit record (ls_log_pre_commit).  An
- * asynchronous log-only commit does not wait: *async_out set.
+ * before PostgreSQL inserts the commit record (ls_log_pre_commit).
+ * via_wal: ls_log_via_wal_ok() said yes (before any append); it commits
+ * through the WAL if its records fit one WAL record, else as a log-only
+ * commit where log_only allows one.  An asynchronous log-only commit does
+ * not wait: *async_out set.
  */
 static void
-ls_log_commit_rows(bool log_only, bool *async_out)
+ls_log_commit_rows(bool log_only, bool via_wal, bool *async_out)
 {
 	StringInfoData buf;
 	ls_hot	   *hot;
-	bool		via_wal;
 
 	if (!ls_log_has_work())
 		return;
 	hot = ls_shared_hot();
 	initStringInfo(&buf);
-	via_wal = !log_only && ls_log_via_wal_ok();
 	if (via_wal)
 	{
 		if (ls_copy.data == NULL)
@@ -1393,6 +1398,7 @@ ls_log_commit_rows(bool log_only, bool *async_out)
 	ls_copying = false;
 	/* records only this transaction's rows: nothing else was pending */
 	via_wal = via_wal && !ls_copy_full && ls_copy.len > 0;
+	log_only = log_only && !via_wal;
 
 	ls_debug_crash("commit-before-log");
 
@@ -1542,6 +1548,7 @@ ls_log_pre_commit(void)
 {
 	bool		has_xid;
 	bool		log_only;
+	bool		via_wal;
 	bool		async = false;
 
 	if (ls_log == NULL)
@@ -1549,15 +1556,18 @@ ls_log_pre_commit(void)
 	has_xid = TransactionIdIsValid(GetTopTransactionIdIfAny()) && !ls_log_self_writer;
 	/* decided before the appends: they change neither */
 	log_only = ls_log_has_work() && ls_log_only_commit_ok();
+	via_wal = ls_log_has_work() && ls_log_via_wal_ok();
 
 	/*
 	 * A synchronous log-only commit needs no barrier: its own records come
 	 * after the asynchronous ones in GSN order, and durability is a GSN
-	 * prefix.
+	 * prefix.  (One that meant to commit through the WAL but whose records
+	 * did not fit waited for nothing it needed.)
 	 */
-	if (has_xid && !log_only && synchronous_commit > SYNCHRONOUS_COMMIT_OFF)
+	if (has_xid && (via_wal || !log_only) &&
+		synchronous_commit > SYNCHRONOUS_COMMIT_OFF)
 		ls_log_async_barrier(pg_atomic_read_u64(&ls_log->async_gsn));
-	ls_log_commit_rows(log_only, &async);
+	ls_log_commit_rows(log_only, via_wal, &async);
 	if (has_xid && !async && !ls_async_running_mine &&
 		synchronous_commit <= SYNCHRONOUS_COMMIT_OFF)
 	{
@@ -2328,11 +2338,11 @@ ls_log_register(void)
 							 0,
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("leanstore.commit_via_wal",
-							 "Lets a transaction that writes PostgreSQL's WAL commit with its flush alone.",
-							 "Its leanstore row records go into PostgreSQL's WAL too, and the commit does not wait for leanstore's log; off: it waits for leanstore's log, then for PostgreSQL's flush.",
+							 "Lets a synchronous commit of leanstore rows commit with PostgreSQL's WAL flush alone.",
+							 "Its leanstore row records go into PostgreSQL's WAL too, and the commit does not wait for leanstore's log. Off: a transaction that wrote only leanstore rows waits for leanstore's log (a log-only commit), any other for leanstore's log and then PostgreSQL's flush. The log writer keeps its replication slot only while the server's setting is on.",
 							 &ls_commit_via_wal,
 							 true,
-							 PGC_SIGHUP,
+							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",

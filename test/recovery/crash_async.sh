@@ -5,12 +5,14 @@
 #     leanstore's log (rounds leave its records: leanstore.debug_hold_my_log;
 #     no new rowid there: its reservation would wait for the log);
 #     a later synchronous commit that is not log-only (a heap row, a commit
-#     through PostgreSQL's WAL) waits until those records are durable (here:
-#     until it is cancelled); an asynchronous heap commit does not
+#     through PostgreSQL's WAL, of leanstore rows alone too) waits until
+#     those records are durable (here: until it is cancelled); an
+#     asynchronous heap commit does not
 #     wait; after a crash the held commit is gone, as a whole;
 #  2. without a hold the log writer makes an asynchronous commit durable by
 #     itself (wal_writer_delay): it survives a crash nobody waited for;
-#  3. an asynchronous heap commit, then a synchronous log-only commit, then
+#  3. an asynchronous heap commit, then a synchronous log-only commit
+#     (leanstore.commit_via_wal = off), then
 #     a crash: the log-only commit flushed PostgreSQL's WAL up to its own
 #     commit record, so the heap row is there too (PostgreSQL's WAL writer
 #     would have waited wal_writer_delay = 10s);
@@ -88,6 +90,9 @@ ls_expect "a synchronous heap commit waits for them (a cancel ends the wait)" \
 ls_expect "so does a synchronous commit through PostgreSQL's WAL" \
 	"Extension:Extension|ERROR:  canceling statement due to user request|0|v2" \
 	"$(blocked_commit "BEGIN; UPDATE l SET v = 'via wal' WHERE n = 2; INSERT INTO h VALUES (2); COMMIT;")|$(q -c "SELECT count(*) FROM h")|$(q -c "SELECT v FROM l WHERE n = 2")"
+ls_expect "so does a synchronous commit of leanstore rows alone, through the WAL" \
+	"Extension:Extension|ERROR:  canceling statement due to user request|v3" \
+	"$(blocked_commit "UPDATE l SET v = 'sync via wal' WHERE n = 3")|$(q -c "SELECT v FROM l WHERE n = 3")"
 ls_expect "an asynchronous heap commit does not wait" "1" \
 	"$(q -c "SET statement_timeout = '5s'" -c "SET synchronous_commit = off" \
 	     -c "INSERT INTO h VALUES (3)" -c "SELECT count(*) FROM h WHERE n = 3")"
@@ -111,7 +116,7 @@ ls_expect "an asynchronous commit nobody waited for survives a crash after wal_w
 writer_delay 10s
 before=$(stat log_only_commits)
 q -c "SET synchronous_commit = off" -c "INSERT INTO h VALUES (4)" -c "RESET synchronous_commit" \
-	-c "UPDATE l SET v = 'after the heap row' WHERE n = 4" >/dev/null
+	-c "SET leanstore.commit_via_wal = off" -c "UPDATE l SET v = 'after the heap row' WHERE n = 4" >/dev/null
 ls_expect "the update was a log-only commit" "1" "$(stat "log_only_commits - $before")"
 ls_crash
 ls_restart

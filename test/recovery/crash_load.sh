@@ -5,7 +5,9 @@
 # One throwaway cluster (synchronous_commit = on).  Each round runs, at the
 # same time:
 #  - pgbench tpcb-like on leanstore tables (4 clients; in even rounds with
-#    synchronous_commit = off: asynchronous log-only commits);
+#    synchronous_commit = off: asynchronous log-only commits; else its
+#    commits go through PostgreSQL's WAL, in every fourth round through
+#    leanstore's log alone: leanstore.commit_via_wal = off);
 #  - a writer whose transactions insert the same number into a leanstore
 #    and a heap table and commit, then print "ack N" (psql prints it only
 #    after COMMIT returned), and roll back every fourth one (negative N);
@@ -97,10 +99,13 @@ for r in $(seq 1 "$rounds"); do
 	done >>"$gen"
 	chown "$LS_PG_USER": "$gen"
 	next=$((next + 4000))
-	# every second round pgbench commits asynchronously; the writer's
-	# commits, synchronous, then wait for those before them
+	# every second round pgbench commits asynchronously (the writer's
+	# commits, synchronous, then wait for those before them); of the
+	# synchronous rounds, every second one commits through leanstore's log
+	# alone (log-only commits) instead of PostgreSQL's WAL
 	opts=
 	[ $((r % 2)) = 0 ] && opts="-c synchronous_commit=off"
+	[ $((r % 4)) = 3 ] && opts="-c leanstore.commit_via_wal=off"
 	(cd "$dir" && PGOPTIONS=$opts ls_as_pg "$LS_PG_BIN/pgbench" -n -c 4 -j 2 -T 30 postgres \
 		>"$dir/pgbench_$r.log" 2>&1) &
 	bench=$!

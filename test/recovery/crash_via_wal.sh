@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # test/recovery/crash_via_wal.sh: commits through PostgreSQL's WAL
 # (src/pg/README.md, "Commits through PostgreSQL's WAL").  A transaction
-# that writes PostgreSQL's WAL (an index entry, a heap row) puts its
-# leanstore row records into the WAL too and does not wait for leanstore's
-# log.  The log writer's rounds are held back (leanstore.debug_round_delay)
-# so that leanstore's log does not have the records when the server dies:
+# with synchronous_commit on (one with an index entry or a heap row, or
+# leanstore rows alone) puts its leanstore row records into the WAL too and
+# does not wait for leanstore's log.  The log writer's rounds are held back
+# (leanstore.debug_round_delay) so that leanstore's log does not have the
+# records when the server dies:
 #  1. the committing backend dies right after PostgreSQL's commit record
-#     is flushed: every row of the transaction comes back, from the WAL;
+#     is flushed: every row of the transaction comes back, from the WAL; so
+#     does the row of a commit of leanstore rows alone before it;
 #  2. PostgreSQL's checkpoints move the redo point past such a commit and
 #     recycle WAL: the slot "leanstore" keeps the segment, and a crash
 #     brings the rows back;
@@ -14,7 +16,8 @@
 #  4. a leanstore checkpoint covers such a commit: its WAL records are not
 #     replayed again over later work;
 #  5. leanstore.commit_via_wal = off: commits wait for leanstore's log,
-#     the slot is dropped at the next start;
+#     the slot is dropped at the next start, and a session's setting on
+#     cannot bring it back;
 #  6. shadows: the row's later delete reached leanstore's log before the
 #     commit's own records did, and a checkpoint's start fell between them:
 #     the WAL's older image is not replayed over the delete.
@@ -56,6 +59,10 @@ before=$(q -c "SELECT wal_copy_commits FROM leanstore_stats()")
 q -c "BEGIN; UPDATE l SET v = 'first' WHERE n = 3; INSERT INTO h VALUES (3); COMMIT;" >/dev/null
 ls_expect "a transaction with a heap row commits through the WAL, without waiting" "1" \
 	"$(q -c "SELECT wal_copy_commits - $before FROM leanstore_stats()")"
+before=$(q -c "SELECT wal_copy_commits || '|' || log_only_commits FROM leanstore_stats()")
+q -c "UPDATE l SET v = 'alone' WHERE n = 9" >/dev/null
+ls_expect "so does one of leanstore rows alone (not a log-only commit)" "1|0" \
+	"$(q -c "SELECT wal_copy_commits - ${before%|*}, log_only_commits - ${before#*|} FROM leanstore_stats()" | tr -d ' ')"
 q -c "SET leanstore.debug_crash_point = 'commit-via-wal'" \
 	-c "BEGIN; INSERT INTO l VALUES (1000, 'kept'); UPDATE l SET v = 'kept' WHERE n = 1;
 	    DELETE FROM l WHERE n = 2; INSERT INTO h VALUES (1000); COMMIT;" >/dev/null 2>&1
@@ -63,11 +70,11 @@ ls_wait_up "$dir"
 hold_rounds 0
 grep -q 'crashing at "commit-via-wal"' "$dir/server.log" ||
 	{ echo "crash_via_wal: the commit-via-wal point was not reached"; fail=1; }
-ls_expect "crash after PostgreSQL's flush: the transaction is there, in both tables" "1|1|kept|0|first|100" \
+ls_expect "crash after PostgreSQL's flush: the transaction is there, in both tables" "1|1|kept|0|first|alone|100" \
 	"$(q -c "SELECT (SELECT count(*) FROM l WHERE n = 1000), (SELECT count(*) FROM h WHERE n = 1000),
 	                (SELECT v FROM l WHERE n = 1), (SELECT count(*) FROM l WHERE n = 2),
-	                (SELECT v FROM l WHERE n = 3), (SELECT count(*) FROM l)")"
-ls_expect "recovery took the rows from PostgreSQL's WAL" "4" \
+	                (SELECT v FROM l WHERE n = 3), (SELECT v FROM l WHERE n = 9), (SELECT count(*) FROM l)")"
+ls_expect "recovery took the rows from PostgreSQL's WAL" "5" \
 	"$(q -c "SELECT recovery_wal_records FROM leanstore_stats()")"
 ls_expect "index and sequential scans agree" "100|100" \
 	"$(q -c "SET enable_seqscan = off" -c "SELECT count(*) FROM l WHERE n > 0" -c "RESET enable_seqscan" \
@@ -121,7 +128,8 @@ ls_expect "after the slot moved, a crash: all there" "moves|1|100" \
 #    checkpoint, so nothing after the checkpoint names it: taken again, the
 #    WAL's image would bring the row back.
 q -c "BEGIN; UPDATE l SET v = 'covered' WHERE n = 7; INSERT INTO h VALUES (7); COMMIT;" \
-	-c "DELETE FROM l WHERE n = 7" -c "VACUUM l" -c "SELECT leanstore_checkpoint()" >/dev/null
+	-c "SET leanstore.commit_via_wal = off" -c "DELETE FROM l WHERE n = 7" -c "RESET leanstore.commit_via_wal" \
+	-c "VACUUM l" -c "SELECT leanstore_checkpoint()" >/dev/null
 ls_crash
 ls_restart
 ls_expect "a commit through the WAL before a checkpoint, the row deleted since: stays deleted" "0|99|0" \
@@ -132,7 +140,8 @@ q -c "ALTER SYSTEM SET leanstore.commit_via_wal = off" >/dev/null
 ls_pgctl restart || { echo "crash_via_wal: restart failed"; tail -n 30 "$dir/server.log"; exit 1; }
 before=$(q -c "SELECT wal_copy_commits FROM leanstore_stats()")
 q -c "INSERT INTO l VALUES (4000, 'waits')" >/dev/null
-ls_expect "off: no commit through the WAL, no slot" "0|0" \
+q -c "SET leanstore.commit_via_wal = on" -c "INSERT INTO l VALUES (4002, 'waits too')" >/dev/null
+ls_expect "off: no commit through the WAL (a session's on included), no slot" "0|0" \
 	"$(q -c "SELECT wal_copy_commits - $before FROM leanstore_stats()")|$(q -c "SELECT count(*) FROM pg_replication_slots")"
 q -c "ALTER SYSTEM RESET leanstore.commit_via_wal" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 0.5
@@ -142,7 +151,7 @@ ls_expect "on again by a reload: the slot is taken, commits go through the WAL" 
 	"$(q -c "SELECT wal_copy_commits - $before FROM leanstore_stats()")|$(q -c "SELECT count(*) FROM pg_replication_slots WHERE active")"
 ls_crash
 ls_restart
-ls_expect "after a crash: both rows" "2|101" \
+ls_expect "after a crash: the three rows" "3|102" \
 	"$(q -c "SELECT count(*) FROM l WHERE n >= 4000")|$(q -c "SELECT count(*) FROM l")"
 # 6. shadows: a commit through the WAL whose row a later log-only commit
 #    deleted, the delete durable first (rounds leave the first session's
@@ -155,7 +164,7 @@ ls_expect "after a crash: both rows" "2|101" \
 #    the checkpoint's hold would wait for it).
 ls_sessions_open a b
 ls_session a "SELECT count(*) FROM l;"
-ls_session b "SELECT count(*) FROM l;"
+ls_session b "SET leanstore.commit_via_wal = off; SELECT count(*) FROM l;"
 ls_session a "SET leanstore.debug_hold_my_log = on;"
 before=$(q -c "SELECT wal_copy_commits || '|' || log_only_commits FROM leanstore_stats()")
 (q -c "SET leanstore.debug_checkpoint_pause = '4s'" -c "CHECKPOINT" >"$dir/ckpt.out" 2>&1) &
@@ -170,7 +179,7 @@ ls_expect "inside the checkpoint: one commit through the WAL, one log-only" "t|t
 ls_crash
 ls_sessions_close a b
 ls_restart
-ls_expect "the deleted row stays deleted (its older image in the WAL is shadowed)" "0|0|100" \
+ls_expect "the deleted row stays deleted (its older image in the WAL is shadowed)" "0|0|101" \
 	"$(q -c "SELECT (SELECT count(*) FROM l WHERE n = 8), recovery_wal_records, (SELECT count(*) FROM l) FROM leanstore_stats()")"
 grep -q "1 records older than a later one of their row skipped" "$dir/server.log" ||
 	{ echo "crash_via_wal: recovery did not skip the shadowed record"; fail=1; }
