@@ -182,12 +182,46 @@ ls_vm_row_marked(ls_hot_row *row)
 	return ls_hot_row_allvis(row);
 }
 
-/* Clear the bit of rowid's block (ls_vm_row_marked said it may be set). */
+/*
+ * Clear the bit of rowid's block (ls_vm_row_marked said it may be set).
+ *
+ * Most calls find the bit clear already: a row migrated from the cold tier
+ * is flagged whatever its block's bit says (cold.c), so the first update of
+ * every cold row comes here.  A share lock keeps markers out as well as the
+ * exclusive one (they set bits and flags under the exclusive lock only): a
+ * bit found clear under it stays clear until the release, and a marker
+ * after that sees our published change.  So then only this row's flag
+ * goes, and writers of the block's other rows wait neither for the
+ * exclusive lock nor for a scan of the block's rows.  (pgbench tpcb-like
+ * on cold accounts: every transaction took the map page's exclusive lock.)
+ */
 void
 ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid)
 {
+	BlockNumber blk = (BlockNumber) (rowid / LS_ROWS_PER_BLOCK);
+	Buffer		buf = InvalidBuffer;
+	uint8	   *byte;
+	int			shift;
+	bool		set;
+
 	Assert(!ls_holds_row_latch());
-	ls_vm_clear_block(rel, tbl, (BlockNumber) (rowid / LS_ROWS_PER_BLOCK));
+	visibilitymap_pin(rel, blk, &buf);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	byte = ls_vm_byte(buf, blk, &shift);
+	set = (*byte & (VISIBILITYMAP_VALID_BITS << shift)) != 0;
+	if (!set)
+	{
+		ls_hot_row *row;
+
+		ls_epoch_enter();
+		row = ls_hot_row_get(tbl, rowid);
+		if (row != NULL)
+			ls_hot_row_set_allvis(row, false);
+		ls_epoch_exit();
+	}
+	UnlockReleaseBuffer(buf);
+	if (set)
+		ls_vm_clear_block(rel, tbl, blk);
 }
 
 /*
