@@ -17,7 +17,8 @@
  * reads as NULL slots.
  *
  * Freeing: a chunk goes back to the allocator when its last slot goes back
- * to NULL, a node (not the root) with its last child.  Every chunk and node
+ * to NULL, a leaf with its last chunk; inner nodes stay while the table
+ * lives, as the root does (refs_drop says why).  Every chunk and node
  * counts references (refs): its non-NULL slots or child links plus
  * inserters in flight, never under-counted.  The process that lowers refs
  * to 0 and then wins CAS 0 -> HOT_REFS_DEAD owns the free: the object is
@@ -247,8 +248,11 @@ obj_is_empty(hot_map_path *path, uint32_t level)
  * Drop one reference on the object at level of path, and free it when that
  * was the last: claim it (CAS 0 -> DEAD; a reference taken meanwhile keeps
  * it), unlink it from its parent, retire it, and drop the reference its
- * link held on the parent (which may free the parent in turn).  The root
- * (level 0) is never freed.  The path must be the one the reference was
+ * link held on the parent (which may free a leaf in turn).  Inner nodes
+ * (the root and levels 1 .. HOT_MAP_LEVELS - 2) are never freed: an 8kB
+ * node for every 2^20 rowids is little, and one freed had to come back
+ * from a free page of its own size class at the next write in its range,
+ * which a fragmented tier may not have with most of its bytes free.  The path must be the one the reference was
  * taken through: a live object's parent cannot change (the object's link
  * holds a reference on it), so it is.
  */
@@ -269,8 +273,8 @@ refs_drop(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid, hot_map_path *path
 		 */
 		LS_ASSERT((old & ~HOT_REFS_DEAD) != 0);
 		LS_ASSERT((old & HOT_REFS_DEAD) == 0 || !hot_table_is_live(tbl));
-		if (old != 1 || level == 0)
-			return;
+		if (old != 1 || level < HOT_MAP_LEVELS - 1)
+			return;				/* inner nodes stay, as the root does */
 		if (!atomic_compare_exchange_strong(refs, &zero, HOT_REFS_DEAD))
 			return;				/* an inserter took a reference meanwhile */
 		LS_ASSERT(obj_is_empty(path, level));
