@@ -262,6 +262,9 @@ ls_log_writer_failed(void)
 									 * after all: xid and subxids aborted */
 
 #define LS_LRF_FROZEN		0x0001	/* applies whatever clog says of xid */
+#define LS_LRF_LOG_DECIDED	0x0002	/* a row record of a log-only commit:
+									 * committed only by its LS_LR_COMMIT
+									 * record, whatever clog says */
 
 /* Body of every record: the storage it is about. */
 typedef struct LsLogTarget
@@ -1151,7 +1154,8 @@ ls_hot_rowids(ls_hot_table *tbl, uint64 *cursor, uint64 end, uint64 *rowids)
  * version this transaction wrote or deleted.
  */
 static void
-ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, StringInfo buf)
+ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, uint16 flags,
+		   StringInfo buf)
 {
 	ls_hot_row *row;
 	ls_hot_version *target = NULL;
@@ -1198,17 +1202,18 @@ ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, StringInfo buf)
 
 	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
 	if (ds == LS_XS_CURRENT || ds == LS_XS_COMMITTED)
-		ls_log_append(LS_LR_TOMB, 0, info.xmax, &t, NULL, 0);
+		ls_log_append(LS_LR_TOMB, flags, info.xmax, &t, NULL, 0);
 	else
 	{
 		t.len = (uint32) buf->len;
-		ls_log_append(LS_LR_ROW, frozen ? LS_LRF_FROZEN : 0, info.xmin, &t,
+		ls_log_append(LS_LR_ROW, frozen ? LS_LRF_FROZEN : flags, info.xmin, &t,
 					  buf->data, (uint32) buf->len);
 	}
 }
 
 static void
-ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
+ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, uint16 flags,
+			StringInfo buf)
 {
 	Oid			spc = ls_hot_table_get_tag(tbl, LS_TAG_SPC);
 
@@ -1223,7 +1228,7 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
 			if (n == 0)
 				break;
 			for (uint32 i = 0; i < n; i++)
-				ls_log_row(tbl, spc, rowids[i], all, buf);
+				ls_log_row(tbl, spc, rowids[i], all, flags, buf);
 		}
 		return;
 	}
@@ -1231,7 +1236,7 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, StringInfo buf)
 	{
 		if ((rowid & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		ls_log_row(tbl, spc, rowid, all, buf);
+		ls_log_row(tbl, spc, rowid, all, flags, buf);
 	}
 }
 
@@ -1345,11 +1350,21 @@ ls_log_commit_rows(bool log_only, bool via_wal, bool *async_out)
 {
 	StringInfoData buf;
 	ls_hot	   *hot;
+	uint16		row_flags;
 
 	if (!ls_log_has_work())
 		return;
 	hot = ls_shared_hot();
 	initStringInfo(&buf);
+
+	/*
+	 * A log-only commit known as such before the appends (not one falling
+	 * back from the WAL) marks its rows: an asynchronous one's PostgreSQL
+	 * commit record may reach the disk before its LS_LR_COMMIT, and a
+	 * round may have taken only some of its rows by then; clog must not
+	 * decide those (ls_replay_committed).
+	 */
+	row_flags = log_only && !via_wal ? LS_LRF_LOG_DECIDED : 0;
 	if (via_wal)
 	{
 		if (ls_copy.data == NULL)
@@ -1369,7 +1384,7 @@ ls_log_commit_rows(bool log_only, bool via_wal, bool *async_out)
 		ls_hot_table *tbl = ls_hot_table_find(hot, ls_wr_created[i]);
 
 		if (tbl != NULL && ls_hot_table_rowid_limit(tbl) > 0)
-			ls_log_rows(tbl, 0, ls_hot_table_rowid_limit(tbl) - 1, true, &buf);
+			ls_log_rows(tbl, 0, ls_hot_table_rowid_limit(tbl) - 1, true, row_flags, &buf);
 	}
 	if (ls_wr_n > 1)
 		qsort(ls_wr, ls_wr_n, sizeof(LsLogRange), ls_range_cmp);
@@ -1392,7 +1407,7 @@ ls_log_commit_rows(bool log_only, bool via_wal, bool *async_out)
 		if (ls_log_is_created(r->key) ||
 			(tbl = ls_hot_table_find(hot, r->key)) == NULL)
 			continue;
-		ls_log_rows(tbl, lo, r->hi, false, &buf);
+		ls_log_rows(tbl, lo, r->hi, false, row_flags, &buf);
 	}
 	pfree(buf.data);
 	ls_copying = false;
@@ -2551,6 +2566,15 @@ ls_replay_committed(const ls_wal_rec *rec)
 		if (x != NULL)
 			return x->committed;
 	}
+
+	/*
+	 * A log-only commit's row without its commit record: not committed,
+	 * even when clog says so (an asynchronous commit whose PostgreSQL
+	 * commit record was flushed first, whose rows a round took only in
+	 * part).
+	 */
+	if (rec->flags & LS_LRF_LOG_DECIDED)
+		return false;
 	/* never in PostgreSQL's WAL before the crash (see ls_rm_cleanup) */
 	if (TransactionIdIsValid(ls_replay_xid_bound) &&
 		!TransactionIdPrecedes(rec->xid, ls_replay_xid_bound))
