@@ -108,7 +108,7 @@ static const char *const ls_crash_points[] = {
 	"commit-before-log", "commit-after-log", "commit-error-after-log",
 	"commit-via-wal", "drop-commit", "recovery-replay",
 	"recovery-relog", "recovery-end", "bulk-load", "pack", "checkpoint-clean",
-	"checkpoint-relog"
+	"checkpoint-relog", "commit-async-split"
 };
 
 static bool
@@ -177,6 +177,8 @@ ls_debug_pause(const char *setting, int ms)
 void
 ls_debug_crash(const char *point)
 {
+	if (strcmp(point, "commit-async-split") == 0)
+		return;					/* not a crash: ls_log_commit_rows */
 	Assert(ls_crash_point_known(point));
 	if (unlikely(ls_debug_crash_point != NULL && ls_debug_crash_point[0] != '\0') &&
 		strcmp(ls_debug_crash_point, point) == 0)
@@ -1408,6 +1410,20 @@ ls_log_commit_rows(bool log_only, bool via_wal, bool *async_out)
 			(tbl = ls_hot_table_find(hot, r->key)) == NULL)
 			continue;
 		ls_log_rows(tbl, lo, r->hi, false, row_flags, &buf);
+		if (unlikely(ls_debug_crash_point != NULL &&
+					 strcmp(ls_debug_crash_point, "commit-async-split") == 0) &&
+			log_only && synchronous_commit <= SYNCHRONOUS_COMMIT_OFF &&
+			!ls_debug_hold_my_log)
+		{
+			/*
+			 * Test only, after the first table's rows: those durable, the
+			 * rest of the transaction held in this backend's slot (as by
+			 * leanstore.debug_hold_my_log, set here), as if a round had
+			 * taken only part of the transaction.
+			 */
+			ls_log_flush_mine();
+			ls_debug_hold_my_log = true;
+		}
 	}
 	pfree(buf.data);
 	ls_copying = false;
@@ -2362,7 +2378,7 @@ ls_log_register(void)
 							 NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog.",
+							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog; commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,

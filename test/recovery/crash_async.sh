@@ -29,7 +29,10 @@
 #     by VACUUM is logged at once;
 #  8. pgbench tpcb-like on leanstore tables with synchronous_commit =
 #     off, killed under load: the last transactions may be gone, but as a
-#     whole: the sums agree, scans agree, leanstore_verify.
+#     whole: the sums agree, scans agree, leanstore_verify;
+#  9. an asynchronous log-only commit over two tables, a round having taken
+#     one table's row only, PostgreSQL's commit record flushed: gone as a
+#     whole after a crash.
 # Run by test/run (as root; the server runs as postgres).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -204,6 +207,29 @@ ls_expect "index and sequential scans agree" "100000|100000" \
 ls_expect "leanstore_verify" "t|t|t|t" \
 	"$(q -c "SELECT leanstore_verify(c.oid) FROM pg_class c WHERE relname IN
 	           ('pgbench_accounts', 'pgbench_branches', 'pgbench_tellers', 'pgbench_history') ORDER BY relname" | paste -sd'|')"
+
+# 9. an asynchronous log-only commit over two tables whose first table's
+#    row reached the log's disk and whose second's did not (a round took
+#    part of it: test point commit-async-split holds the rest in the slot),
+#    while PostgreSQL's WAL writer flushed its commit record: clog says
+#    committed, the log has no commit record.  After a crash the
+#    transaction is gone as a whole (before 81e3ae9 the first row came back)
+q -c "CREATE TABLE l2 (n int PRIMARY KEY, v text) USING leanstore;
+      INSERT INTO l2 SELECT g, 'w' || g FROM generate_series(1, 10) g;" >/dev/null
+writer_delay 10ms
+ls_sessions_open s
+ls_session s "SET synchronous_commit = off; SET leanstore.debug_crash_point = 'commit-async-split';"
+ls_session s "BEGIN; UPDATE l SET v = 'split' WHERE n = 10; UPDATE l2 SET v = 'split' WHERE n = 10; COMMIT;"
+sleep 1
+ls_expect "the split commit returned, its PostgreSQL commit record is flushed" "split|split|committed|t" \
+	"$(q -c "SELECT (SELECT v FROM l WHERE n = 10), (SELECT v FROM l2 WHERE n = 10),
+	                pg_xact_status(xmin::text::xid8),
+	                pg_current_wal_flush_lsn() >= pg_current_wal_insert_lsn() - 8192 FROM l WHERE n = 10" | tr -d ' ')"
+ls_crash
+ls_sessions_close s
+ls_restart
+ls_expect "after a crash the split commit is gone as a whole" "v10|w10" \
+	"$(q -c "SELECT v FROM l WHERE n = 10")|$(q -c "SELECT v FROM l2 WHERE n = 10")"
 
 if [ "$fail" -ne 0 ]; then
 	tail -n 40 "$dir/server.log"
