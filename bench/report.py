@@ -523,9 +523,10 @@ class Report:
             m.get("mode", "?"), ", generated " + m["date"] if "date" in m else ""))
         self.add("**Durability:** both engines run with **`synchronous_commit = on`** "
                  "(PostgreSQL's default): a commit is acknowledged once it is on disk, heap's "
-                 "in PostgreSQL's WAL, leanstore's in leanstore's own log (group commit by its "
-                 "log writer) and, unless it wrote only leanstore rows (a log-only commit, "
-                 "decided by leanstore's log), then PostgreSQL's commit record. A workload with "
+                 "in PostgreSQL's WAL; leanstore's rows go into PostgreSQL's WAL too, before its "
+                 "commit record, and PostgreSQL's one flush makes them durable (leanstore's own "
+                 "log takes them later; large transactions, storage changes and servers without "
+                 "the replication slot wait for leanstore's log instead). A workload with "
                  "other settings lists them in its settings table.\n")
         self.add("How to read it: every number is the median of the runs (runs of the two "
                  "engines interleaved: heap, leanstore, heap, ...), with min, max and spread = "
