@@ -252,9 +252,10 @@ obj_is_empty(hot_map_path *path, uint32_t level)
  * (the root and levels 1 .. HOT_MAP_LEVELS - 2) are never freed: an 8kB
  * node for every 2^20 rowids is little, and one freed had to come back
  * from a free page of its own size class at the next write in its range,
- * which a fragmented tier may not have with most of its bytes free.  The path must be the one the reference was
- * taken through: a live object's parent cannot change (the object's link
- * holds a reference on it), so it is.
+ * which a fragmented tier may not have with most of its bytes free.  The
+ * path must be the one the reference was taken through: a live object's
+ * parent cannot change (the object's link holds a reference on it), so it
+ * is.
  */
 static void
 refs_drop(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid, hot_map_path *path,

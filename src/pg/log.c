@@ -19,8 +19,10 @@
  *    WAL is closed to it; under synchronous_commit = off it waits for
  *    nothing, and a later synchronous commit waits for it first
  *    (README.md, "Asynchronous commits").
- *  - Replay applies a row record only when clog says its xid committed, so
- *    nothing of a transaction that did not commit survives recovery.
+ *  - Replay applies a row record only when clog says its xid committed
+ *    (a log-only commit's: only when its LS_LR_COMMIT record is in the
+ *    log), so nothing of a transaction that did not commit survives
+ *    recovery.
  *  - Per row, GSN order is commit order: a transaction can write a row
  *    only after its last writer committed, i.e. after that writer's
  *    records were appended; so replay in GSN order ends with the newest
@@ -174,14 +176,19 @@ ls_debug_pause(const char *setting, int ms)
 	}
 }
 
+/* Is leanstore.debug_crash_point set to point? */
+static inline bool
+ls_debug_point_is(const char *point)
+{
+	Assert(ls_crash_point_known(point));
+	return unlikely(ls_debug_crash_point != NULL && ls_debug_crash_point[0] != '\0') &&
+		strcmp(ls_debug_crash_point, point) == 0;
+}
+
 void
 ls_debug_crash(const char *point)
 {
-	if (strcmp(point, "commit-async-split") == 0)
-		return;					/* not a crash: ls_log_commit_rows */
-	Assert(ls_crash_point_known(point));
-	if (unlikely(ls_debug_crash_point != NULL && ls_debug_crash_point[0] != '\0') &&
-		strcmp(ls_debug_crash_point, point) == 0)
+	if (ls_debug_point_is(point))
 	{
 		/* the one point that fails instead: an error after the log's commit */
 		if (strcmp(point, "commit-error-after-log") == 0)
@@ -1410,8 +1417,7 @@ ls_log_commit_rows(bool log_only, bool via_wal, bool *async_out)
 			(tbl = ls_hot_table_find(hot, r->key)) == NULL)
 			continue;
 		ls_log_rows(tbl, lo, r->hi, false, row_flags, &buf);
-		if (unlikely(ls_debug_crash_point != NULL &&
-					 strcmp(ls_debug_crash_point, "commit-async-split") == 0) &&
+		if (ls_debug_point_is("commit-async-split") &&
 			log_only && synchronous_commit <= SYNCHRONOUS_COMMIT_OFF &&
 			!ls_debug_hold_my_log)
 		{

@@ -146,17 +146,16 @@ ls_vm_block_all_visible(ls_hot_table *tbl, BlockNumber blk,
 	return true;
 }
 
-/* Clear blk's bits and the flags of its rows, under the map page lock. */
+/*
+ * Clear blk's bits and the flags of its rows; buf is blk's map page, pinned
+ * and locked exclusively.
+ */
 static void
-ls_vm_clear_block(Relation rel, ls_hot_table *tbl, BlockNumber blk)
+ls_vm_clear_block(ls_hot_table *tbl, Buffer buf, BlockNumber blk)
 {
-	Buffer		buf = InvalidBuffer;
 	uint8	   *byte;
 	int			shift;
 
-	/* extends the map when it is shorter: a stale size is never trusted */
-	visibilitymap_pin(rel, blk, &buf);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	byte = ls_vm_byte(buf, blk, &shift);
 	if (*byte & (VISIBILITYMAP_VALID_BITS << shift))
 	{
@@ -166,7 +165,6 @@ ls_vm_clear_block(Relation rel, ls_hot_table *tbl, BlockNumber blk)
 	ls_epoch_enter();
 	ls_vm_flag_block(tbl, blk, false);
 	ls_epoch_exit();
-	UnlockReleaseBuffer(buf);
 }
 
 /*
@@ -202,14 +200,13 @@ ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid)
 	Buffer		buf = InvalidBuffer;
 	uint8	   *byte;
 	int			shift;
-	bool		set;
 
 	Assert(!ls_holds_row_latch());
+	/* extends the map when it is shorter: a stale size is never trusted */
 	visibilitymap_pin(rel, blk, &buf);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	byte = ls_vm_byte(buf, blk, &shift);
-	set = (*byte & (VISIBILITYMAP_VALID_BITS << shift)) != 0;
-	if (!set)
+	if ((*byte & (VISIBILITYMAP_VALID_BITS << shift)) == 0)
 	{
 		ls_hot_row *row;
 
@@ -219,9 +216,14 @@ ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid)
 			ls_hot_row_set_allvis(row, false);
 		ls_epoch_exit();
 	}
+	else
+	{
+		/* the pin stays: the exclusive lock finds the same page */
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		ls_vm_clear_block(tbl, buf, blk);
+	}
 	UnlockReleaseBuffer(buf);
-	if (set)
-		ls_vm_clear_block(rel, tbl, blk);
 }
 
 /*
