@@ -2,7 +2,8 @@
 -- leave it.  Once pack has moved a table's rows to the cold tier (and
 -- VACUUM has forgotten its DEAD rowids), the chunks and nodes that mapped
 -- them are freed: the table's hot bytes fall back to those of a table
--- whose map is empty (its root), and so does the tier's used memory.
+-- whose map is empty (its inner nodes: the root and one node per level
+-- above the rowids used), and so does the tier's used memory.
 -- It needs rows to go cold at once (regress-cold: leanstore.pack_eager).
 SELECT NOT current_setting('leanstore.pack_eager')::bool AS hot \gset
 \if :hot
@@ -27,7 +28,7 @@ BEGIN
   END LOOP;
   RETURN true;
 END $$;
--- the reference: a map that had one row, packed (only its root is left)
+-- the reference: a map that had one row, packed (only inner nodes left)
 CREATE TABLE rf_ref (id int, pad text) USING leanstore;
 INSERT INTO rf_ref VALUES (1, 'x');
 SELECT wait_packed('rf_ref');
