@@ -205,13 +205,26 @@ void		ls_node_compact(uint8_t *n);
 void		ls_node_update_hints(uint8_t *n);
 
 /*
- * Split planning.  Chooses the slot at which to split so both halves hold
- * about the same bytes (or, with append_hint, keeps the left node nearly full
- * for ascending inserts) and the separator: for a leaf the shortest prefix of
- * the right half's first key that is greater than the left half's last key
- * (or that last key itself); for an inner node the key of the split slot
- * (which moves up).  Needs count >= 2.  sep must hold LS_BTREE_MAX_KEY bytes.
+ * Split planning.  Chooses the slot at which to split and the separator:
+ * for a leaf the shortest prefix of the right half's first key that is
+ * greater than the left half's last key (or that last key itself); for an
+ * inner node the key of the split slot (which moves up).  Needs count >= 2.
+ *
+ * key (NULL: none) is the key whose insert found the leaf full.  Without
+ * it, or when it shows no pattern, both halves hold about the same bytes.
+ * With it:
+ *  - after every key of the rightmost leaf (ascending load): the left node
+ *    keeps all but one entry;
+ *  - continuing an ascending run (its left neighbour's leading 8 bytes, as a
+ *    big-endian integer, are at most LS_NODE_RUN_GAP below its own, and its
+ *    right neighbour's are not that close above): the split comes right after
+ *    the run, and key goes left (the separator is above it), so a run
+ *    inserted into a gap of the key space fills its leaves instead of
+ *    leaving them half full; a run at the end of a leaf splits as an
+ *    ascending load.
  */
+#define LS_NODE_RUN_GAP		64
+
 typedef struct ls_node_split_plan
 {
 	uint16_t	pos;			/* leaf: slots [0, pos] go left; inner: [0, pos) left,
@@ -220,7 +233,8 @@ typedef struct ls_node_split_plan
 	uint8_t		sep[LS_BTREE_MAX_KEY];
 } ls_node_split_plan;
 
-ls_status	ls_node_plan_split(const uint8_t *n, bool append_hint, ls_node_split_plan *plan);
+ls_status	ls_node_plan_split(const uint8_t *n, const uint8_t *key, uint32_t klen,
+							   ls_node_split_plan *plan);
 /*
  * Execute a split: `left` (an uninitialised buffer) receives the lower half
  * with fences (n.lower, sep]; `n` keeps the upper half with fences (sep,

@@ -532,14 +532,15 @@ free_unused(ls_bm *bm, ls_guard *a, ls_guard *b)
 /*
  * Split the node at `level` on key's path.  LS_OK means "something changed
  * or nothing needed changing: retry the operation".  A parent without room
- * for the separator is split first.
+ * for the separator is split first.  inserting: key's insert found the leaf
+ * full (ls_node_plan_split reads ascending loads and runs from it).
  *
  * New pages are allocated before any latch is upgraded: allocation may run
  * eviction inline, and eviction needs to latch the parents of its victims,
  * which would be impossible for every child of an exclusively held parent.
  */
 static ls_status
-split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool append_hint)
+split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool inserting)
 {
 	ls_bm	   *bm = t->bm;
 	bt_target	tg = {BT_KEY, key, klen};
@@ -573,7 +574,7 @@ split_node(ls_btree *t, const uint8_t *key, uint32_t klen, uint16_t level, bool 
 	bool		parent_full = false,
 				split = false;
 
-	if (ls_node_plan_split(n, append_hint, &plan) != LS_OK)
+	if (ls_node_plan_split(n, inserting ? key : NULL, klen, &plan) != LS_OK)
 		st = LS_OK;				/* too few entries to split: caller retries */
 	else if (is_root)
 	{
@@ -897,10 +898,8 @@ ls_btree_insert(ls_btree *t, const uint8_t *key, uint32_t klen, const void *val,
 				ls_guard_release(&c);
 				return st;
 			}
-			bool		append = ls_node_header(n)->upper_len == 0 && pos == ls_node_header(n)->count;
-
 			ls_guard_release(&c);
-			st = split_node(t, key, klen, 0, append);
+			st = split_node(t, key, klen, 0, true);
 			if (st == LS_OK)
 				continue;
 		}

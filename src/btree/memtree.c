@@ -100,18 +100,18 @@ mt_descend(const ls_memtree *t, const uint8_t *key, uint32_t klen, mt_path *p)
 
 /* Split path node d; splits its parent first when the parent is full. */
 static ls_status
-mt_split(ls_memtree *t, mt_path *p, int d, bool append_hint)
+mt_split(ls_memtree *t, mt_path *p, int d, const uint8_t *key, uint32_t klen)
 {
 	uint8_t    *n = p->node[d];
 	ls_node_split_plan plan;
-	ls_status	st = ls_node_plan_split(n, append_hint, &plan);
+	ls_status	st = ls_node_plan_split(n, key, klen, &plan);
 
 	if (st != LS_OK)
 		return st;
 	uint8_t    *parent = d > 0 ? p->node[d - 1] : NULL;
 
 	if (parent && !ls_node_can_insert(parent, plan.sep_len, 8))
-		return mt_split(t, p, d - 1, false);	/* caller retries */
+		return mt_split(t, p, d - 1, NULL, 0);	/* caller retries */
 	if (!parent)
 	{
 		parent = mt_alloc(t);
@@ -164,9 +164,7 @@ ls_memtree_insert(ls_memtree *t, const uint8_t *key, uint32_t klen, const void *
 		}
 		if (st != LS_NO_SPACE)
 			return st;
-		bool		append = ls_node_header(leaf)->upper_len == 0 && pos == ls_node_header(leaf)->count;
-
-		st = mt_split(t, &p, p.depth, append);
+		st = mt_split(t, &p, p.depth, key, klen);
 		if (st != LS_OK)
 			return st;
 	}
@@ -213,7 +211,7 @@ ls_memtree_update(ls_memtree *t, const uint8_t *key, uint32_t klen, const void *
 		st = ls_node_set_value(leaf, pos, val, vlen);
 		if (st != LS_NO_SPACE)
 			return st;
-		st = mt_split(t, &p, p.depth, false);
+		st = mt_split(t, &p, p.depth, NULL, 0);
 		if (st != LS_OK)
 			return st;
 	}

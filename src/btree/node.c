@@ -474,18 +474,90 @@ range_bytes(const uint8_t *n, uint16_t from, uint16_t to)
 	return b;
 }
 
-ls_status
-ls_node_plan_split(const uint8_t *n, bool append_hint, ls_node_split_plan *plan)
+/*
+ * Leading 8 bytes of a key (zero-padded) as a big-endian integer: the
+ * trees' users key by integers first (the cold tier by rowid), so nearness
+ * of this value is what "next in an ascending run" means here.
+ */
+static uint64_t
+key_head64(const uint8_t *k, uint32_t klen)
+{
+	uint64_t	v = 0;
+
+	for (uint32_t i = 0; i < 8; i++)
+		v = (v << 8) | (i < klen ? k[i] : 0);
+	return v;
+}
+
+/* May b follow a (a < b) in an ascending run of inserts? */
+static bool
+run_neighbours(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
+{
+	return key_head64(b, blen) - key_head64(a, alen) <= LS_NODE_RUN_GAP;
+}
+
+/*
+ * Where a full leaf should split for the insert of key (absent from it):
+ * the last slot that stays left, or -1 for an even split by bytes.
+ *
+ *  - key after every key of the rightmost leaf (an ascending load): the
+ *    left node keeps all but one entry.
+ *  - key continues an ascending run (it follows its left neighbour, and its
+ *    right neighbour does not follow it): the run is being inserted into a
+ *    gap of the key space (pack moving hot rows of an older rowid range
+ *    into a tree that already holds younger ones).  An even split would
+ *    leave every leaf of the run half full; cut instead right behind the
+ *    run (the run's leaf fills completely with its next keys, the entries
+ *    behind the gap keep their leaf), or, with key after every key of the
+ *    leaf, as for an ascending load.
+ */
+static int
+split_slot_for(const uint8_t *n, const uint8_t *key, uint32_t klen, bool *key_left)
 {
 	const ls_node_hdr *h = ls_node_cheader(n);
 	uint16_t	count = h->count;
+	bool		exact;
+	uint16_t	pos;
+	uint8_t		nb[LS_BTREE_MAX_KEY];
+	uint32_t	nblen;
+
+	*key_left = false;
+	if (key == NULL || h->level != 0)
+		return -1;
+	pos = ls_node_lower_bound(n, key, klen, &exact);
+	if (exact)
+		return -1;
+	if (pos == count && h->upper_len == 0)
+		return count - 2;
+	if (pos == 0)
+		return -1;
+	nblen = ls_node_key(n, (uint16_t) (pos - 1), nb);
+	if (!run_neighbours(nb, nblen, key, klen))
+		return -1;
+	if (pos == count)
+		return count - 2;
+	nblen = ls_node_key(n, pos, nb);
+	if (run_neighbours(key, klen, nb, nblen))
+		return -1;				/* filling a small gap: no run to make room for */
+	*key_left = true;
+	return pos - 1;
+}
+
+ls_status
+ls_node_plan_split(const uint8_t *n, const uint8_t *key, uint32_t klen,
+				   ls_node_split_plan *plan)
+{
+	const ls_node_hdr *h = ls_node_cheader(n);
+	uint16_t	count = h->count;
+	bool		key_left;
+	int			slot;
+	uint16_t	pos;
 
 	if (count < 2)
 		return LS_INVALID;
-	uint16_t	pos;
-
-	if (append_hint)
-		pos = (uint16_t) (count - 2);	/* left keeps nearly everything */
+	slot = split_slot_for(n, key, klen, &key_left);
+	if (slot >= 0)
+		pos = (uint16_t) slot;
 	else
 	{
 		/* Smallest pos whose left part holds half the entry bytes. */
@@ -506,6 +578,7 @@ ls_node_plan_split(const uint8_t *n, bool append_hint, ls_node_split_plan *plan)
 		pos = 1;
 	if (h->level && pos >= count - 1)
 		pos = (uint16_t) (count - 2);
+	LS_ASSERT(pos <= count - 2);
 	plan->pos = pos;
 
 	uint8_t		a[LS_BTREE_MAX_KEY],
@@ -518,7 +591,17 @@ ls_node_plan_split(const uint8_t *n, bool append_hint, ls_node_split_plan *plan)
 		plan->sep_len = alen;
 		return LS_OK;
 	}
-	/* Leaf: shortest prefix of the next key that is still > a. */
+
+	/*
+	 * Leaf: shortest prefix of the next key that is still > a.  When the
+	 * run's next key is to go left, the separator must be above it too (it
+	 * lies between slots pos and pos + 1).
+	 */
+	if (key_left)
+	{
+		memcpy(a, key, klen);
+		alen = klen;
+	}
 	uint32_t	blen = ls_node_key(n, (uint16_t) (pos + 1), b);
 	uint32_t	c = common_prefix(a, alen, b, blen);
 

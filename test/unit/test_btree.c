@@ -309,6 +309,37 @@ test_btree_append(void **state)
 }
 
 /*
+ * Runs into gaps, the way the cold tier's pack goes: blocks of 10000 rowids,
+ * every second one appended first (bulk loads), then the others, each
+ * ascending through ls_btree_append (not at the end of the tree: plain
+ * inserts).  Leaves come out nearly full, not half full behind each gap.
+ */
+static void
+test_btree_gap_runs(void **state)
+{
+	(void) state;
+	fixture		fx;
+	uint8_t		key[8];
+	const uint64_t block = 10000,
+				blocks = 20;
+	char		msg[256];
+	ls_btree_info info;
+
+	fx_open(&fx, 2048);
+	for (int pass = 1; pass >= 0; pass--)
+		for (uint64_t b = (uint64_t) pass; b < blocks; b += 2)
+			for (uint64_t k = b * block; k < (b + 1) * block; k++)
+			{
+				ls_put_be64(key, k);
+				assert_int_equal(ls_btree_append(fx.tree, key, 8, &k, 8), LS_OK);
+			}
+	assert_int_equal(ls_btree_verify(fx.tree, &info, msg, sizeof(msg)), LS_OK);
+	assert_int_equal(info.entries, blocks * block);
+	assert_true(info.leaves < blocks * block / 270 * 11 / 10 + 2 * blocks + 4);
+	fx_close(&fx);
+}
+
+/*
  * ls_btree_append_batch: batches of ascending keys with values of mixed
  * sizes fill leaves as the append path does and read back; a batch that
  * starts below the tree's last key still goes in (plain inserts); a key
@@ -455,6 +486,7 @@ main(void)
 		cmocka_unit_test(test_btree_large_values),
 		cmocka_unit_test(test_btree_append),
 		cmocka_unit_test(test_btree_append_batch),
+		cmocka_unit_test(test_btree_gap_runs),
 		cmocka_unit_test(test_btree_evict_reload),
 	};
 

@@ -192,7 +192,8 @@ test_node_split_merge_leaf(void **state)
 		}
 		ls_node_split_plan plan;
 
-		assert_int_equal(ls_node_plan_split(n, append, &plan), LS_OK);
+		/* "l" sorts after every key of this rightmost leaf: an ascending load */
+		assert_int_equal(ls_node_plan_split(n, append ? (const uint8_t *) "l" : NULL, 1, &plan), LS_OK);
 		/* Separator: e[pos] <= sep < e[pos + 1]. */
 		assert_true(ls_key_cmp(m.e[plan.pos].key, m.e[plan.pos].klen, plan.sep, plan.sep_len) <= 0);
 		assert_true(ls_key_cmp(plan.sep, plan.sep_len, m.e[plan.pos + 1].key, m.e[plan.pos + 1].klen) < 0);
@@ -225,6 +226,117 @@ test_node_split_merge_leaf(void **state)
 	free(tmp);
 }
 
+/* A leaf with upper fence 1000000 holding keys run[] then 5000, 5002, ... */
+static uint16_t
+fill_run_leaf(uint8_t *n, uint64_t run_from, uint64_t run_to)
+{
+	uint8_t		key[8],
+				upper[8];
+	uint64_t	v = 0;
+	uint16_t	count = 0;
+
+	ls_put_be64(upper, 1000000);
+	ls_node_init(n, 0, NULL, 0, upper, 8);
+	for (uint64_t k = run_from; k < run_to; k++)
+	{
+		ls_put_be64(key, k);
+		assert_int_equal(ls_node_insert(n, key, 8, &v, 8), LS_OK);
+		count++;
+	}
+	for (uint64_t k = 5000;; k += 2)
+	{
+		ls_put_be64(key, k);
+		if (ls_node_insert(n, key, 8, &v, 8) != LS_OK)
+			break;
+		count++;
+	}
+	return count;
+}
+
+/* The key of slot pos as an integer. */
+static uint64_t
+slot_key(const uint8_t *n, uint16_t pos)
+{
+	uint8_t		key[LS_BTREE_MAX_KEY];
+
+	assert_int_equal(ls_node_key(n, pos, key), 8);
+	return ls_get_be64(key);
+}
+
+/*
+ * Split planning with the key being inserted: a run inserted into a gap
+ * (keys 1000.. before 5000..) splits right after the run with the run's
+ * next key on the left; a run at the end of a leaf that is not the
+ * rightmost one keeps all but one entry left; a key far from its left
+ * neighbour, one filling a gap of one, the first key below a leaf and no
+ * key split by bytes.
+ */
+static void
+test_node_split_run(void **state)
+{
+	(void) state;
+	uint8_t    *n = new_node(),
+			   *left = new_node(),
+			   *tmp = new_node();
+	uint8_t		key[8];
+	ls_node_split_plan plan;
+	ls_node_split_plan even;
+	uint16_t	count = fill_run_leaf(n, 1000, 1100);
+
+	/* the even split, for comparison */
+	assert_int_equal(ls_node_plan_split(n, NULL, 0, &even), LS_OK);
+	assert_true(even.pos > 100 && even.pos < count - 2);
+
+	/* 1100 continues the run 1000..1099: cut after 1099, 1100 goes left */
+	ls_put_be64(key, 1100);
+	assert_int_equal(ls_node_plan_split(n, key, 8, &plan), LS_OK);
+	assert_int_equal(plan.pos, 99);
+	assert_true(ls_key_cmp(key, 8, plan.sep, plan.sep_len) <= 0);
+	ls_node_split(n, left, &plan, tmp);
+	assert_node_ok(left);
+	assert_node_ok(n);
+	assert_int_equal(ls_node_cheader(left)->count, 100);
+	assert_int_equal(slot_key(n, 0), 5000);
+	assert_int_equal(ls_node_insert(left, key, 8, &plan, 8), LS_OK);
+	assert_node_ok(left);
+
+	/* a step of LS_NODE_RUN_GAP is still a run; one more is not */
+	fill_run_leaf(n, 1000, 1100);
+	ls_put_be64(key, 1099 + LS_NODE_RUN_GAP);
+	assert_int_equal(ls_node_plan_split(n, key, 8, &plan), LS_OK);
+	assert_int_equal(plan.pos, 99);
+	ls_put_be64(key, 1099 + LS_NODE_RUN_GAP + 1);
+	assert_int_equal(ls_node_plan_split(n, key, 8, &plan), LS_OK);
+	assert_int_equal(plan.pos, even.pos);
+
+	/* 5001 fills a gap of one between 5000 and 5002: even */
+	ls_put_be64(key, 5001);
+	assert_int_equal(ls_node_plan_split(n, key, 8, &plan), LS_OK);
+	assert_int_equal(plan.pos, even.pos);
+
+	/* below every key (no left neighbour here): even */
+	ls_put_be64(key, 999);
+	assert_int_equal(ls_node_plan_split(n, key, 8, &plan), LS_OK);
+	assert_int_equal(plan.pos, even.pos);
+
+	/* after the last key of a leaf with an upper fence: all but one left */
+	count = fill_run_leaf(n, 1000, 1000);
+	uint64_t	last = slot_key(n, (uint16_t) (count - 1));
+
+	ls_put_be64(key, last + 1);
+	assert_int_equal(ls_node_plan_split(n, key, 8, &plan), LS_OK);
+	assert_int_equal(plan.pos, count - 2);
+	assert_true(ls_key_cmp(plan.sep, plan.sep_len, key, 8) < 0);
+	/* ... but far after it: even */
+	ls_put_be64(key, last + 500);
+	assert_int_equal(ls_node_plan_split(n, key, 8, &plan), LS_OK);
+	assert_true(plan.pos < count - 2);
+
+	free(n);
+	free(left);
+	free(tmp);
+}
+
 /* Inner node: separator moves up with its child; merge pulls it down. */
 static void
 test_node_split_merge_inner(void **state)
@@ -252,7 +364,7 @@ test_node_split_merge_inner(void **state)
 	memcpy(full, n, LS_NODE_SIZE);
 	ls_node_split_plan plan;
 
-	assert_int_equal(ls_node_plan_split(n, false, &plan), LS_OK);
+	assert_int_equal(ls_node_plan_split(n, NULL, 0, &plan), LS_OK);
 	ls_node_split(n, left, &plan, tmp);
 	assert_node_ok(left);
 	assert_node_ok(n);
@@ -486,6 +598,41 @@ test_memtree_ascending_fill(void **state)
 	ls_memtree_destroy(&t);
 }
 
+/*
+ * Runs inserted into gaps, as pack inserts hot rows of older rowids into a
+ * tree that already holds younger ones: blocks of 10000 keys, every second
+ * one loaded first, then the others, each ascending.  The leaves come out
+ * nearly full (even splits would leave the gap runs' leaves half full:
+ * about 1.5 times as many leaves in all).
+ */
+static void
+test_memtree_gap_runs(void **state)
+{
+	(void) state;
+	ls_memtree	t;
+	uint8_t		key[8];
+	uint64_t	v = 0;
+	const uint64_t block = 10000,
+				blocks = 20;
+
+	assert_int_equal(ls_memtree_create(&t), LS_OK);
+	for (int pass = 1; pass >= 0; pass--)
+		for (uint64_t b = (uint64_t) pass; b < blocks; b += 2)
+			for (uint64_t k = b * block; k < (b + 1) * block; k++)
+			{
+				ls_put_be64(key, k);
+				assert_int_equal(ls_memtree_insert(&t, key, 8, &v, 8), LS_OK);
+			}
+	/* >= 270 entries a full leaf; a few half leaves where runs meet */
+	assert_true(t.nodes < blocks * block / 270 * 11 / 10 + 2 * blocks + 10);
+	char		msg[256];
+	uint64_t	entries;
+
+	assert_int_equal(ls_memtree_verify(&t, &entries, msg, sizeof(msg)), LS_OK);
+	assert_int_equal(entries, blocks * block);
+	ls_memtree_destroy(&t);
+}
+
 int
 main(void)
 {
@@ -493,10 +640,12 @@ main(void)
 		cmocka_unit_test(test_node_prefix_heads),
 		cmocka_unit_test(test_node_random),
 		cmocka_unit_test(test_node_split_merge_leaf),
+		cmocka_unit_test(test_node_split_run),
 		cmocka_unit_test(test_node_split_merge_inner),
 		cmocka_unit_test(test_node_torn_reads),
 		cmocka_unit_test(test_memtree_random),
 		cmocka_unit_test(test_memtree_ascending_fill),
+		cmocka_unit_test(test_memtree_gap_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
