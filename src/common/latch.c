@@ -17,6 +17,8 @@
  */
 #include "leanstore/common.h"
 
+#include <sched.h>
+
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 			   "the futex waits on the low half of the latch word");
 
@@ -61,10 +63,16 @@ ls_latch_init(ls_latch *l)
 	atomic_store_explicit(&l->word, 0, memory_order_relaxed);
 }
 
+/*
+ * An exclusive holder is there: spin a little, then give the CPU away once
+ * (the holder may be a process waiting for a CPU: more busy backends than
+ * cores) and look a last time.  Never sleeps: the caller may hold other
+ * latches, and restarts when this fails.
+ */
 ls_status
 ls_latch_optimistic_slow(ls_latch *l, uint64_t *v)
 {
-	for (int i = 0; i < LATCH_SPINS; i++)
+	for (int i = 0;; i++)
 	{
 		uint64_t	w = atomic_load_explicit(&l->word, memory_order_acquire);
 
@@ -73,9 +81,13 @@ ls_latch_optimistic_slow(ls_latch *l, uint64_t *v)
 			*v = w;
 			return LS_OK;
 		}
-		ls_cpu_relax();
+		if (i < LATCH_SPINS)
+			ls_cpu_relax();
+		else if (i == LATCH_SPINS)
+			sched_yield();
+		else
+			return LS_RESTART;
 	}
-	return LS_RESTART;
 }
 
 /* No exclusive holder: a shared hold can be added. */
