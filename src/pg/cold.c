@@ -1235,6 +1235,8 @@ ls_cold_put_x(ls_btree *t, uint64 rowid, const char *payload, uint32 len,
 		st = ls_btree_append(t, key, ls_cold_key(key, rowid, 0), val, vlen);
 	if (st == LS_OK)
 		pg_atomic_fetch_add_u64(&ls_cold_of_tree(t)->rows, 1);
+	if (st == LS_OK && first < len)
+		ls_debug_image_pause();
 	for (off = first; st == LS_OK && off < len; off += LS_COLD_CHUNK, chunk++)
 		st = ls_btree_append(t, key, ls_cold_key(key, rowid, chunk), payload + off,
 							 Min(len - off, LS_COLD_CHUNK));
@@ -1498,6 +1500,7 @@ typedef struct LsRangeState
 	bool		cut;			/* stopped early: more rows may lie below hi */
 	uint64		cut_at;			/* first rowid not taken */
 	bool		bad;
+	bool		torn_ok;		/* a row's chunks may be half written (below) */
 	bool		cont;			/* continuations of the last row go to the
 								 * buffer (it is a stand-in) */
 	LsColdDirect *direct;		/* NULL: stand-ins only */
@@ -1624,8 +1627,12 @@ ls_range_cb(void *arg, const uint8_t *key, uint32_t klen, const uint8_t *val, ui
 	}
 	else if (!rs->cont)
 	{
-		/* a continuation of a row before lo, or of one built in place */
-		if (rs->rows == 0)
+		/*
+		 * A continuation of a row before lo, or of one built in place; or,
+		 * with torn_ok, of an image being rewritten (its first chunk gone
+		 * already)
+		 */
+		if (rs->rows == 0 || rs->torn_ok)
 			return true;
 		rs->bad = true;			/* that row had one chunk */
 		return false;
@@ -1663,10 +1670,20 @@ bool		ls_cold_read_once = false;
  * either tups[i] (built in direct's buffer) or, tups[i] NULL, the stand-in
  * out[i]; *hi is lowered when fewer than all could be taken.  Returns how
  * many.
+ *
+ * The read goes leaf by leaf, and an image of several chunks is written
+ * (pack, bulk loads) or rewritten (pack: removed, then appended) one chunk
+ * at a time, so the read can meet part of one, or the first chunk of one
+ * image with continuations of the next.  Pack writes images only of rows
+ * still hot, which a scan takes from the hot tier anyway.  With torn_ok
+ * such a row comes back with out[i] and tups[i] NULL (the caller reads it
+ * again: ls_rows_batch_direct); without (verify, which keeps pack and
+ * writers away), it is corruption.
  */
 static uint32
 ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
-			  HeapTuple *tups, uint64 *rowids, uint32 max, LsColdDirect *direct)
+			  HeapTuple *tups, uint64 *rowids, uint32 max, LsColdDirect *direct,
+			  bool torn_ok)
 {
 	LsRangeState rs = {0};
 	uint8		start[8];
@@ -1680,6 +1697,7 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 	rs.hi = *hi;
 	rs.max = max;
 	rs.direct = direct;
+	rs.torn_ok = torn_ok;
 	rs.out = ls_standin_alloc(sizeof(LsRangeRow) * max);
 	ls_put_be64(start, lo);
 
@@ -1725,15 +1743,23 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		{
 			LsRangeRec *c = (LsRangeRec *) (ls_range_buf + off);
 
-			if (c->rowid != rec->rowid || have + c->vlen > h.total_len)
-				ls_cold_report(LS_CORRUPT, &ct->key, "scan");
-			memcpy(v->data + have, c + 1, c->vlen);
-			have += c->vlen;
+			if (c->rowid != rec->rowid && torn_ok)
+				 /* another row's, its first chunk gone: rewritten */ ;
+			else if (c->rowid != rec->rowid || have == UINT32_MAX ||
+					 have + c->vlen > h.total_len)
+				have = UINT32_MAX;	/* another image's chunk: torn */
+			else
+			{
+				memcpy(v->data + have, c + 1, c->vlen);
+				have += c->vlen;
+			}
 			off += MAXALIGN(sizeof(LsRangeRec) + c->vlen);
 		}
-		if (have != h.total_len)
+		if (have == h.total_len)
+			out[i] = row;
+		else if (!torn_ok)
 			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
-		out[i] = row;
+		/* else torn: out[i] and tups[i] stay NULL */
 	}
 	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, rs.rows);
 	return rs.rows;
@@ -1791,7 +1817,7 @@ ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row *
 	crowids = (uint64 *) (ctups + max);
 	nh = ls_hot_scan_batch(tbl, &hc, end, hot, max);
 	hi = nh == max ? hot[nh - 1]->rowid + 1 : end;
-	nc = ls_cold_range(ct, lo, &hi, cold, ctups, crowids, max, direct);
+	nc = ls_cold_range(ct, lo, &hi, cold, ctups, crowids, max, direct, true);
 	while (n < max && (i < nh || j < nc))
 	{
 		ls_hot_row *h = i < nh && hot[i]->rowid < hi ? hot[i] : NULL;
@@ -1806,6 +1832,25 @@ ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row *
 				tups[n] = NULL;
 			rows[n++] = h;
 			i++;
+		}
+		else if (cold[j] == NULL && ctups[j] == NULL)
+		{
+			/*
+			 * A torn image no hot row of the batch shadows: the row went hot
+			 * since the hot batch was read and came back (pack rewrote the
+			 * image meanwhile).  Read it alone: a point read looks hot first,
+			 * and an image pack writes is whole before its row leaves the hot
+			 * tier.
+			 */
+			ls_hot_row *r = ls_row_get(tbl, crowids[j]);
+
+			if (r != NULL)
+			{
+				if (tups != NULL)
+					tups[n] = NULL;
+				rows[n++] = r;
+			}
+			j++;
 		}
 		else
 		{
@@ -1866,7 +1911,7 @@ ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg)
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		n = ls_cold_range(ct, cursor, &hi, batch, tups, rowids, lengthof(batch), NULL);
+		n = ls_cold_range(ct, cursor, &hi, batch, tups, rowids, lengthof(batch), NULL, false);
 		for (uint32 i = 0; i < n; i++)
 		{
 			uint64		rowid = batch[i]->rowid;

@@ -97,6 +97,7 @@ static int	ls_debug_round_delay_ms = 0;
 static bool ls_debug_hold_my_log = false;
 static bool ls_holding_my_log = false;
 static int	ls_debug_checkpoint_pause_ms = 0;
+static int	ls_debug_image_pause_ms = 0;
 
 static const struct config_enum_entry ls_log_fault_options[] = {
 	{"none", 0, false},
@@ -174,6 +175,14 @@ ls_debug_pause(const char *setting, int ms)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/* leanstore.debug_image_pause: between an image's first chunk and the rest. */
+void
+ls_debug_image_pause(void)
+{
+	if (unlikely(ls_debug_image_pause_ms > 0))
+		ls_debug_pause("leanstore.debug_image_pause", ls_debug_image_pause_ms);
 }
 
 /* Is leanstore.debug_crash_point set to point? */
@@ -2423,6 +2432,14 @@ ls_log_register(void)
 							&ls_debug_checkpoint_pause_ms,
 							0, 0, 60 * 1000,
 							PGC_SUSET,
+							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.debug_image_pause",
+							"Pause of a write of a cold image of several chunks after its first chunk (tests only).",
+							"Scans meanwhile meet the image half written (regress ls_torn_image).",
+							&ls_debug_image_pause_ms,
+							0, 0, 60 * 1000,
+							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("leanstore.debug_round_delay",
