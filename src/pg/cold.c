@@ -1675,15 +1675,18 @@ bool		ls_cold_read_once = false;
  * (pack, bulk loads) or rewritten (pack: removed, then appended) one chunk
  * at a time, so the read can meet part of one, or the first chunk of one
  * image with continuations of the next.  Pack writes images only of rows
- * still hot, which a scan takes from the hot tier anyway.  With torn_ok
- * such a row comes back with out[i] and tups[i] NULL (the caller reads it
- * again: ls_rows_batch_direct); without (verify, which keeps pack and
- * writers away), it is corruption.
+ * still hot, which a scan takes from the hot tier anyway; a bulk load (or
+ * an update made in the cold tier) writes images of its own transaction,
+ * invisible to every other one until it commits, after the images are
+ * whole.  With torn_ok (an array of max) such a row comes back with out[i]
+ * and tups[i] NULL and torn_xmin[i] the inserter its first chunk names
+ * (the caller decides: ls_rows_batch_direct); without (verify, which keeps
+ * pack and writers away), it is corruption.
  */
 static uint32
 ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 			  HeapTuple *tups, uint64 *rowids, uint32 max, LsColdDirect *direct,
-			  bool torn_ok)
+			  TransactionId *torn_ok)
 {
 	LsRangeState rs = {0};
 	uint8		start[8];
@@ -1697,7 +1700,7 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 	rs.hi = *hi;
 	rs.max = max;
 	rs.direct = direct;
-	rs.torn_ok = torn_ok;
+	rs.torn_ok = torn_ok != NULL;
 	rs.out = ls_standin_alloc(sizeof(LsRangeRow) * max);
 	ls_put_be64(start, lo);
 
@@ -1728,6 +1731,8 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		rowids[i] = rs.out[i].rowid;
 		tups[i] = rs.out[i].tup;
 		out[i] = NULL;
+		if (torn_ok != NULL)
+			torn_ok[i] = InvalidTransactionId;
 		if (tups[i] != NULL)
 			continue;
 		rec = (LsRangeRec *) (ls_range_buf + off);
@@ -1743,7 +1748,7 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		{
 			LsRangeRec *c = (LsRangeRec *) (ls_range_buf + off);
 
-			if (c->rowid != rec->rowid && torn_ok)
+			if (c->rowid != rec->rowid && torn_ok != NULL)
 				 /* another row's, its first chunk gone: rewritten */ ;
 			else if (c->rowid != rec->rowid || have == UINT32_MAX ||
 					 have + c->vlen > h.total_len)
@@ -1757,9 +1762,10 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		}
 		if (have == h.total_len)
 			out[i] = row;
-		else if (!torn_ok)
+		else if (torn_ok == NULL)
 			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
-		/* else torn: out[i] and tups[i] stay NULL */
+		else
+			torn_ok[i] = h.xmin;	/* torn: out[i] and tups[i] stay NULL */
 	}
 	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, rs.rows);
 	return rs.rows;
@@ -1800,6 +1806,7 @@ ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row *
 	ls_hot_row **cold;
 	HeapTuple  *ctups;
 	uint64	   *crowids;
+	TransactionId *ctorn;
 
 	Assert(direct == NULL || tups != NULL);
 	if (ct == NULL || lo >= end)
@@ -1811,13 +1818,14 @@ ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row *
 		return n;
 	}
 	hot = ls_standin_alloc((sizeof(ls_hot_row *) * 2 + sizeof(HeapTuple) +
-							sizeof(uint64)) * max);
+							sizeof(uint64) + sizeof(TransactionId)) * max);
 	cold = hot + max;
 	ctups = (HeapTuple *) (cold + max);
 	crowids = (uint64 *) (ctups + max);
+	ctorn = (TransactionId *) (crowids + max);
 	nh = ls_hot_scan_batch(tbl, &hc, end, hot, max);
 	hi = nh == max ? hot[nh - 1]->rowid + 1 : end;
-	nc = ls_cold_range(ct, lo, &hi, cold, ctups, crowids, max, direct, true);
+	nc = ls_cold_range(ct, lo, &hi, cold, ctups, crowids, max, direct, ctorn);
 	while (n < max && (i < nh || j < nc))
 	{
 		ls_hot_row *h = i < nh && hot[i]->rowid < hi ? hot[i] : NULL;
@@ -1836,13 +1844,22 @@ ls_rows_batch_direct(ls_hot_table *tbl, uint64 *cursor, uint64 end, ls_hot_row *
 		else if (cold[j] == NULL && ctups[j] == NULL)
 		{
 			/*
-			 * A torn image no hot row of the batch shadows: the row went hot
-			 * since the hot batch was read and came back (pack rewrote the
-			 * image meanwhile).  Read it alone: a point read looks hot first,
-			 * and an image pack writes is whole before its row leaves the hot
-			 * tier.
+			 * A torn image no hot row of the batch shadows.  Its inserter
+			 * has not committed: another transaction's bulk load (or update
+			 * made in the cold tree) is still writing it, or failed in the
+			 * middle; no snapshot taken before can see the row: skip it.
+			 * Else the row went hot since the hot batch was read and came
+			 * back (pack rewrote the image meanwhile), or its writer has
+			 * committed since: read it alone (a point read looks hot first,
+			 * and an image is whole before its row leaves the hot tier or its
+			 * writer commits).
 			 */
-			ls_hot_row *r = ls_row_get(tbl, crowids[j]);
+			ls_hot_row *r = NULL;
+
+			if (!TransactionIdIsNormal(ctorn[j]) ||
+				TransactionIdIsCurrentTransactionId(ctorn[j]) ||
+				TransactionIdDidCommit(ctorn[j]))
+				r = ls_row_get(tbl, crowids[j]);
 
 			if (r != NULL)
 			{
@@ -1911,7 +1928,7 @@ ls_cold_verify(ls_hot_table *tbl, ls_cold_verify_cb cb, void *arg)
 
 		CHECK_FOR_INTERRUPTS();
 		ls_epoch_enter();
-		n = ls_cold_range(ct, cursor, &hi, batch, tups, rowids, lengthof(batch), NULL, false);
+		n = ls_cold_range(ct, cursor, &hi, batch, tups, rowids, lengthof(batch), NULL, NULL);
 		for (uint32 i = 0; i < n; i++)
 		{
 			uint64		rowid = batch[i]->rowid;
