@@ -12,39 +12,23 @@ SELECT NOT current_setting('leanstore.pack_eager')::bool AS hot \gset
 \quit
 \endif
 SET max_parallel_workers_per_gather = 0;
-CREATE FUNCTION pf_wait_packed(rel regclass) RETURNS bool
-LANGUAGE plpgsql AS $$
-DECLARE
-  t0 timestamptz := clock_timestamp();
-BEGIN
-  WHILE (SELECT hot_rows FROM leanstore_table_stats(rel)) > 0 LOOP
-    IF clock_timestamp() - t0 > interval '120 s' THEN
-      RAISE EXCEPTION 'rows of % still hot after 120 s', rel;
-    END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN true;
-END $$;
 -- the reference: every row but the first appended to the tree in order
 CREATE TABLE pf_ref (k bigint, n bigint, f text) USING leanstore;
 SET leanstore.bulk_load_rows = 1;
 INSERT INTO pf_ref SELECT i, 0, repeat(md5(i::text), 6) FROM generate_series(0, 59999) i;
-SELECT pf_wait_packed('pf_ref');
+SELECT wait_packed('pf_ref');
 -- six batches of 10000 rows: 5000 hot (packed into a gap), 5000 appended
 CREATE TABLE pf (k bigint, n bigint, f text) USING leanstore;
 SET leanstore.bulk_load_rows = 5000;
-INSERT INTO pf SELECT i, 0, repeat(md5(i::text), 6) FROM generate_series(0, 9999) i;
-SELECT pf_wait_packed('pf');
-INSERT INTO pf SELECT i, 0, repeat(md5(i::text), 6) FROM generate_series(10000, 19999) i;
-SELECT pf_wait_packed('pf');
-INSERT INTO pf SELECT i, 0, repeat(md5(i::text), 6) FROM generate_series(20000, 29999) i;
-SELECT pf_wait_packed('pf');
-INSERT INTO pf SELECT i, 0, repeat(md5(i::text), 6) FROM generate_series(30000, 39999) i;
-SELECT pf_wait_packed('pf');
-INSERT INTO pf SELECT i, 0, repeat(md5(i::text), 6) FROM generate_series(40000, 49999) i;
-SELECT pf_wait_packed('pf');
-INSERT INTO pf SELECT i, 0, repeat(md5(i::text), 6) FROM generate_series(50000, 59999) i;
-SELECT pf_wait_packed('pf');
+DO $$
+BEGIN
+  FOR b IN 0..5 LOOP
+    INSERT INTO pf SELECT i, 0, repeat(md5(i::text), 6)
+      FROM generate_series(b * 10000, b * 10000 + 9999) i;
+    COMMIT;
+    PERFORM wait_packed('pf');
+  END LOOP;
+END $$;
 SELECT count(*), sum(k) FROM pf;
 SELECT cold_rows FROM leanstore_table_stats('pf');
 -- within 10% of the ascending load's pages (even splits: about 45% more)
@@ -53,4 +37,3 @@ SELECT p.cold_pages <= r.cold_pages * 1.1 AS leaves_full,
   FROM leanstore_table_stats('pf') p, leanstore_table_stats('pf_ref') r;
 SELECT leanstore_verify('pf');
 DROP TABLE pf, pf_ref;
-DROP FUNCTION pf_wait_packed(regclass);

@@ -12,22 +12,6 @@ SELECT NOT current_setting('leanstore.pack_eager')::bool AS hot \gset
 \endif
 SET leanstore.bulk_load_rows = 0;	-- every insert goes through the hot tier
 SET max_parallel_workers_per_gather = 0;
--- wait_packed(rel, keep): until at most keep rows of rel are hot (the
--- leanstore worker packs; deleted rows stay hot until VACUUM or pack's
--- collector removes them)
-CREATE FUNCTION wait_packed(rel regclass, keep int DEFAULT 0) RETURNS bool
-LANGUAGE plpgsql AS $$
-DECLARE
-  t0 timestamptz := clock_timestamp();
-BEGIN
-  WHILE (SELECT hot_rows FROM leanstore_table_stats(rel)) > keep LOOP
-    IF clock_timestamp() - t0 > interval '120 s' THEN
-      RAISE EXCEPTION 'rows of % still hot after 120 s', rel;
-    END IF;
-    PERFORM pg_sleep(0.05);
-  END LOOP;
-  RETURN true;
-END $$;
 -- the reference: a map that had one row, packed (only inner nodes left)
 CREATE TABLE rf_ref (id int, pad text) USING leanstore;
 INSERT INTO rf_ref VALUES (1, 'x');
@@ -77,4 +61,3 @@ FROM leanstore_table_stats('rf') s, leanstore_table_stats('rf_ref') r;
 SELECT count(*), sum(id), count(*) FILTER (WHERE pad = 'u') AS updated FROM rf;
 SELECT leanstore_verify('rf');
 DROP TABLE rf, rf_ref, rf_mem;
-DROP FUNCTION wait_packed(regclass, int);

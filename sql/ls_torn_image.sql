@@ -12,22 +12,6 @@ SELECT NOT current_setting('leanstore.pack_eager')::bool AS hot \gset
 \quit
 \endif
 SET max_parallel_workers_per_gather = 0;
-CREATE FUNCTION ti_wait(rel regclass, what text, want bigint) RETURNS bool
-LANGUAGE plpgsql AS $$
-DECLARE
-  t0 timestamptz := clock_timestamp();
-  got bigint;
-BEGIN
-  LOOP
-    EXECUTE format('SELECT %I FROM leanstore_table_stats(%L)', what, rel) INTO got;
-    EXIT WHEN got = want;
-    IF clock_timestamp() - t0 > interval '120 s' THEN
-      RAISE EXCEPTION '% of % is % after 120 s, not %', what, rel, got, want;
-    END IF;
-    PERFORM pg_sleep(0.02);
-  END LOOP;
-  RETURN true;
-END $$;
 CREATE TABLE ti (id int, t text) USING leanstore;
 ALTER TABLE ti ALTER COLUMN t SET STORAGE PLAIN;
 ALTER SYSTEM SET leanstore.debug_image_pause = '5s';
@@ -36,15 +20,14 @@ SELECT pg_sleep(1);		-- the leanstore worker reloads too
 SET leanstore.bulk_load_rows = 100;	-- the rows stay hot until pack takes them
 INSERT INTO ti VALUES (1, repeat('a', 5000)), (2, repeat('b', 100));
 -- pack has written row 1's first chunk and waits; the row is still hot
-SELECT ti_wait('ti', 'cold_rows', 1);
+SELECT wait_table_stat('ti', 'cold_rows', 1, 1);
 SELECT hot_rows FROM leanstore_table_stats('ti');
 SELECT id, length(t), left(t, 1) FROM ti ORDER BY id;
 SELECT count(*) FROM ti WHERE t LIKE 'a%';
 ALTER SYSTEM RESET leanstore.debug_image_pause;
 SELECT pg_reload_conf();
 -- once pack is done, the rows come from the tree, whole
-SELECT ti_wait('ti', 'hot_rows', 0);
+SELECT wait_packed('ti');
 SELECT id, length(t), left(t, 1) FROM ti ORDER BY id;
 SELECT leanstore_verify('ti');
 DROP TABLE ti;
-DROP FUNCTION ti_wait(regclass, text, bigint);

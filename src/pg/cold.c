@@ -1678,15 +1678,15 @@ bool		ls_cold_read_once = false;
  * still hot, which a scan takes from the hot tier anyway; a bulk load (or
  * an update made in the cold tier) writes images of its own transaction,
  * invisible to every other one until it commits, after the images are
- * whole.  With torn_ok (an array of max) such a row comes back with out[i]
- * and tups[i] NULL and torn_xmin[i] the inserter its first chunk names
+ * whole.  With torn_xmin (an array of max) such a row comes back with
+ * out[i] and tups[i] NULL and torn_xmin[i] the inserter its first chunk names
  * (the caller decides: ls_rows_batch_direct); without (verify, which keeps
  * pack and writers away), it is corruption.
  */
 static uint32
 ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 			  HeapTuple *tups, uint64 *rowids, uint32 max, LsColdDirect *direct,
-			  TransactionId *torn_ok)
+			  TransactionId *torn_xmin)
 {
 	LsRangeState rs = {0};
 	uint8		start[8];
@@ -1700,7 +1700,7 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 	rs.hi = *hi;
 	rs.max = max;
 	rs.direct = direct;
-	rs.torn_ok = torn_ok != NULL;
+	rs.torn_ok = torn_xmin != NULL;
 	rs.out = ls_standin_alloc(sizeof(LsRangeRow) * max);
 	ls_put_be64(start, lo);
 
@@ -1731,8 +1731,8 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		rowids[i] = rs.out[i].rowid;
 		tups[i] = rs.out[i].tup;
 		out[i] = NULL;
-		if (torn_ok != NULL)
-			torn_ok[i] = InvalidTransactionId;
+		if (torn_xmin != NULL)
+			torn_xmin[i] = InvalidTransactionId;
 		if (tups[i] != NULL)
 			continue;
 		rec = (LsRangeRec *) (ls_range_buf + off);
@@ -1748,7 +1748,7 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		{
 			LsRangeRec *c = (LsRangeRec *) (ls_range_buf + off);
 
-			if (c->rowid != rec->rowid && torn_ok != NULL)
+			if (c->rowid != rec->rowid && torn_xmin != NULL)
 				 /* another row's, its first chunk gone: rewritten */ ;
 			else if (c->rowid != rec->rowid || have == UINT32_MAX ||
 					 have + c->vlen > h.total_len)
@@ -1762,10 +1762,10 @@ ls_cold_range(LsColdTable *ct, uint64 lo, uint64 *hi, ls_hot_row **out,
 		}
 		if (have == h.total_len)
 			out[i] = row;
-		else if (torn_ok == NULL)
+		else if (torn_xmin == NULL)
 			ls_cold_report(LS_CORRUPT, &ct->key, "scan");
 		else
-			torn_ok[i] = h.xmin;	/* torn: out[i] and tups[i] stay NULL */
+			torn_xmin[i] = h.xmin;	/* torn: out[i] and tups[i] stay NULL */
 	}
 	pg_atomic_fetch_add_u64(&ls_cold->cold_reads, rs.rows);
 	return rs.rows;

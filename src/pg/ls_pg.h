@@ -238,6 +238,7 @@ typedef struct LsLogStats
 
 extern void ls_log_register(void);
 extern void ls_debug_crash(const char *point);
+extern void ls_debug_image_pause(void);
 extern Size ls_log_shmem_size(void);
 extern void ls_log_shmem_startup(void);
 extern void ls_log_wait_ready(void);
@@ -466,7 +467,6 @@ extern void ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid,
 
 /* Writes (outside epochs): bring rowid's cold image into the hot tier. */
 extern bool ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid);
-extern void ls_debug_image_pause(void);
 extern bool ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						   TransactionId xid, CommandId cid, Snapshot snapshot,
 						   Snapshot crosscheck, HeapTuple *oldtup);
