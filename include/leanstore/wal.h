@@ -335,6 +335,15 @@ ls_status	ls_wal_reader_next(ls_wal_reader *r, const ls_wal_rec **rec, uint64_t 
 uint64_t	ls_wal_reader_end(const ls_wal_reader *r);
 /* Largest GSN seen so far. */
 uint64_t	ls_wal_reader_max_gsn(const ls_wal_reader *r);
+/*
+ * Smallest GSN of the round that holds the record ls_wal_reader_next
+ * returned last (of its records at or after the reader's start, for the
+ * first round).  A round holds exactly the GSNs above every earlier round's
+ * (GSN-prefix rounds, src/wal/README.md), so records read before it with a
+ * smaller GSN are all the records below it -- except where a test held a
+ * slot back (ls_wal_hold_slot).
+ */
+uint64_t	ls_wal_reader_round_min_gsn(const ls_wal_reader *r);
 void		ls_wal_reader_close(ls_wal_reader *r);
 
 #endif							/* LEANSTORE_WAL_H */

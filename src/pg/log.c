@@ -109,7 +109,7 @@ static const struct config_enum_entry ls_log_fault_options[] = {
 /* The points ls_debug_crash is called with (and the GUC's description). */
 static const char *const ls_crash_points[] = {
 	"commit-before-log", "commit-after-log", "commit-error-after-log",
-	"commit-via-wal", "drop-commit", "recovery-replay",
+	"commit-via-wal", "drop-commit", "recovery-fail", "recovery-replay",
 	"recovery-relog", "recovery-end", "bulk-load", "pack", "checkpoint-clean",
 	"checkpoint-relog", "commit-async-split"
 };
@@ -199,9 +199,14 @@ ls_debug_crash(const char *point)
 {
 	if (ls_debug_point_is(point))
 	{
-		/* the one point that fails instead: an error after the log's commit */
+		/* the points that fail instead: an error after the log's commit */
 		if (strcmp(point, "commit-error-after-log") == 0)
 			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("failing at \"%s\" (leanstore.debug_crash_point)", point)));
+		/* ... and a recovery that fails (what backends see then) */
+		if (strcmp(point, "recovery-fail") == 0)
+			ereport(FATAL,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("failing at \"%s\" (leanstore.debug_crash_point)", point)));
 		ereport(LOG,
@@ -2393,7 +2398,7 @@ ls_log_register(void)
 							 NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog; commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
+							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-fail (recovery fails with a FATAL instead), recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog; commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,
@@ -2488,6 +2493,7 @@ typedef struct LsReplay
 	uint64		records;
 	uint64		rows;
 	uint64		skipped;
+	uint64		spilled;		/* row records stored cold: no hot memory */
 } LsReplay;
 
 static void
@@ -2672,6 +2678,7 @@ ls_replay_check_image(const void *payload, uint32 len)
 				 errmsg("leanstore's log holds a row image of %u bytes that is no tuple", len)));
 }
 
+/* A committed version of payload, or NULL when the hot tier has no room. */
 static ls_hot_version *
 ls_replay_version(const void *payload, uint32 len, TransactionId xmin,
 				  TransactionId xmax)
@@ -2681,12 +2688,12 @@ ls_replay_version(const void *payload, uint32 len, TransactionId xmin,
 
 	ls_replay_check_image(payload, len);
 	st = ls_hot_version_alloc(ls_ctx(), len, &v);
-
+	if (st == LS_NO_SPACE)
+		return NULL;			/* the caller stores the row cold instead */
 	if (st != LS_OK)
 		ereport(FATAL,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("could not replay leanstore's log: the hot tier is full"),
-				 errhint("Increase leanstore.hot_memory and start the server again.")));
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not replay leanstore's log: %s", ls_status_str(st))));
 	memcpy(v->data, payload, len);
 	atomic_store(&v->xmin_word, ls_hv_word(xmin, LS_HV_XMIN_COMMITTED | LS_HV_XMIN_FROZEN));
 	atomic_store(&v->xmax_word, xmax == InvalidTransactionId ? 0 :
@@ -2694,6 +2701,73 @@ ls_replay_version(const void *payload, uint32 len, TransactionId xmin,
 	v->cmin = FirstCommandId;
 	atomic_store(&v->next_rowid, LS_ROWID_INVALID);
 	return v;
+}
+
+/*
+ * May replay store cold images of rt?  Not when the storage is lost, or its
+ * file is gone (it was dropped later in the log, or its drop record was
+ * lost with an unfinished round: PostgreSQL's redo removed the file).
+ * Without the file no tree can be made for an image (before, that stopped
+ * the replay with "could not create the cold tree", and the server could
+ * not start); the storage's rows go with it (ls_replay_finish forgets it).
+ */
+static bool
+ls_replay_tree_usable(LsReplayTable *rt)
+{
+	if (!rt->lost && rt->tbl != NULL && !rt->gone && !ls_cold_has_tree(rt->tbl))
+	{
+		RelFileNode node;
+		SMgrRelation srel;
+
+		ls_replay_node(rt, &node);
+		srel = smgropen(node, InvalidBackendId);
+		rt->gone = !smgrexists(srel, MAIN_FORKNUM);
+		smgrclose(srel);
+	}
+	return !(rt->lost || rt->tbl == NULL || rt->gone);
+}
+
+/* The storage of a committed cold image, or NULL when it is skipped. */
+static LsReplayTable *
+ls_replay_cold_target(LsReplay *rp, const LsLogTarget *t)
+{
+	LsReplayTable *rt = ls_replay_table(rp, t);
+
+	if (!ls_replay_tree_usable(rt))
+	{
+		rp->skipped++;
+		return NULL;
+	}
+	return rt;
+}
+
+/*
+ * The hot tier has no room for a replayed row: its committed image goes
+ * into the cold tree as a frozen image instead (and a hot row of the rowid
+ * leaves), a deleted row goes from both tiers, its rowid DEAD.  That is
+ * what the writer's own spill or pack did when the tier was full before the
+ * crash, so recovery never needs more hot memory than the table can do
+ * without: it fills the tier no further than it can, where it failed
+ * before ("could not replay row N ...: no space") although the same rows
+ * had fit the tier of the same size before the crash (its size classes
+ * fragment differently), or with a smaller leanstore.hot_memory.  A storage whose
+ * file is gone (dropped later in the log) has nothing to keep the row in:
+ * it is skipped, as its cold images are.
+ */
+static void
+ls_replay_row_cold(LsReplay *rp, LsReplayTable *rt, uint64 rowid,
+				   const char *payload, uint32 len)
+{
+	if (!ls_replay_tree_usable(rt))
+	{
+		rp->skipped++;
+		return;
+	}
+	if (payload != NULL)
+		ls_cold_replay_put(rt->tbl, rowid, payload, len, FrozenTransactionId);
+	else
+		ls_cold_replay_remove(rt->tbl, rowid);
+	rp->spilled++;
 }
 
 /*
@@ -2710,9 +2784,13 @@ ls_replay_version(const void *payload, uint32 len, TransactionId xmin,
  * record), so PostgreSQL can hand it out again, and a version or a delete
  * naming it would then look like the new transaction's work (a snapshot
  * taken while the new one runs would not see the delete).
+ *
+ * When the hot tier has no room, the row goes to the cold tier instead
+ * (ls_replay_row_cold).
  */
 static void
-ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len)
+ls_replay_row(LsReplay *rp, LsReplayTable *rt, uint64 rowid, const char *payload,
+			  uint32 len)
 {
 	ls_hot_table *tbl = rt->tbl;
 	ls_hot_ctx *ctx = ls_ctx();
@@ -2781,6 +2859,11 @@ ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len)
 	}
 	else
 		v = ls_replay_version(payload, len, FrozenTransactionId, InvalidTransactionId);
+	if (v == NULL)
+	{
+		ls_replay_row_cold(rp, rt, rowid, payload, len);
+		return;
+	}
 
 	ls_epoch_enter();
 	row = ls_hot_row_get(tbl, rowid);
@@ -2799,50 +2882,24 @@ ls_replay_row(LsReplayTable *rt, uint64 rowid, const char *payload, uint32 len)
 		in_cold = standin != NULL;
 		st = ls_hot_row_insert(ctx, tbl, rowid,
 							   in_cold ? LS_ORIGIN_MIGRATED : LS_ORIGIN_INSERTED, v, &row);
+		if (st == LS_NO_SPACE)
+		{
+			ls_epoch_exit();
+			ls_hot_version_free(ctx, v);
+			ls_replay_row_cold(rp, rt, rowid, payload, len);
+			return;
+		}
 		if (st != LS_OK)
 		{
 			ls_epoch_exit();
 			ls_hot_version_free(ctx, v);
 			ereport(FATAL,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("could not replay row " UINT64_FORMAT " of leanstore relfilenode %u/%u: %s",
-							rowid, rt->key.db, rt->key.rel, ls_status_str(st)),
-					 errhint("Increase leanstore.hot_memory and start the server again.")));
+							rowid, rt->key.db, rt->key.rel, ls_status_str(st))));
 		}
 	}
 	ls_epoch_exit();
-}
-
-/*
- * The storage of a committed cold image, or NULL when the image is
- * skipped: the storage is lost, or its file is gone (it was dropped later
- * in the log, or its drop record was lost with an unfinished round:
- * PostgreSQL's redo removed the file).  Without the file no tree can be
- * made for the image (before, that stopped the replay with "could not
- * create the cold tree", and the server could not start); the storage's
- * rows go with it (ls_replay_finish forgets it).
- */
-static LsReplayTable *
-ls_replay_cold_target(LsReplay *rp, const LsLogTarget *t)
-{
-	LsReplayTable *rt = ls_replay_table(rp, t);
-
-	if (!rt->lost && rt->tbl != NULL && !rt->gone && !ls_cold_has_tree(rt->tbl))
-	{
-		RelFileNode node;
-		SMgrRelation srel;
-
-		ls_replay_node(rt, &node);
-		srel = smgropen(node, InvalidBackendId);
-		rt->gone = !smgrexists(srel, MAIN_FORKNUM);
-		smgrclose(srel);
-	}
-	if (rt->lost || rt->tbl == NULL || rt->gone)
-	{
-		rp->skipped++;
-		return NULL;
-	}
-	return rt;
 }
 
 /* An LS_LR_PUTS record: each entry as an LS_LR_PUT of the same xid. */
@@ -3001,10 +3058,10 @@ ls_replay_record(LsReplay *rp, const ls_wal_rec *rec)
 					ereport(FATAL,
 							(errcode(ERRCODE_DATA_CORRUPTED),
 							 errmsg("leanstore's log holds a row record of inconsistent length")));
-				ls_replay_row(rt, t->value, (const char *) (t + 1), t->len);
+				ls_replay_row(rp, rt, t->value, (const char *) (t + 1), t->len);
 			}
 			else
-				ls_replay_row(rt, t->value, NULL, 0);
+				ls_replay_row(rp, rt, t->value, NULL, 0);
 			rt->max_rowid = Max(rt->max_rowid, t->value + 1);
 			rp->rows++;
 			break;
@@ -3147,10 +3204,12 @@ ls_replay_relog(LsReplay *rp)
 /*
  * Replay in GSN order.  The stream holds each slot's records in GSN order,
  * but the records of different slots interleave as rounds took them: a
- * record can trail others of a higher GSN by about a round (src/wal/README.md).
- * A min-heap holding the last LS_REORDER_WINDOW bytes of records puts them
- * back in order; a record that would come out below one already applied
- * (disorder beyond the window) stops recovery, never reorders silently.
+ * record can trail others of a higher GSN within its round (src/wal/README.md).
+ * A min-heap puts them back in order: it holds the records of the current
+ * round and those of earlier rounds not below its smallest GSN (none, under
+ * GSN-prefix rounds), at most LS_REORDER_WINDOW bytes; a record that would
+ * come out below one already applied (disorder beyond that) stops recovery,
+ * never reorders silently.
  */
 #define LS_REORDER_WINDOW	(64 * 1024 * 1024)
 
@@ -3250,18 +3309,22 @@ ls_replay_shadowed(const ls_wal_rec *rec)
 	return sh != NULL && sh->gsn > rec->gsn;
 }
 
-static ls_wal_reader *ls_log_read(uint64 start, uint64 end,
-								  void (*fn) (const ls_wal_rec *rec, void *arg), void *arg);
+/* What ls_log_read hands each record to (reader: for the record's round). */
+typedef void (*LsLogReadFn) (const ls_wal_rec *rec, const ls_wal_reader *reader,
+							 void *arg);
+
+static ls_wal_reader *ls_log_read(uint64 start, uint64 end, LsLogReadFn fn, void *arg);
 
 /* ls_log_read's callback for the shadows: each row's highest GSN */
 static void
-ls_shadow_rec(const ls_wal_rec *rec, void *arg)
+ls_shadow_rec(const ls_wal_rec *rec, const ls_wal_reader *reader, void *arg)
 {
 	LsRowKey	k;
 	LsRowShadow *sh;
 	bool		found;
 
 	(void) arg;
+	(void) reader;
 	if ((rec->type != LS_LR_ROW && rec->type != LS_LR_TOMB) ||
 		rec->len < LS_WAL_REC_HDR + sizeof(LsLogTarget))
 		return;
@@ -3499,10 +3562,25 @@ ls_reorder_pop(LsReorder *ro, LsReplay *rp)
 	pfree(h);
 }
 
+/*
+ * Hold rec, a record of a round whose smallest GSN is round_min.  Every
+ * held record below round_min goes first: under GSN-prefix rounds no record
+ * still to come is below it, so only about a round is ever held (the
+ * window held the last 64MB of records, about 130MB of process memory
+ * with its overhead: a recovery inside a 128MB memory cgroup was killed
+ * for it, again at every restart).  The window stays the limit when a
+ * round is larger, or where the prefix does not hold (a test's held slot).
+ */
 static void
-ls_reorder_push(LsReorder *ro, LsReplay *rp, const ls_wal_rec *rec)
+ls_reorder_push(LsReorder *ro, LsReplay *rp, const ls_wal_rec *rec, uint64 round_min)
 {
-	LsHeldRecord *h = palloc(offsetof(LsHeldRecord, rec) + rec->len);
+	LsHeldRecord *h;
+
+	while (!pairingheap_is_empty(ro->heap) &&
+		   pairingheap_container(LsHeldRecord, node,
+								 pairingheap_first(ro->heap))->rec.gsn < round_min)
+		ls_reorder_pop(ro, rp);
+	h = palloc(offsetof(LsHeldRecord, rec) + rec->len);
 
 	memcpy(&h->rec, rec, rec->len);
 	pairingheap_add(ro->heap, &h->node);
@@ -3525,8 +3603,7 @@ ls_segment_path(char *buf, size_t len, uint64 pos)
  * caller closes it.
  */
 static ls_wal_reader *
-ls_log_read(uint64 start, uint64 end, void (*fn) (const ls_wal_rec *rec, void *arg),
-			void *arg)
+ls_log_read(uint64 start, uint64 end, LsLogReadFn fn, void *arg)
 {
 	ls_wal_reader *reader;
 	ls_status	st;
@@ -3551,15 +3628,16 @@ ls_log_read(uint64 start, uint64 end, void (*fn) (const ls_wal_rec *rec, void *a
 					 errmsg("could not read leanstore's log at position " UINT64_FORMAT ": %s",
 							pos, ls_status_str(st))));
 		if (fn != NULL)
-			fn(rec, arg);
+			fn(rec, reader, arg);
 	}
 	return reader;
 }
 
 /* ls_log_read's callback for the first pass: commit and abort records. */
 static void
-ls_replay_outcome_rec(const ls_wal_rec *rec, void *arg)
+ls_replay_outcome_rec(const ls_wal_rec *rec, const ls_wal_reader *reader, void *arg)
 {
+	(void) reader;
 	(void) arg;
 	if (rec->type == LS_LR_COMMIT || rec->type == LS_LR_ABORT)
 		ls_replay_note_outcome(rec);
@@ -3590,11 +3668,11 @@ typedef struct LsReplayPass
 } LsReplayPass;
 
 static void
-ls_replay_pass_rec(const ls_wal_rec *rec, void *arg)
+ls_replay_pass_rec(const ls_wal_rec *rec, const ls_wal_reader *reader, void *arg)
 {
 	LsReplayPass *pass = arg;
 
-	ls_reorder_push(pass->ro, pass->rp, rec);
+	ls_reorder_push(pass->ro, pass->rp, rec, ls_wal_reader_round_min_gsn(reader));
 }
 
 /* Replay the log (after a crash) and start the writer at its end. */
@@ -3687,7 +3765,10 @@ ls_log_recover(void)
 	ls_wal_advance_gsn(ls_log->wal, Max(ls_wal_reader_max_gsn(reader), ls_copies.max_gsn));
 	ls_wal_reader_close(reader);
 	if (!clean)
+	{
+		ls_debug_crash("recovery-fail");
 		ls_replay_finish(&rp);
+	}
 
 	/* [cover, start) stays until the new start is durable (shadows) */
 	st = ls_wal_start(ls_log->wal, end, Min(cover, start));
@@ -3735,8 +3816,8 @@ ls_log_recover(void)
 		hash_destroy(ls_copies.shadows);
 	if (!clean)
 		ereport(LOG,
-				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped) of " UINT64_FORMAT " tables in %.3f s",
-						rp.records, rp.rows, rp.skipped, ls_log->recovery_tables,
+				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped, " UINT64_FORMAT " rows stored cold for lack of hot memory) of " UINT64_FORMAT " tables in %.3f s",
+						rp.records, rp.rows, rp.skipped, rp.spilled, ls_log->recovery_tables,
 						(double) ls_log->recovery_us / 1e6),
 				 errdetail("From PostgreSQL's WAL: " UINT64_FORMAT " records replayed, " UINT64_FORMAT " also in leanstore's log; " UINT64_FORMAT " records older than a later one of their row skipped.",
 						   ls_copies.applied, ls_copies.duplicates, ls_copies.shadowed)));

@@ -53,6 +53,7 @@ struct ls_wal_reader
 	bool		at_end;
 	uint64_t	end;
 	uint64_t	max_gsn;
+	uint64_t	round_min_gsn;	/* smallest GSN of data's records after start */
 };
 
 static ls_status read_block(ls_wal_reader *r, uint64_t pos, const uint8_t **blk);
@@ -133,6 +134,12 @@ uint64_t
 ls_wal_reader_end(const ls_wal_reader *r)
 {
 	return r->end;
+}
+
+uint64_t
+ls_wal_reader_round_min_gsn(const ls_wal_reader *r)
+{
+	return r->round_min_gsn;
 }
 
 uint64_t
@@ -250,6 +257,29 @@ stream_ends(ls_wal_reader *r)
 	return LS_NOT_FOUND;
 }
 
+/*
+ * The smallest GSN among the records of data from cursor on (UINT64_MAX when
+ * none).  Stops at the first impossible header: ls_wal_reader_next reports it
+ * when it gets there.
+ */
+static uint64_t
+round_min_gsn(const ls_wal_reader *r)
+{
+	uint64_t	min = UINT64_MAX;
+
+	for (uint64_t off = r->cursor; r->data_len - off >= LS_WAL_REC_HDR;)
+	{
+		ls_wal_rec	h;
+
+		memcpy(&h, r->data + off, sizeof(h));
+		if (h.len < LS_WAL_REC_HDR || h.len > r->data_len - off || h.gsn == 0)
+			break;
+		min = LS_MIN(min, h.gsn);
+		off += h.len;
+	}
+	return min;
+}
+
 /* Read the next whole round into data.  LS_NOT_FOUND at the end of the stream. */
 static ls_status
 load_round(ls_wal_reader *r)
@@ -326,6 +356,7 @@ load_round(ls_wal_reader *r)
 	r->first_round = false;
 	r->ready = true;
 	r->end = r->next_block;
+	r->round_min_gsn = round_min_gsn(r);
 	return LS_OK;
 }
 

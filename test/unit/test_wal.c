@@ -135,6 +135,7 @@ typedef struct seen
 	uint32_t	len;
 	uint64_t	gsn;
 	uint64_t	pos;
+	uint64_t	round_min;		/* ls_wal_reader_round_min_gsn after it */
 } seen;
 
 typedef struct readout
@@ -170,7 +171,8 @@ read_all(const char *dir, uint64_t segsz, uint64_t start)
 			o.bodies_ok = false;
 		o.recs[o.n++] = (seen)
 		{
-			.slot = rec->slot,.seq = rec->xid,.len = rec->len,.gsn = rec->gsn,.pos = pos
+			.slot = rec->slot,.seq = rec->xid,.len = rec->len,.gsn = rec->gsn,.pos = pos,
+				.round_min = ls_wal_reader_round_min_gsn(r)
 		};
 	}
 	o.end = ls_wal_reader_end(r);
@@ -183,8 +185,9 @@ read_all(const char *dir, uint64_t segsz, uint64_t start)
  * Rounds are GSN prefixes (writer.c, round_select): cut the stream read
  * back into its rounds (a record starts one when it is the first record of
  * a START block) and check that, with GSNs 1..n handed out to records only,
- * each round holds exactly the GSNs following the previous rounds' ones.
- * Returns the number of rounds.
+ * each round holds exactly the GSNs following the previous rounds' ones,
+ * and that the reader reported each record's round's smallest GSN (what
+ * recovery's reordering relies on).  Returns the number of rounds.
  */
 static uint32_t
 check_rounds_prefix(const char *dir, uint64_t segsz, const readout *o)
@@ -221,6 +224,8 @@ check_rounds_prefix(const char *dir, uint64_t segsz, const readout *o)
 			/* the round just ended: the GSNs right after the earlier ones */
 			assert_int_equal(rmin, prev_max + 1);
 			assert_int_equal(rmax - rmin + 1, rcount);
+			for (uint32_t j = k - (uint32_t) rcount; j < k; j++)
+				assert_int_equal(o->recs[j].round_min, rmin);
 			prev_max = rmax;
 			rcount = 0;
 			rounds++;
