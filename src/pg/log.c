@@ -2582,15 +2582,48 @@ ls_replay_table(LsReplay *rp, const LsLogTarget *t)
 
 /*
  * Outcomes the log itself records (log-only commits and their aborts),
- * gathered by a first pass over the log: xid -> committed.
+ * gathered by a first pass over the log: two bits an xid (a commit record
+ * seen, an abort record seen), in chunks of LS_XID_CHUNK consecutive xids.
+ * Xids come densely, so that is about a byte for four xids; a hash entry an
+ * xid took 40 bytes or more, and a log of small asynchronous commits holds
+ * millions of them (max_log_size bounds the log, not its transactions).
  */
-typedef struct LsReplayXid
+#define LS_XID_CHUNK_SHIFT	12
+#define LS_XID_CHUNK		(1U << LS_XID_CHUNK_SHIFT)
+#define LS_XID_SEEN_COMMIT	1
+#define LS_XID_SEEN_ABORT	2
+
+typedef struct LsReplayXids
 {
-	TransactionId xid;			/* hash key */
-	bool		committed;
-} LsReplayXid;
+	uint32		chunk;			/* hash key: xid >> LS_XID_CHUNK_SHIFT */
+	uint8		bits[LS_XID_CHUNK / 4];
+} LsReplayXids;
 
 static HTAB *ls_replay_xids = NULL;
+
+/* What the log's commit and abort records said of xid (0: nothing). */
+static int
+ls_replay_xid_seen(TransactionId xid)
+{
+	uint32		chunk = xid >> LS_XID_CHUNK_SHIFT;
+	uint32		i = xid & (LS_XID_CHUNK - 1);
+	LsReplayXids *x = hash_search(ls_replay_xids, &chunk, HASH_FIND, NULL);
+
+	return x == NULL ? 0 : (x->bits[i / 4] >> (2 * (i % 4))) & 3;
+}
+
+static void
+ls_replay_xid_note(TransactionId xid, int seen)
+{
+	uint32		chunk = xid >> LS_XID_CHUNK_SHIFT;
+	uint32		i = xid & (LS_XID_CHUNK - 1);
+	bool		found;
+	LsReplayXids *x = hash_search(ls_replay_xids, &chunk, HASH_ENTER, &found);
+
+	if (!found)
+		memset(x->bits, 0, sizeof(x->bits));
+	x->bits[i / 4] |= (uint8) (seen << (2 * (i % 4)));
+}
 
 static bool
 ls_replay_committed(const ls_wal_rec *rec)
@@ -2601,15 +2634,16 @@ ls_replay_committed(const ls_wal_rec *rec)
 		return rec->xid == FrozenTransactionId || rec->xid == BootstrapTransactionId;
 	if (ls_replay_xids != NULL)
 	{
-		LsReplayXid *x = hash_search(ls_replay_xids, &rec->xid, HASH_FIND, NULL);
+		int			seen = ls_replay_xid_seen(rec->xid);
 
 		/*
 		 * A log-only commit: clog may not know it (PostgreSQL's commit
 		 * record was not flushed yet).  Its xids are in hot rows only,
-		 * which replay makes frozen, so clog is never asked again.
+		 * which replay makes frozen, so clog is never asked again.  An
+		 * abort wins, whichever record the stream gave first.
 		 */
-		if (x != NULL)
-			return x->committed;
+		if (seen != 0)
+			return seen == LS_XID_SEEN_COMMIT;
 	}
 
 	/*
@@ -2647,16 +2681,16 @@ ls_replay_note_outcome(const ls_wal_rec *rec)
 	for (uint32 i = 0; i <= n; i++)
 	{
 		TransactionId xid;
-		LsReplayXid *x;
-		bool		found;
 
 		if (i == n)
 			xid = rec->xid;
 		else
 			memcpy(&xid, p + i * sizeof(TransactionId), sizeof(xid));
-		x = hash_search(ls_replay_xids, &xid, HASH_ENTER, &found);
-		/* an abort wins, whichever record the stream gives first */
-		x->committed = committed && (!found || x->committed);
+		if (!TransactionIdIsNormal(xid))
+			ereport(FATAL,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("leanstore's log holds a malformed commit record")));
+		ls_replay_xid_note(xid, committed ? LS_XID_SEEN_COMMIT : LS_XID_SEEN_ABORT);
 	}
 }
 
@@ -3653,9 +3687,9 @@ ls_replay_outcomes(uint64 start)
 	HASHCTL		hctl;
 
 	memset(&hctl, 0, sizeof(hctl));
-	hctl.keysize = sizeof(TransactionId);
-	hctl.entrysize = sizeof(LsReplayXid);
-	ls_replay_xids = hash_create("leanstore replay outcomes", 1024, &hctl,
+	hctl.keysize = sizeof(uint32);
+	hctl.entrysize = sizeof(LsReplayXids);
+	ls_replay_xids = hash_create("leanstore replay outcomes", 64, &hctl,
 								 HASH_ELEM | HASH_BLOBS);
 	ls_wal_reader_close(ls_log_read(start, PG_UINT64_MAX, ls_replay_outcome_rec, NULL));
 }
