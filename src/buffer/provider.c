@@ -16,6 +16,11 @@
  *    version as the copy: any change in between keeps it dirty.
  *  - Eviction only try-latches (parent, then child) and unswizzles only a
  *    clean, COOL frame whose owning swip still points at it.
+ *  - Nobody waits for a latch while holding a write claim: freeing a page
+ *    waits for its claim under the page's exclusive latch
+ *    (frame_free_latched).  The provider only try-latches; flush_all takes
+ *    a frame's latch before its claim and writes its batch before it waits
+ *    for one.
  */
 #include "bm_internal.h"
 
@@ -337,13 +342,26 @@ ls_bm_flush_all(ls_bm *bm)
 
 		if (atomic_load_explicit(&f->dirty, memory_order_relaxed) == 0)
 			continue;
-		/* wait for a provider's write of this frame to finish */
+
+		/*
+		 * The latch first, and never waited for while holding write claims
+		 * (ours on the batch's frames, or on this one): its holder may be
+		 * freeing one of those pages (a B-tree merge), and
+		 * frame_free_latched waits for the claim under its exclusive latch.
+		 * Checkpoints deadlocked with VACUUM that way.
+		 */
+		if (!ls_latch_try_lock_shared(&f->latch))
+		{
+			if ((st = batch_flush(bm, &b)) != LS_OK && first == LS_OK)
+				first = st;
+			ls_latch_lock_shared(&f->latch);
+		}
+		/* a provider's write of this frame: it never waits for a latch */
 		while (!atomic_compare_exchange_weak(&f->writing, &zero, 1))
 		{
 			zero = 0;
 			sched_yield();
 		}
-		ls_latch_lock_shared(&f->latch);
 
 		uint32_t	state = atomic_load_explicit(&f->state, memory_order_relaxed);
 		uint64_t	v = atomic_load_explicit(&f->latch.word, memory_order_relaxed);

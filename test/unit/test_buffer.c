@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -510,6 +512,80 @@ test_free_and_recycle(void **state)
 	fx_close(&fx);
 }
 
+/*
+ * A checkpoint's ls_bm_flush_all meets a dirty page its holder is freeing
+ * (a B-tree merge frees a node under its exclusive latch).  flush_all took
+ * the page's write claim and then waited for its latch, while
+ * ls_bm_free_page waited for the claim under the latch: both for ever
+ * (VACUUM and the checkpoint of the hotfull-spill suite, session 22).
+ */
+typedef struct flush_free_arg
+{
+	ls_bm	   *bm;
+	ls_guard   *g;
+	ls_status	st;
+	_Atomic int done;
+} flush_free_arg;
+
+static void *
+flush_all_main(void *arg)
+{
+	flush_free_arg *a = arg;
+
+	a->st = ls_bm_flush_all(a->bm);
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+static void *
+free_page_main(void *arg)
+{
+	flush_free_arg *a = arg;
+
+	ls_bm_free_page(a->bm, a->g);
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+static bool
+wait_done(_Atomic int *done, int ms)
+{
+	for (int i = 0; i < ms && atomic_load(done) == 0; i++)
+		usleep(1000);
+	return atomic_load(done) != 0;
+}
+
+static void
+test_flush_all_meets_free(void **state)
+{
+	(void) state;
+	fixture		fx;
+	ls_guard	g;
+	pthread_t	flusher,
+				freer;
+	flush_free_arg fa,
+				fr;
+
+	fx_open(&fx, 16, 2, 0);
+	/* a new page: dirty, latched exclusively by us */
+	assert_int_equal(ls_bm_alloc_page(fx.bm, fx.pa->dt_id, TU_PARR_TYPE, &g), LS_OK);
+	fa = (flush_free_arg) {.bm = fx.bm};
+	assert_int_equal(pthread_create(&flusher, NULL, flush_all_main, &fa), 0);
+	/* flush_all reaches the page and waits for its latch */
+	assert_false(wait_done(&fa.done, 200));
+	fr = (flush_free_arg) {.bm = fx.bm,.g = &g};
+	assert_int_equal(pthread_create(&freer, NULL, free_page_main, &fr), 0);
+	if (!wait_done(&fr.done, 10000))
+		fail_msg("ls_bm_free_page waits for a write claim of ls_bm_flush_all, which waits for the page's latch");
+	assert_true(wait_done(&fa.done, 10000));
+	assert_int_equal(pthread_join(freer, NULL), 0);
+	assert_int_equal(pthread_join(flusher, NULL), 0);
+	assert_int_equal(fa.st, LS_OK);
+	assert_int_equal(g.mode, LS_GUARD_NONE);
+	verify_all(&fx);
+	fx_close(&fx);
+}
+
 /* Several processes miss on the same pages at once: each is read once. */
 typedef struct same_miss_arg
 {
@@ -736,6 +812,7 @@ main(void)
 		cmocka_unit_test(test_no_space),
 		cmocka_unit_test(test_checksum_corruption),
 		cmocka_unit_test(test_free_and_recycle),
+		cmocka_unit_test(test_flush_all_meets_free),
 		cmocka_unit_test(test_single_load_under_concurrent_misses),
 		cmocka_unit_test(test_reopen_data_file),
 		cmocka_unit_test(test_load_under_shared_parent),
