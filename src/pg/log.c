@@ -227,6 +227,7 @@ ls_log_writer_failed(void)
 }
 
 #define LS_LOG_SEGMENT		(16 * 1024 * 1024)
+#define LS_CKPT_WAIT_MS		10000	/* a checkpoint waits for running writers */
 #define LS_LOG_AHEAD		3		/* segments prepared ahead of the end */
 #define LS_LOG_WAIT_MS		100		/* committers look up this often */
 
@@ -2106,6 +2107,7 @@ ls_checkpoint(bool wait_for_writers)
 			uint32		cursor = 0;
 			ls_hot_table *tbl;
 			int			kcap = 0;
+			TimestampTz deadline;
 
 			ls_epoch_enter();
 			while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
@@ -2133,7 +2135,15 @@ ls_checkpoint(bool wait_for_writers)
 				if ((tbl = ls_hot_table_find(hot, keys[i])) != NULL)
 					ls_ckpt_table(tbl, &buf, &defer, &ndefer, &cap);
 			}
-			/* rows a running transaction was writing: once it ended */
+			/*
+			 * Rows a running transaction was writing: once it ended.  The
+			 * waits share one deadline (LS_CKPT_WAIT_MS in all): they were
+			 * 10 s a row and round, so a session idle in a transaction
+			 * that had written 1000 rows held the worker (pack, later
+			 * checkpoints) for hours.
+			 */
+			deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), LS_CKPT_WAIT_MS);
+
 			for (int round = 0; ok && ndefer > 0 && round < 3; round++)
 			{
 				int			left = 0;
@@ -2144,8 +2154,9 @@ ls_checkpoint(bool wait_for_writers)
 					TransactionId busy;
 					bool		logged; /* the table's holes record covers it */
 
-					for (int w = 0; wait_for_writers && TransactionIdIsValid(defer[i].xid) &&
-						 TransactionIdIsInProgress(defer[i].xid) && w < 10000; w++)
+					while (wait_for_writers && TransactionIdIsValid(defer[i].xid) &&
+						   TransactionIdIsInProgress(defer[i].xid) &&
+						   GetCurrentTimestamp() < deadline)
 					{
 						CHECK_FOR_INTERRUPTS();
 						pg_usleep(1000L);

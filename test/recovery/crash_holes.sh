@@ -38,6 +38,8 @@
 #     logs the rows it found nothing to log for as holes; after a crash
 #     VACUUM deletes their index entries and the index-only count stays the
 #     table's (it returned the rolled-back rows).
+#  5. A session idle in a transaction that wrote hot rows: a checkpoint
+#     waits for running writers 10 s in all, not 10 s a row and round.
 # Run by test/run (as root; the server runs as postgres).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -163,6 +165,24 @@ ls_crash
 ls_restart
 ls_expect "an insert rolled back during a checkpoint: VACUUM, then the index-only count" "1100|1100|Index Only Scan" \
 	"$(ls_ios_verdict hc "x.v IS NOT NULL")"
+
+# 5. a session idle in a transaction that wrote 50 hot rows: the checkpoint
+#    gives up on them after 10 s in all (it waited 10 s a row and round:
+#    25 minutes here, the leanstore worker doing nothing else meanwhile)
+ls_sessions_open idle
+ls_session idle "BEGIN; INSERT INTO hc SELECT g, 'i' || g FROM generate_series(5001, 5050) g;"
+log_mark
+t0=$(date +%s)
+ls_expect "a checkpoint beside an idle writer: skipped" "f" "$(q -c "SELECT leanstore_checkpoint()")"
+took=$(($(date +%s) - t0))
+ls_expect "a checkpoint beside an idle writer: at most 10 s of waiting in all (took ${took}s)" "1" \
+	"$([ "$took" -lt 30 ] && echo 1 || echo 0)"
+ls_expect "a checkpoint beside an idle writer: the log says why" "1" \
+	"$(tail -c +"$((log_at + 1))" "$dir/server.log" | grep -c "leanstore checkpoint skipped: 50 rows stayed busy")"
+ls_session idle "COMMIT;"
+ls_sessions_close idle
+ls_expect "a checkpoint after the writer committed" "t|1150" \
+	"$(q -c "SELECT leanstore_checkpoint()")|$(q -c "SELECT count(*) FROM hc")"
 
 if [ "$fail" != 0 ]; then
 	tail -n 40 "$dir/server.log"
