@@ -34,6 +34,7 @@
 #include "access/relation.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
 #include "common/file_perm.h"
 #include "common/relpath.h"
 #include "fmgr.h"
@@ -363,28 +364,61 @@ ls_file_for(ls_bm_file *file, Oid spc, Oid db, Oid rel, BackendId backend)
 	file->key[3] = (uint32) backend;
 }
 
-/* Segment segno of a main fork, as md.c names it. */
+/*
+ * Segment segno of a main fork, as md.c names it (GetRelationPath's layout).
+ * Formatted into buf, never palloc'd: the buffer pool calls this under its
+ * I/O mutex, often holding write claims or a frame's exclusive latch, and
+ * an ERROR there (out of memory) would leave them held for good.
+ */
 static bool
 ls_file_path(void *arg, const ls_bm_file *file, uint32_t segno, char *buf, size_t len)
 {
-	char	   *path;
+	Oid			spc = file->key[0];
+	Oid			db = file->key[1];
+	Oid			rel = file->key[2];
+	BackendId	backend = (BackendId) file->key[3];
+	char		name[32];
 	int			n;
 
 	(void) arg;
 	if (segno == LS_BM_UNDO_SEGNO)
 	{
 		/* the undo journal: outside the relation's directory (tools) */
-		n = snprintf(buf, len, "%s/%u_%u_%u", LS_UNDO_DIR,
-					 file->key[0], file->key[1], file->key[2]);
+		n = snprintf(buf, len, "%s/%u_%u_%u", LS_UNDO_DIR, spc, db, rel);
 		return n > 0 && (size_t) n < len;
 	}
-	path = GetRelationPath(file->key[1], file->key[0], file->key[2],
-						   (BackendId) file->key[3], MAIN_FORKNUM);
-	if (segno == 0)
-		n = snprintf(buf, len, "%s", path);
+	/* the file's name: a temporary relation's carries its backend */
+	if (backend == InvalidBackendId)
+		n = snprintf(name, sizeof(name), "%u", rel);
 	else
-		n = snprintf(buf, len, "%s.%u", path, segno);
-	pfree(path);
+		n = snprintf(name, sizeof(name), "t%d_%u", backend, rel);
+	if (n <= 0 || (size_t) n >= sizeof(name))
+		return false;
+	if (spc == GLOBALTABLESPACE_OID)
+		n = snprintf(buf, len, "global/%s", name);
+	else if (spc == DEFAULTTABLESPACE_OID)
+		n = snprintf(buf, len, "base/%u/%s", db, name);
+	else
+		n = snprintf(buf, len, "pg_tblspc/%u/%s/%u/%s", spc,
+					 TABLESPACE_VERSION_DIRECTORY, db, name);
+#ifdef LS_ASSERTS
+	if (n > 0 && (size_t) n < len)
+	{
+		/* the asserting build checks the layout against PostgreSQL's own */
+		char	   *pg = GetRelationPath(db, spc, rel, backend, MAIN_FORKNUM);
+
+		Assert(strcmp(pg, buf) == 0);
+		pfree(pg);
+	}
+#endif
+	if (n > 0 && (size_t) n < len && segno > 0)
+	{
+		size_t		used = (size_t) n;
+
+		n = snprintf(buf + used, len - used, ".%u", segno);
+		if (n > 0)
+			n += (int) used;
+	}
 	return n > 0 && (size_t) n < len;
 }
 
