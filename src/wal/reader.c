@@ -257,6 +257,13 @@ stream_ends(ls_wal_reader *r)
 	return LS_NOT_FOUND;
 }
 
+/* A record header that fits the left bytes of a round and can be a record. */
+static bool
+rec_header_ok(const ls_wal_rec *h, uint64_t left)
+{
+	return h->len >= LS_WAL_REC_HDR && h->len <= left && h->type != 0 && h->gsn != 0;
+}
+
 /*
  * The smallest GSN among the records of data from cursor on (UINT64_MAX when
  * none).  Stops at the first impossible header: ls_wal_reader_next reports it
@@ -272,7 +279,7 @@ round_min_gsn(const ls_wal_reader *r)
 		ls_wal_rec	h;
 
 		memcpy(&h, r->data + off, sizeof(h));
-		if (h.len < LS_WAL_REC_HDR || h.len > r->data_len - off || h.gsn == 0)
+		if (!rec_header_ok(&h, r->data_len - off))
 			break;
 		min = LS_MIN(min, h.gsn);
 		off += h.len;
@@ -382,7 +389,7 @@ ls_wal_reader_next(ls_wal_reader *r, const ls_wal_rec **rec, uint64_t *pos)
 		if (left < LS_WAL_REC_HDR)
 			return LS_CORRUPT;
 		memcpy(&h, r->data + r->cursor, sizeof(h));
-		if (h.len < LS_WAL_REC_HDR || h.len > left || h.type == 0 || h.gsn == 0)
+		if (!rec_header_ok(&h, left))
 			return LS_CORRUPT;
 		while (r->bi + 1 < r->nblocks && r->blocks[r->bi + 1].off <= r->cursor)
 			r->bi++;
