@@ -325,6 +325,7 @@ typedef struct LsColdShared
 static LsColdShared *ls_cold = NULL;
 
 static ls_status ls_adopt_dead(ls_hot_table *tbl, uint64 rowid);
+static ls_status ls_adopt_dead_or_hole(ls_hot_table *tbl, uint64 rowid);
 static ls_status ls_cold_restamp(LsColdTable *ct, uint64 rowid, ls_hot_version *v,
 								 bool frozen, const LsColdXmax *x);
 static ls_hot_row *ls_cold_only_begin(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid);
@@ -670,6 +671,19 @@ ls_cold_set_log_start(uint64 log_start, uint64 cover_pos, uint64 cover_gsn)
 	ls_cold->cover_pos = cover_pos;
 	ls_cold->cover_gsn = cover_gsn;
 	ls_state_write(false, FATAL);
+}
+
+/*
+ * tree_lock shared, for a tree change.  Lock order (ls_cold_hold_trees):
+ * adopt_lock, tree_lock, a row stripe, a row latch; a row latch is never
+ * held while waiting here (the checkpoint holds tree_lock exclusively for a
+ * while, and readers of that row would spin for as long).
+ */
+static void
+ls_tree_share(void)
+{
+	LS_ASSERT(!ls_holds_row_latch());
+	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
 }
 
 ls_bm *
@@ -2120,7 +2134,7 @@ ls_cold_insert(Relation rel, ls_hot_table *tbl, uint64 rowid, ls_hot_version *v)
 	LsColdTable *ct = ls_cold_for_load(tbl, xmin);
 	ls_status	st;
 
-	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ls_tree_share();
 	st = ls_cold_append(ct, tbl, rowid, v);
 	LWLockRelease(ls_cold->tree_lock);
 	if (st != LS_OK)
@@ -2148,7 +2162,7 @@ ls_cold_insert_speculative(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	ls_status	st;
 
 	ct = ls_cold_for_load(tbl, xmin);
-	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ls_tree_share();
 	st = ls_cold_put_x(&ct->tree, rowid, (const char *) v->data, v->len, xmin, v->cmin,
 					   LS_COLD_SPEC, &x, true);
 	if (st == LS_OK)
@@ -2266,7 +2280,7 @@ ls_cold_load(Relation rel, ls_hot_table *tbl, int n, const uint64 *rowids,
 	}
 
 	ct = ls_cold_for_load(tbl, xmin);
-	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ls_tree_share();
 	st = ls_cold_touch(ct);
 	i = 0;
 	while (st == LS_OK && i < n)
@@ -2398,7 +2412,7 @@ ls_cold_stampable(ls_hot_version *v)
 static ls_hot_row *
 ls_cold_only_begin(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid)
 {
-	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ls_tree_share();
 	LWLockAcquire(ls_row_stripe(rowid), LW_EXCLUSIVE);
 	ls_epoch_enter();
 	if (ls_hot_row_get(tbl, rowid) != NULL || ls_hot_rowid_is_dead(tbl, rowid))
@@ -3355,10 +3369,37 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 }
 
 /*
- * A migrated row is about to leave as DEAD (caller holds its latch): its
- * cold image goes first, or readers would find it behind the DEAD slot's
- * back once the slot is forgotten.  false (nothing removed): the caller
- * keeps the row for now.
+ * Before the latch of a row that may leave as DEAD: when the row has a cold
+ * image (a migrated row), take tree_lock shared, which ls_cold_forget_image
+ * needs and which comes before a row latch (ls_cold_hold_trees).  Returns
+ * whether it was taken; pass that to ls_cold_image_unguard.
+ */
+bool
+ls_cold_image_guard(ls_hot_table *tbl, ls_hot_row *row)
+{
+	Assert(!ls_holds_row_latch());
+	/* origin never changes once the row is in the map */
+	if (row->origin != LS_ORIGIN_MIGRATED || ls_cold_of(tbl) == NULL)
+		return false;
+	/* pack (ls_pack_one) collects rows while it holds it already */
+	if (LWLockHeldByMe(ls_cold->tree_lock))
+		return false;
+	ls_tree_share();
+	return true;
+}
+
+void
+ls_cold_image_unguard(bool held)
+{
+	if (held)
+		LWLockRelease(ls_cold->tree_lock);
+}
+
+/*
+ * A migrated row is about to leave as DEAD (caller holds its latch, and
+ * tree_lock from ls_cold_image_guard): its cold image goes first, or
+ * readers would find it behind the DEAD slot's back once the slot is
+ * forgotten.  false (nothing removed): the caller keeps the row for now.
  */
 bool
 ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row)
@@ -3366,13 +3407,15 @@ ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row)
 	LsColdTable *ct;
 	bool		ok;
 
+	Assert(ls_holds_row_latch());
 	if (row->origin != LS_ORIGIN_MIGRATED || (ct = ls_cold_of(tbl)) == NULL)
 		return true;
-	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	/* its cold table appeared after the guard looked: look again */
+	if (!LWLockHeldByMe(ls_cold->tree_lock))
+		return false;
 	ok = ls_cold_remove(&ct->tree, row->rowid) == LS_OK;
 	if (ok)
 		ls_log_cold_remove(tbl, row->rowid);
-	LWLockRelease(ls_cold->tree_lock);
 	return ok;
 }
 
@@ -3437,7 +3480,7 @@ ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid)
 	}
 	dead = ls_hot_rowid_is_dead(tbl, rowid);
 	ls_epoch_exit();
-	if (row == NULL && !dead && (st = ls_adopt_dead(tbl, rowid)) != LS_OK)
+	if (row == NULL && !dead && (st = ls_adopt_dead_or_hole(tbl, rowid)) != LS_OK)
 		ls_report_status(st, NULL, "replay a removal from");
 }
 
@@ -3476,7 +3519,17 @@ ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi)
 				ls_epoch_enter();
 				dead = ls_hot_rowid_is_dead(tbl, expect);
 				ls_epoch_exit();
-				if (!dead && (st = ls_adopt_dead(tbl, expect)) != LS_OK)
+				if (dead)
+					continue;
+				st = ls_adopt_dead(tbl, expect);
+				if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
+				{
+					/* no room for slots: the rest of the range are holes */
+					ls_holes_add(tbl, expect, hi);
+					ls_dead_as_holes += hi - expect;
+					return;
+				}
+				if (st != LS_OK)
 					ereport(FATAL,
 							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 							 errmsg("could not recover rowid " UINT64_FORMAT " of a leanstore table: %s",
@@ -3743,7 +3796,7 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 			rowids[i] = batch[i]->rowid;
 		ls_epoch_exit();
 		ct->pack_hand = n > 0 ? rowids[n - 1] + 1 : 0;
-		LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+		ls_tree_share();
 		for (uint32 i = 0; i < n; i++)
 			packed += ls_pack_one(ct, tbl, rowids[i], vis, second_chance);
 		LWLockRelease(ls_cold->tree_lock);
@@ -3807,7 +3860,7 @@ leanstore_test_chain_overrun(PG_FUNCTION_ARGS)
 
 	LWLockAcquire(ls_cold->adopt_lock, LW_EXCLUSIVE);
 	ct = ls_cold_ensure(tbl, ERROR);
-	LWLockAcquire(ls_cold->tree_lock, LW_SHARED);
+	ls_tree_share();
 	ls_epoch_enter();
 	row = rowid == LS_ROWID_INVALID ? NULL : ls_row_get(tbl, rowid);
 	if (row != NULL && PG_GETARG_BOOL(2) && !ls_row_is_standin(row))
@@ -4323,6 +4376,30 @@ ls_adopt_dead(ls_hot_table *tbl, uint64 rowid)
 	return st;
 }
 
+/*
+ * Recovery and adoption (before any backend uses tbl): rowid becomes DEAD,
+ * or, when the hot tier has no room for its slot, joins the table's holes
+ * range, which VACUUM and the visibility map treat alike (its index entries
+ * go before a bit is set over it).  Replay stores rows the tier has no room
+ * for in the cold tree; their tombstones must not then fail for want of a
+ * DEAD slot.
+ */
+uint64		ls_dead_as_holes = 0;
+
+static ls_status
+ls_adopt_dead_or_hole(ls_hot_table *tbl, uint64 rowid)
+{
+	ls_status	st = ls_adopt_dead(tbl, rowid);
+
+	if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
+	{
+		ls_holes_add(tbl, rowid, rowid + 1);
+		ls_dead_as_holes++;
+		st = LS_OK;
+	}
+	return st;
+}
+
 static void
 ls_adopt_fail(const char *name, ls_hot_table *tbl, LsColdTable *ct, const char *what, ls_status st)
 {
@@ -4541,7 +4618,7 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 				ls_adopt_fail(name, tbl, ct, "its DEAD rowids cannot be read", st);
 			for (int i = 0; i < ds.n; i++)
 			{
-				if ((st = ls_adopt_dead(tbl, ds.rowids[i])) != LS_OK)
+				if ((st = ls_adopt_dead_or_hole(tbl, ds.rowids[i])) != LS_OK)
 					ls_adopt_fail(name, tbl, ct, "a DEAD rowid cannot be stored", st);
 				dead++;
 			}

@@ -165,8 +165,64 @@ ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
 }
 
 /*
- * ALTER TABLE ... SET TABLESPACE: copy every chain verbatim, a batch of rows
- * at a time (one epoch and one cold-tree descent per batch).
+ * One row of SET TABLESPACE's copy: c[0..k) are local copies of its chain,
+ * newest first.  A row of one plain version (no xmax, no link) that was
+ * cold goes into dst's cold tree, and so does a hot one once the hot tier
+ * has no room for it: the copy of a table larger than the hot tier must not
+ * need it all (both copies are in memory until the old one goes at commit).
+ * Anything else becomes a hot chain again.  Outside epochs.
+ */
+static void
+ls_copy_row(Relation rel, ls_hot_table *dst, uint64 rowid, ls_hot_version **c,
+			int k, bool was_cold)
+{
+	ls_hot_version **tier;
+	volatile int made = 0;
+
+	if (k == 1 && ls_xmax_settle(atomic_load(&c[0]->xmax_word)) == 0 &&
+		atomic_load(&c[0]->next_rowid) == LS_ROWID_INVALID &&
+		ls_cold_can_write(rel))
+	{
+		ls_hot_version *hv = NULL;
+
+		if (!was_cold)
+			hv = ls_version_copy_in(rel, c[0], c[0]->len, c[0]->data,
+									LS_VH_TIER_OR_NULL);
+		if (hv != NULL)
+			ls_insert_chain(rel, dst, rowid, &hv, 1);
+		else
+		{
+			atomic_store(&c[0]->xmax_word, 0);
+			ls_cold_insert(rel, dst, rowid, c[0]);
+		}
+		return;
+	}
+
+	/* ls_insert_chain wants oldest first; it frees them if it fails */
+	tier = palloc(sizeof(ls_hot_version *) * k);
+	PG_TRY();
+	{
+		for (; made < k; made++)
+			tier[made] = ls_version_copy(rel, c[k - 1 - made], c[k - 1 - made]->len,
+										 c[k - 1 - made]->data);
+	}
+	PG_CATCH();
+	{
+		for (int i = 0; i < made; i++)
+			ls_hot_version_free(ls_ctx(), tier[i]);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	ls_insert_chain(rel, dst, rowid, tier, k);
+	pfree(tier);
+}
+
+/*
+ * ALTER TABLE ... SET TABLESPACE: copy every row with its rowid and chain
+ * (the indexes are not rebuilt), a batch of rows at a time: inside one
+ * epoch (and one cold-tree descent) the batch is copied into local memory,
+ * outside it the rows are written (ls_copy_row), so that making room in the
+ * hot tier (pack) is not held back by our own epoch.
  */
 #define LS_COPY_BATCH 64
 
@@ -178,8 +234,10 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	uint64		limit;
 	uint32		used;
 	uint64		cursor = 0;
-	ls_hot_version **chain = palloc(sizeof(ls_hot_version *) * 256);
 	int			chain_cap = 256;
+	ls_hot_version **chain;
+	MemoryContext batch_cxt;
+	MemoryContext old;
 
 	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
 	ls_storage_create(newrnode, rel->rd_rel->relpersistence, &dst);
@@ -187,15 +245,20 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	ls_hot_table_get_fill(src, &limit, &used);
 	ls_hot_table_set_fill(dst, limit, used);
 
+	batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "leanstore copy",
+									  ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(batch_cxt);
 	for (;;)
 	{
 		ls_hot_row *rows[LS_COPY_BATCH];
 		uint64		rowid[LS_COPY_BATCH];
+		bool		was_cold[LS_COPY_BATCH];
 		int			first[LS_COPY_BATCH + 1];
 		uint32		n;
-		volatile uint32 done = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(batch_cxt);
+		chain = palloc(sizeof(ls_hot_version *) * chain_cap);
 		ls_epoch_enter();
 		n = ls_rows_batch(src, &cursor, limit, rows, LS_COPY_BATCH);
 		first[0] = 0;
@@ -206,6 +269,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 			int			hops = 0;
 
 			rowid[i] = row->rowid;
+			was_cold[i] = ls_row_is_standin(row);
 			for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
 				 v = ls_chain_next(row, v, &hops))
 			{
@@ -214,41 +278,19 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 					chain_cap *= 2;
 					chain = repalloc(chain, sizeof(ls_hot_version *) * chain_cap);
 				}
-				chain[k++] = ls_version_copy(rel, v, v->len, v->data);
+				chain[k++] = ls_version_copy_in(rel, v, v->len, v->data, LS_VH_LOCAL);
 			}
 			first[i + 1] = k;
 		}
 		ls_epoch_exit();
 		if (n == 0)
 			break;
-		PG_TRY();
-		{
-			for (; done < n; done++)
-			{
-				ls_hot_version **c = chain + first[done];
-				int			k = first[done + 1] - first[done];
-
-				/* c[] is newest first; ls_insert_chain wants oldest first */
-				for (int i = 0; i < k / 2; i++)
-				{
-					ls_hot_version *t = c[i];
-
-					c[i] = c[k - 1 - i];
-					c[k - 1 - i] = t;
-				}
-				ls_insert_chain(rel, dst, rowid[done], c, k);
-			}
-		}
-		PG_CATCH();
-		{
-			/* the failed row's versions are freed: those of the rows after it */
-			for (int i = first[done + 1]; i < first[n]; i++)
-				ls_hot_version_free(ls_ctx(), chain[i]);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
+		for (uint32 i = 0; i < n; i++)
+			ls_copy_row(rel, dst, rowid[i], chain + first[i], first[i + 1] - first[i],
+						was_cold[i]);
 	}
-	pfree(chain);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(batch_cxt);
 
 	/*
 	 * DEAD rowids and holes are not carried over as such, but the rowids
@@ -371,6 +413,40 @@ ls_gc_freeze(ls_hot_row *row, TransactionId freeze_limit, LsGcStats *st)
 }
 
 /*
+ * Drop the versions below keep and the aborted versions on top of the chain
+ * (caller holds row's latch; the row is not dead).
+ */
+static void
+ls_gc_trim(ls_hot_table *tbl, ls_hot_row *row, ls_hot_version *keep,
+		   int aborted_top, LsGcStats *st)
+{
+	Assert(ls_holds_row_latch());
+	if (keep != NULL && ls_hot_version_older(keep) != NULL)
+	{
+		int			dropped = 0;
+		int			hops = 0;
+
+		for (ls_hot_version *o = ls_chain_next(row, keep, &hops); o != NULL;
+			 o = ls_chain_next(row, o, &hops))
+			dropped++;
+		ls_hot_row_truncate(ls_ctx(), tbl, row, keep);
+		if (st)
+			st->removed_versions += dropped;
+	}
+	for (int i = 0; i < aborted_top; i++)
+	{
+		ls_hot_version *top = ls_hot_row_newest(row);
+
+		if (top == NULL || ls_hot_version_older(top) == NULL ||
+			!(ls_hv_flags(atomic_load(&top->xmin_word)) & LS_HV_XMIN_ABORTED))
+			break;
+		ls_hot_row_uninstall_newest(ls_ctx(), tbl, row);
+		if (st)
+			st->removed_versions += 1;
+	}
+}
+
+/*
  * GC one row (caller inside an epoch, no latch held).  Returns false when
  * the row changed under us and should be looked at again.
  */
@@ -432,53 +508,37 @@ ls_gc_row(Relation rel, ls_hot_table *tbl, ls_hot_row *row,
 	if (dead_row || aborted_top > 0 ||
 		(keep != NULL && ls_hot_version_older(keep) != NULL))
 	{
+		/* tree_lock before the row latch: ls_cold_hold_trees' lock order */
+		bool		tree_held = dead_row && ls_cold_image_guard(tbl, row);
+		bool		again = false;
+
 		ls_row_lock(row);
 		if (ls_hot_row_is_removed(row) || ls_hot_row_newest(row) != newest)
+			again = true;
+		else if (dead_row)
 		{
-			ls_row_unlock(row);
-			return false;
-		}
-		if (dead_row)
-		{
-			if (st)
-			{
-				st->removed_rows += 1;
-				st->removed_versions += n;
-			}
 			/* a migrated row's cold image must not outlive it */
 			if (!ls_cold_forget_image(tbl, row))
+				again = true;
+			else
 			{
-				ls_row_unlock(row);
-				return false;
+				if (st)
+				{
+					st->removed_rows += 1;
+					st->removed_versions += n;
+				}
+				ls_row_forget_latch();
+				ls_hot_row_remove(ls_ctx(), tbl, row, true);
+				ls_cold_image_unguard(tree_held);
+				return true;
 			}
-			ls_row_forget_latch();
-			ls_hot_row_remove(ls_ctx(), tbl, row, true);
-			return true;
 		}
-		if (keep != NULL && ls_hot_version_older(keep) != NULL)
-		{
-			int			dropped = 0;
-			int			hops = 0;
-
-			for (ls_hot_version *o = ls_chain_next(row, keep, &hops); o != NULL;
-				 o = ls_chain_next(row, o, &hops))
-				dropped++;
-			ls_hot_row_truncate(ls_ctx(), tbl, row, keep);
-			if (st)
-				st->removed_versions += dropped;
-		}
-		for (int i = 0; i < aborted_top; i++)
-		{
-			ls_hot_version *top = ls_hot_row_newest(row);
-
-			if (top == NULL || ls_hot_version_older(top) == NULL ||
-				!(ls_hv_flags(atomic_load(&top->xmin_word)) & LS_HV_XMIN_ABORTED))
-				break;
-			ls_hot_row_uninstall_newest(ls_ctx(), tbl, row);
-			if (st)
-				st->removed_versions += 1;
-		}
+		else
+			ls_gc_trim(tbl, row, keep, aborted_top, st);
 		ls_row_unlock(row);
+		ls_cold_image_unguard(tree_held);
+		if (again)
+			return false;
 	}
 
 	if (st != NULL)

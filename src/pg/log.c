@@ -3861,8 +3861,8 @@ ls_log_recover(void)
 		hash_destroy(ls_copies.shadows);
 	if (!clean)
 		ereport(LOG,
-				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped, " UINT64_FORMAT " rows stored cold for lack of hot memory) of " UINT64_FORMAT " tables in %.3f s",
-						rp.records, rp.rows, rp.skipped, rp.spilled, ls_log->recovery_tables,
+				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped, " UINT64_FORMAT " rows stored cold and " UINT64_FORMAT " DEAD rowids made holes for lack of hot memory) of " UINT64_FORMAT " tables in %.3f s",
+						rp.records, rp.rows, rp.skipped, rp.spilled, ls_dead_as_holes, ls_log->recovery_tables,
 						(double) ls_log->recovery_us / 1e6),
 				 errdetail("From PostgreSQL's WAL: " UINT64_FORMAT " records replayed, " UINT64_FORMAT " also in leanstore's log; " UINT64_FORMAT " records older than a later one of their row skipped.",
 						   ls_copies.applied, ls_copies.duplicates, ls_copies.shadowed)));

@@ -352,6 +352,8 @@ extern void ls_cold_replay_put(ls_hot_table *tbl, uint64 rowid, const char *payl
 extern void ls_cold_replay_remove(ls_hot_table *tbl, uint64 rowid);
 extern void ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi);
 extern void ls_holes_add(ls_hot_table *tbl, uint64 lo, uint64 hi);
+/* rowids recovery or adoption made holes for want of a DEAD slot */
+extern uint64 ls_dead_as_holes;
 extern bool ls_holes_get(ls_hot_table *tbl, uint64 *lo, uint64 *hi);
 extern void ls_holes_clear(ls_hot_table *tbl);
 extern bool ls_rowid_holds_row(ls_hot_table *tbl, uint64 rowid);
@@ -496,6 +498,8 @@ extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								  uint64 update_word, uint64 lockers,
 								  uint64 newrowid, ls_hot_version *v, uint64 *now);
 /* Under the row latch, before a migrated row leaves as DEAD. */
+extern bool ls_cold_image_guard(ls_hot_table *tbl, ls_hot_row *row);
+extern void ls_cold_image_unguard(bool held);
 extern bool ls_cold_forget_image(ls_hot_table *tbl, ls_hot_row *row);
 /* The storage goes (drop, truncate): forget its tree without writing it. */
 extern void ls_cold_drop_for(ls_hot_table *tbl);
@@ -706,6 +710,9 @@ extern ls_hot_version *ls_version_from_heaptuple_in(Relation rel, HeapTuple tup,
 extern void ls_version_discard(ls_hot_version *v);
 extern ls_hot_version *ls_version_copy(Relation rel, ls_hot_version *src,
 									   uint32 len, const void *payload);
+extern ls_hot_version *ls_version_copy_in(Relation rel, ls_hot_version *src,
+										  uint32 len, const void *payload,
+										  LsVersionHome home);
 
 /* ------------------------------------------------------------------------
  * Scan descriptor (tableam.c, ddl.c)

@@ -287,26 +287,45 @@ ls_version_from_heaptuple(Relation rel, HeapTuple tup)
 	return ls_version_from_heaptuple_in(rel, tup, LS_VH_TIER);
 }
 
-/* A new, uninstalled version with the given payload (MVCC words zero). */
+/*
+ * A new, uninstalled version with the given payload, made where home says
+ * (NULL only for LS_VH_TIER_OR_NULL with the tier full).  With src, its
+ * MVCC words are src's: src must stay put meanwhile (the caller is inside
+ * an epoch, or src is in this backend's memory); else they are zero.
+ */
+ls_hot_version *
+ls_version_copy_in(Relation rel, ls_hot_version *src, uint32 len,
+				   const void *payload, LsVersionHome home)
+{
+	ls_hot_version *v;
+	uint32		flags;
+
+	if (home == LS_VH_LOCAL)
+		v = ls_local_version(len);
+	else if ((v = ls_alloc_version(rel, len, home == LS_VH_TIER_OR_NULL)) == NULL)
+		return NULL;
+	memcpy(v->data, payload, len);
+	if (src != NULL)
+	{
+		atomic_store(&v->xmin_word, atomic_load_explicit(&src->xmin_word, memory_order_acquire));
+		atomic_store(&v->xmax_word, atomic_load_explicit(&src->xmax_word, memory_order_acquire));
+		v->cmin = src->cmin;
+		atomic_store(&v->cmax, atomic_load_explicit(&src->cmax, memory_order_acquire));
+		atomic_store(&v->next_rowid, atomic_load_explicit(&src->next_rowid, memory_order_acquire));
+		/* a cold image's layout is not the copy's, nor is src's home */
+		flags = atomic_load_explicit(&src->user_flags, memory_order_acquire) &
+			~(LS_UF_COLD_SLOT | LS_UF_LOCAL);
+		if (home == LS_VH_LOCAL)
+			flags |= LS_UF_LOCAL;
+		atomic_store(&v->user_flags, flags);
+	}
+	return v;
+}
+
+/* ls_version_copy_in in the hot tier (an error when it is full). */
 ls_hot_version *
 ls_version_copy(Relation rel, ls_hot_version *src, uint32 len,
 				const void *payload)
 {
-	ls_hot_version *v = ls_alloc_version(rel, len, false);
-
-	memcpy(v->data, payload, len);
-	if (src != NULL)
-	{
-		LsVersionInfo info;
-
-		ls_version_info(src, &info);
-		atomic_store(&v->xmin_word, ls_hv_word(info.xmin, info.xmin_flags));
-		atomic_store(&v->xmax_word, info.xmax_raw);
-		v->cmin = info.cmin;
-		atomic_store(&v->cmax, info.cmax);
-		atomic_store(&v->next_rowid, info.next_rowid);
-		/* a cold image's layout is not the copy's */
-		atomic_store(&v->user_flags, info.user_flags & ~LS_UF_COLD_SLOT);
-	}
-	return v;
+	return ls_version_copy_in(rel, src, len, payload, LS_VH_TIER);
 }
