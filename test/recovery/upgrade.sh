@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# test/recovery/upgrade.sh: pg_upgrade of a cluster that holds leanstore
-# tables (PostgreSQL 15 to 15: the same binaries, the tool's own path).
+# test/recovery/upgrade.sh: pg_dump / pg_restore and pg_upgrade of a
+# cluster that holds leanstore tables (pg_upgrade from PostgreSQL 15 to 15:
+# the same binaries, the tool's own path).
 # The old cluster (data checksums) has tables of both tiers: rows hot, a
 # bulk load into cold pages with deletes and updates, wide (TOASTed) values,
 # a secondary index and an unlogged table; heap twins of each (no other
 # tablespace: pg_upgrade refuses them between clusters of one catalog
-# version).  After a clean shutdown `pg_upgrade --check` must call
+# version).  pg_dump -Fc of the database restored by pg_restore into
+# another one gives the same answers, the tables still leanstore's.  After
+# a clean shutdown `pg_upgrade --check` must call
 # the clusters compatible, and the upgrade (file copy) must complete; the new
 # cluster then gives the same answers as the heap twins through sequential
 # and index scans, leanstore_verify and amcheck's bt_index_check (with
@@ -51,7 +54,7 @@ both "CREATE UNLOGGED TABLE %punl (id int) USING %s; INSERT INTO %punl SELECT ge
 	{ echo "$LS_TEST: l_cold has too few cold rows"; fail=1; }
 
 # the answers of a table: sequential scan, index scans, sums
-answers() {	# PORT TABLE
+answers() {	# PORT TABLE [DB]
 	local sql="SET enable_indexscan = off; SET enable_bitmapscan = off;
 		SELECT 'seq', count(*), sum(id), sum(hashtext(x::text)) FROM $2 x;
 		RESET enable_indexscan; RESET enable_bitmapscan; SET enable_seqscan = off;
@@ -60,18 +63,28 @@ answers() {	# PORT TABLE
 	?_cold) sql+=" SELECT 'k', count(*), sum(k) FROM $2 WHERE k BETWEEN -100 AND 100;" ;;
 	?_unl) sql="SELECT 'seq', count(*), sum(id) FROM $2;" ;;
 	esac
-	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -h "$dir" -p "$1" -d postgres -c "$sql" 2>&1)
+	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -At -h "$dir" -p "$1" -d "${3:-postgres}" -c "$sql" 2>&1)
 }
-compare() {	# PORT WHAT
+compare() {	# PORT WHAT [DB of the leanstore tables]
 	local t l h
 	for t in hot cold wide unl; do
-		l=$(answers "$1" "l_$t")
+		l=$(answers "$1" "l_$t" "${3:-postgres}")
 		h=$(answers "$1" "h_$t")
 		ls_expect "$2: $t agrees with heap" "$h" "$l"
 	done
 }
 old_port=$PGPORT
 compare "$old_port" "before the upgrade"
+
+# pg_dump -Fc, then pg_restore into another database
+(cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_dump" -Fc -f "$dir/dump.fc" postgres) || { echo "$LS_TEST: pg_dump failed"; fail=1; }
+q postgres -c "CREATE DATABASE restored" >/dev/null
+(cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_restore" -d restored "$dir/dump.fc" 2>&1) || { echo "$LS_TEST: pg_restore failed"; fail=1; }
+compare "$old_port" "pg_dump and pg_restore" restored
+ls_expect "pg_restore: the tables are leanstore's" "4" \
+	"$(q restored -c "SELECT count(*) FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname LIKE 'l\_%' AND c.relkind = 'r' AND a.amname = 'leanstore'")"
+ls_expect "pg_restore: leanstore_verify" "t|t|t|t" \
+	"$(q restored -c "SELECT leanstore_verify('l_hot'), leanstore_verify('l_cold'), leanstore_verify('l_wide'), leanstore_verify('l_unl')" | paste -sd'|')"
 ls_pgctl -m fast stop
 
 # the new cluster, as pg_upgrade wants it: same settings, empty
