@@ -165,20 +165,54 @@ ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
 }
 
 /*
+ * Is the row of chain c[0..k) (newest first) dead to every snapshot: every
+ * inserter aborted, or the deleter (or updater) of its newest version that
+ * did not abort committed and every snapshot sees that?  VACUUM would make
+ * it a DEAD rowid.
+ */
+static bool
+ls_copy_row_dead(ls_hot_version **c, int k, GlobalVisState *vistest)
+{
+	ls_hot_version *v = NULL;
+	uint64		xmax_word;
+	TransactionId xmax;
+
+	for (int i = 0; i < k && v == NULL; i++)
+		if (!(ls_hv_flags(atomic_load(&c[i]->xmin_word)) & LS_HV_XMIN_ABORTED))
+			v = c[i];
+	if (v == NULL)
+		return true;
+	xmax_word = ls_xmax_settle(atomic_load(&v->xmax_word));
+	xmax = ls_hv_xid(xmax_word);
+	if (xmax == InvalidTransactionId ||
+		(ls_hv_flags(xmax_word) & (LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_IS_MULTI)))
+		return false;
+	return TransactionIdDidCommit(xmax) && GlobalVisTestIsRemovableXid(vistest, xmax);
+}
+
+/*
  * One row of SET TABLESPACE's copy: c[0..k) are local copies of its chain,
- * newest first.  A row of one plain version (no xmax, no link) that was
- * cold goes into dst's cold tree, and so does a hot one once the hot tier
- * has no room for it: the copy of a table larger than the hot tier must not
- * need it all (both copies are in memory until the old one goes at commit).
- * Anything else becomes a hot chain again.  Outside epochs.
+ * newest first.  A row dead to every snapshot (a committed DELETE that no
+ * VACUUM has removed yet) is not copied: its rowid joins dst's holes, so
+ * that VACUUM deletes its index entries as it would have for the DEAD
+ * rowid.  A row of one plain version (no xmax, no link) that was cold goes
+ * into dst's cold tree, and so does a hot one once the hot tier has no room
+ * for it: the copy of a table larger than the hot tier must not need it all
+ * (both copies are in memory until the old one goes at commit).  Anything
+ * else becomes a hot chain again.  Outside epochs.
  */
 static void
 ls_copy_row(Relation rel, ls_hot_table *dst, uint64 rowid, ls_hot_version **c,
-			int k, bool was_cold)
+			int k, bool was_cold, GlobalVisState *vistest)
 {
 	ls_hot_version **tier;
 	volatile int made = 0;
 
+	if (ls_copy_row_dead(c, k, vistest))
+	{
+		ls_holes_add(dst, rowid, rowid + 1);
+		return;
+	}
 	if (k == 1 && ls_xmax_settle(atomic_load(&c[0]->xmax_word)) == 0 &&
 		atomic_load(&c[0]->next_rowid) == LS_ROWID_INVALID &&
 		ls_cold_can_write(rel))
@@ -238,6 +272,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 	ls_hot_version **chain;
 	MemoryContext batch_cxt;
 	MemoryContext old;
+	GlobalVisState *vistest = GlobalVisTestFor(rel);
 
 	ls_create_smgr(newrnode, rel->rd_rel->relpersistence);
 	ls_storage_create(newrnode, rel->rd_rel->relpersistence, &dst);
@@ -287,7 +322,7 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 			break;
 		for (uint32 i = 0; i < n; i++)
 			ls_copy_row(rel, dst, rowid[i], chain + first[i], first[i + 1] - first[i],
-						was_cold[i]);
+						was_cold[i], vistest);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(batch_cxt);
