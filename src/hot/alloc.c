@@ -328,20 +328,24 @@ alloc_once(ls_hot_ctx *ctx, int cls, hot_blk **out)
 
 /*
  * Last resort when neither cls nor the page pool has a block: a free block
- * of a larger class, up to HOT_BORROW_FACTOR times the size.  Memory moves
- * between classes only at page granularity, so after churn of one size the
- * free bytes can sit in partly used pages of other classes while the tier
- * is far from full (seen: a 32-byte request failing with half of the heap
- * free).  The block keeps its page's class: hot_obj_size and hot_free read
- * it from the page, so nothing else needs to know it was borrowed.  Sets
- * *cls to the class served.
+ * of a larger class, the smallest one that has one.  Memory moves between
+ * classes only at page granularity, so after churn of one size the free
+ * bytes can sit in partly used pages of other classes while the tier is far
+ * from full (seen: a 32-byte request failing with half of the heap free; a
+ * SET TABLESPACE copy failing with a third of it in use).  The block keeps
+ * its page's class: hot_obj_size and hot_free read it from the page, so
+ * nothing else needs to know it was borrowed, and the bytes it wastes count
+ * as used until it is freed.  First only classes up to HOT_BORROW_FACTOR
+ * times the size are tried, then any: a request fails only when no class
+ * has a free block.  Sets *cls to the class served.
  */
 #define HOT_BORROW_FACTOR	8
 
 static ls_status
-alloc_borrow(ls_hot_ctx *ctx, int *cls, hot_blk **out)
+alloc_borrow(ls_hot_ctx *ctx, int *cls, hot_blk **out, bool any)
 {
-	uint64_t	limit = (uint64_t) ls_hot_class_size[*cls] * HOT_BORROW_FACTOR;
+	uint64_t	limit = any ? UINT64_MAX :
+		(uint64_t) ls_hot_class_size[*cls] * HOT_BORROW_FACTOR;
 
 	for (int c = *cls + 1; c < HOT_NCLASS && ls_hot_class_size[c] <= limit; c++)
 	{
@@ -396,7 +400,9 @@ hot_alloc(ls_hot_ctx *ctx, size_t bytes, void **out)
 		st = alloc_once(ctx, cls, &b);
 	}
 	if (st == LS_NO_SPACE)
-		st = alloc_borrow(ctx, &cls, &b);
+		st = alloc_borrow(ctx, &cls, &b, false);
+	if (st == LS_NO_SPACE)
+		st = alloc_borrow(ctx, &cls, &b, true);
 	if (st != LS_OK)
 		return st;
 

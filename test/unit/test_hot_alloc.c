@@ -269,8 +269,9 @@ test_exhaustion_and_recovery(void **state)
  * pool), then ask for a smaller object.  It gets a borrowed block of the
  * larger class instead of LS_NO_SPACE (hotfull-spill's final VACUUM failed
  * with "hot tier is full" at half of the tier in use); the block keeps its
- * page's class, so freeing it and the recount stay exact.  A request whose
- * larger classes hold nothing still fails.
+ * page's class, so freeing it and the recount stay exact.  First classes up
+ * to eight times the size, then any: a request fails only when no larger
+ * class holds a free block.
  */
 static void
 test_borrow_from_larger_class(void **state)
@@ -282,6 +283,7 @@ test_borrow_from_larger_class(void **state)
 	uint64_t	pages = stats(f).heap_bytes / 65536;
 	uint32_t	per_page = 65536 / 1280;
 	ls_hot_version *small,
+			   *small2,
 			   *big;
 	uint64_t	before;
 	size_t		kept = 0;
@@ -305,11 +307,38 @@ test_borrow_from_larger_class(void **state)
 	assert_int_equal(stats(f).used_bytes - before, 1280);
 	memset(small->data, 0x5a, 150);
 	assert_balanced(f);
-	/* more than eight times the size apart: nothing to borrow */
-	assert_int_equal(ls_hot_version_alloc(f->ctx, 40, &big), LS_NO_SPACE);
+	/*
+	 * more than eight times the size apart: borrowed too, once nothing
+	 * closer has a block (a 1280-byte block for a 40-byte object)
+	 */
+	assert_int_equal(ls_hot_version_alloc(f->ctx, 40, &big), LS_OK);
+	assert_int_equal(stats(f).used_bytes - before, 2 * 1280);
+	memset(big->data, 0x6b, 40);
+	assert_balanced(f);
+	/* no larger class has a block: nothing to borrow */
+	assert_int_equal(ls_hot_version_alloc(f->ctx, 2000, &small2), LS_NO_SPACE);
+	ls_hot_version_free(f->ctx, big);
 	ls_hot_version_free(f->ctx, small);
 	assert_int_equal(stats(f).used_bytes, before);
 	assert_balanced(f);
+
+	/* a request fails only once every free block is taken */
+	{
+		size_t		cap = (size_t) pages * (per_page - 1);
+		ls_hot_version **tiny = calloc(cap + 1, sizeof(*tiny));
+		size_t		got = 0;
+
+		assert_non_null(tiny);
+		while (got <= cap && ls_hot_version_alloc(f->ctx, 40, &tiny[got]) == LS_OK)
+			got++;
+		assert_int_equal(got, cap);
+		assert_int_equal(stats(f).used_bytes, (uint64_t) n * 1280);
+		assert_balanced(f);
+		for (size_t i = 0; i < got; i++)
+			ls_hot_version_free(f->ctx, tiny[i]);
+		free(tiny);
+		assert_int_equal(stats(f).used_bytes, before);
+	}
 	for (size_t i = 0; i < kept; i++)
 		ls_hot_version_free(f->ctx, vs[i]);
 	free(vs);
