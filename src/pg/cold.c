@@ -3494,6 +3494,7 @@ ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi)
 {
 	uint64		cursor = lo;
 	uint64		expect = lo;
+	bool		no_room = false;	/* the rest of the range is holes */
 
 	while (expect < hi)
 	{
@@ -3521,13 +3522,19 @@ ls_cold_mark_holes_dead(ls_hot_table *tbl, uint64 lo, uint64 hi)
 				ls_epoch_exit();
 				if (dead)
 					continue;
+				if (no_room)
+				{
+					ls_dead_as_holes++;
+					continue;
+				}
 				st = ls_adopt_dead(tbl, expect);
 				if (st == LS_NO_SPACE || st == LS_NO_MEMORY)
 				{
 					/* no room for slots: the rest of the range are holes */
 					ls_holes_add(tbl, expect, hi);
-					ls_dead_as_holes += hi - expect;
-					return;
+					ls_dead_as_holes++;
+					no_room = true;
+					continue;
 				}
 				if (st != LS_OK)
 					ereport(FATAL,
@@ -4382,7 +4389,8 @@ ls_adopt_dead(ls_hot_table *tbl, uint64 rowid)
  * range, which VACUUM and the visibility map treat alike (its index entries
  * go before a bit is set over it).  Replay stores rows the tier has no room
  * for in the cold tree; their tombstones must not then fail for want of a
- * DEAD slot.
+ * DEAD slot.  ls_dead_as_holes counts them in this process: the recovery's
+ * LOG line (the log writer) and an adoption's (a backend) report them.
  */
 uint64		ls_dead_as_holes = 0;
 
@@ -4606,6 +4614,7 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 	{
 		uint8		start[9];
 		uint32		slen = 1;
+		uint64		holes_before = ls_dead_as_holes;
 
 		start[0] = LS_KEY_DEAD_PREFIX;
 		for (;;)
@@ -4627,6 +4636,11 @@ ls_cold_adopt_node(ls_hot_key key, const RelFileNode *node, char persistence,
 			/* go on after the last key seen */
 			slen = ls_dead_key(start, ds.rowids[ds.n - 1] + 1);
 		}
+		if (ls_dead_as_holes > holes_before)
+			ereport(LOG,
+					(errmsg("leanstore table \"%s\": " UINT64_FORMAT " of its " UINT64_FORMAT " DEAD rowids became holes for lack of hot memory",
+							name, ls_dead_as_holes - holes_before, dead),
+					 errdetail("VACUUM deletes their index entries as it would have for DEAD rowids.")));
 	}
 	if (dead != meta.dead)
 		ls_adopt_fail(name, tbl, ct, "its DEAD rowid count does not match its meta page", LS_CORRUPT);

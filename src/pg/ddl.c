@@ -135,17 +135,16 @@ ls_nontransactional_truncate(Relation rel)
 
 /*
  * Insert a chain (versions[0] oldest .. versions[n-1] newest, all fresh and
- * uninstalled) as row rowid of tbl.
+ * uninstalled) as row rowid of tbl; on failure (the row or its RID-map
+ * slot found no room) the versions are freed and the status returned.
  */
-static void
-ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
-				ls_hot_version **versions, int n)
+static ls_status
+ls_insert_chain_try(ls_hot_table *tbl, uint64 rowid, ls_hot_version **versions, int n)
 {
 	ls_hot_row *row;
 	ls_status	st;
 
-	if (n <= 0)
-		return;
+	Assert(n > 0);
 	ls_epoch_enter();
 	st = ls_hot_row_insert(ls_ctx(), tbl, rowid, LS_ORIGIN_INSERTED, versions[0], &row);
 	if (st == LS_OK && n > 1)
@@ -160,8 +159,22 @@ ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	{
 		for (int i = 0; i < n; i++)
 			ls_hot_version_free(ls_ctx(), versions[i]);
-		ls_report_status(st, rel, "copy rows into");
 	}
+	return st;
+}
+
+/* ls_insert_chain_try, and an error when it fails */
+static void
+ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
+				ls_hot_version **versions, int n)
+{
+	ls_status	st;
+
+	if (n <= 0)
+		return;
+	st = ls_insert_chain_try(tbl, rowid, versions, n);
+	if (st != LS_OK)
+		ls_report_status(st, rel, "copy rows into");
 }
 
 /*
@@ -218,13 +231,17 @@ ls_copy_row(Relation rel, ls_hot_table *dst, uint64 rowid, ls_hot_version **c,
 		ls_cold_can_write(rel))
 	{
 		ls_hot_version *hv = NULL;
+		ls_status	st = LS_NO_SPACE;
 
 		if (!was_cold)
 			hv = ls_version_copy_in(rel, c[0], c[0]->len, c[0]->data,
 									LS_VH_TIER_OR_NULL);
+		/* the row and its RID-map slot need room too: else cold as well */
 		if (hv != NULL)
-			ls_insert_chain(rel, dst, rowid, &hv, 1);
-		else
+			st = ls_insert_chain_try(dst, rowid, &hv, 1);
+		if (st != LS_OK && st != LS_NO_SPACE && st != LS_NO_MEMORY)
+			ls_report_status(st, rel, "copy rows into");
+		if (st != LS_OK)
 		{
 			atomic_store(&c[0]->xmax_word, 0);
 			ls_cold_insert(rel, dst, rowid, c[0]);
@@ -355,6 +372,8 @@ ls_copy_data(Relation rel, const RelFileNode *newrnode)
 		}
 		else
 			ls_epoch_exit();
+		/* a checkpoint during the copy logged only what was there then */
+		ls_log_holes(dst);
 	}
 	RelationDropStorage(rel);
 	ls_storage_schedule_drop(rel);

@@ -903,6 +903,40 @@ ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid)
 	ls_log_append(LS_LR_REMOVE, 0, InvalidTransactionId, &t, NULL, 0);
 }
 
+/* [lo, hi) as holes of t's table: LS_LR_DEAD records marked LS_DEAD_HOLES. */
+static void
+ls_log_holes_range(LsLogTarget *t, uint64 lo, uint64 hi)
+{
+	t->persistence = LS_DEAD_HOLES;
+	for (t->value = lo; t->value < hi; t->value += t->len)
+	{
+		t->len = (uint32) Min(hi - t->value, (uint64) PG_UINT32_MAX);
+		ls_log_append(LS_LR_DEAD, 0, InvalidTransactionId, t, NULL, 0);
+	}
+	t->persistence = 0;
+}
+
+/*
+ * tbl's holes range, logged now.  SET TABLESPACE's copy widens the range of
+ * its new storage after the rows are in; a checkpoint during the copy may
+ * have written a clean image of the storage's tree (and logged the range
+ * as it was then), and replay from there would not know the rest: its own
+ * range starts at the image's allocation, which the copy set to the
+ * source's.
+ */
+void
+ls_log_holes(ls_hot_table *tbl)
+{
+	LsLogTarget t;
+	uint64		lo,
+				hi;
+
+	if (ls_log == NULL || !ls_log_permanent(tbl) || !ls_holes_get(tbl, &lo, &hi))
+		return;
+	ls_log_target(&t, ls_hot_table_get_key(tbl), ls_hot_table_get_tag(tbl, LS_TAG_SPC), lo);
+	ls_log_holes_range(&t, lo, hi);
+}
+
 /*
  * A delete made in the cold tier (ls_cold_delete): the tombstone is logged
  * when the image gets its xmax, not at commit (the row has no hot version
@@ -1976,18 +2010,7 @@ ls_ckpt_table(ls_hot_table *tbl, StringInfo buf, LsCkptDefer **defer, int *ndefe
 			hole_lo = Min(hole_lo, lo);
 			hole_hi = Max(hole_hi, hi);
 		}
-		lo = hole_lo;
-		hi = hole_hi;
-		if (lo < hi)
-		{
-			t.persistence = LS_DEAD_HOLES;
-			for (t.value = lo; t.value < hi; t.value += t.len)
-			{
-				t.len = (uint32) Min(hi - t.value, (uint64) PG_UINT32_MAX);
-				ls_log_append(LS_LR_DEAD, 0, InvalidTransactionId, &t, NULL, 0);
-			}
-			t.persistence = 0;
-		}
+		ls_log_holes_range(&t, hole_lo, hole_hi);
 	}
 }
 

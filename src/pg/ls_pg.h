@@ -253,6 +253,7 @@ extern void ls_log_note_created(ls_hot_table *tbl);
 extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload,
 							uint32 len, TransactionId xmin, bool frozen);
 extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
+extern void ls_log_holes(ls_hot_table *tbl);
 extern void ls_log_cold_tomb(ls_hot_table *tbl, uint64 rowid, TransactionId xid);
 extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
 extern void ls_log_multi_durable(ls_hot_table *tbl, uint64 word);

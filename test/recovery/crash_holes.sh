@@ -179,6 +179,8 @@ ls_expect "DEAD rowids a smaller hot tier has no room for: the table opens, its 
 ls_expect "DEAD rowids made holes: the index-only count before and after VACUUM" "10|fetches 10|10|fetches 0" \
 	"$(ios hd)|$(q -c "VACUUM hd" && ios hd)"
 ls_expect "DEAD rowids made holes: nothing logged" "" "$(log_since)"
+ls_expect "DEAD rowids made holes: the server log says how many" "1" \
+	"$(tail -c +"$((log_at + 1))" "$dir/server.log" | grep -cE 'leanstore table "hd": [1-9][0-9]* of its [0-9]+ DEAD rowids became holes for lack of hot memory')"
 q -c "DROP TABLE hd" -c "ALTER SYSTEM RESET leanstore.hot_memory" >/dev/null
 ls_pgctl -m fast stop
 ls_restart
