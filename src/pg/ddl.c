@@ -181,24 +181,26 @@ ls_insert_chain(Relation rel, ls_hot_table *tbl, uint64 rowid,
  * Is the row of chain c[0..k) (newest first) dead to every snapshot: every
  * inserter aborted, or the deleter (or updater) of its newest version that
  * did not abort committed and every snapshot sees that?  VACUUM would make
- * it a DEAD rowid.
+ * it a DEAD rowid.  *xmax_word: that version's xmax word, settled
+ * (ls_xmax_settle), 0 when there is none.
  */
 static bool
-ls_copy_row_dead(ls_hot_version **c, int k, GlobalVisState *vistest)
+ls_copy_row_dead(ls_hot_version **c, int k, GlobalVisState *vistest,
+				 uint64 *xmax_word)
 {
 	ls_hot_version *v = NULL;
-	uint64		xmax_word;
 	TransactionId xmax;
 
+	*xmax_word = 0;
 	for (int i = 0; i < k && v == NULL; i++)
 		if (!(ls_hv_flags(atomic_load(&c[i]->xmin_word)) & LS_HV_XMIN_ABORTED))
 			v = c[i];
 	if (v == NULL)
 		return true;
-	xmax_word = ls_xmax_settle(atomic_load(&v->xmax_word));
-	xmax = ls_hv_xid(xmax_word);
+	*xmax_word = ls_xmax_settle(atomic_load(&v->xmax_word));
+	xmax = ls_hv_xid(*xmax_word);
 	if (xmax == InvalidTransactionId ||
-		(ls_hv_flags(xmax_word) & (LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_IS_MULTI)))
+		(ls_hv_flags(*xmax_word) & (LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_IS_MULTI)))
 		return false;
 	return TransactionIdDidCommit(xmax) && GlobalVisTestIsRemovableXid(vistest, xmax);
 }
@@ -220,13 +222,15 @@ ls_copy_row(Relation rel, ls_hot_table *dst, uint64 rowid, ls_hot_version **c,
 {
 	ls_hot_version **tier;
 	volatile int made = 0;
+	uint64		xmax_word;
 
-	if (ls_copy_row_dead(c, k, vistest))
+	if (ls_copy_row_dead(c, k, vistest, &xmax_word))
 	{
 		ls_holes_add(dst, rowid, rowid + 1);
 		return;
 	}
-	if (k == 1 && ls_xmax_settle(atomic_load(&c[0]->xmax_word)) == 0 &&
+	/* (with k == 1, xmax_word is c[0]'s: an aborted c[0] was dead above) */
+	if (k == 1 && xmax_word == 0 &&
 		atomic_load(&c[0]->next_rowid) == LS_ROWID_INVALID &&
 		ls_cold_can_write(rel))
 	{
@@ -241,11 +245,9 @@ ls_copy_row(Relation rel, ls_hot_table *dst, uint64 rowid, ls_hot_version **c,
 			st = ls_insert_chain_try(dst, rowid, &hv, 1);
 		if (st != LS_OK && st != LS_NO_SPACE && st != LS_NO_MEMORY)
 			ls_report_status(st, rel, "copy rows into");
+		/* (an image takes payload, xmin and cmin: no xmax to clear) */
 		if (st != LS_OK)
-		{
-			atomic_store(&c[0]->xmax_word, 0);
 			ls_cold_insert(rel, dst, rowid, c[0]);
-		}
 		return;
 	}
 

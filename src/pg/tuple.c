@@ -238,6 +238,18 @@ ls_version_discard(ls_hot_version *v)
 		ls_hot_version_free(ls_ctx(), v);
 }
 
+/*
+ * A version with room for len payload bytes, made where home says: NULL
+ * only for LS_VH_TIER_OR_NULL with the tier full.
+ */
+static ls_hot_version *
+ls_version_new_in(Relation rel, uint32 len, LsVersionHome home)
+{
+	if (home == LS_VH_LOCAL)
+		return ls_local_version(len);
+	return ls_alloc_version(rel, len, home == LS_VH_TIER_OR_NULL);
+}
+
 /* The payload of a row whose heap form is tup: its length (ls_pg.h). */
 uint32
 ls_payload_len(HeapTuple tup)
@@ -271,11 +283,9 @@ ls_hot_version *
 ls_version_from_heaptuple_in(Relation rel, HeapTuple tup, LsVersionHome home)
 {
 	uint32		len = ls_payload_len(tup);
-	ls_hot_version *v;
+	ls_hot_version *v = ls_version_new_in(rel, len, home);
 
-	if (home == LS_VH_LOCAL)
-		v = ls_local_version(len);
-	else if ((v = ls_alloc_version(rel, len, home == LS_VH_TIER_OR_NULL)) == NULL)
+	if (v == NULL)
 		return NULL;
 	ls_payload_from_heaptuple(tup, (char *) v->data, len);
 	return v;
@@ -297,12 +307,10 @@ ls_hot_version *
 ls_version_copy_in(Relation rel, ls_hot_version *src, uint32 len,
 				   const void *payload, LsVersionHome home)
 {
-	ls_hot_version *v;
+	ls_hot_version *v = ls_version_new_in(rel, len, home);
 	uint32		flags;
 
-	if (home == LS_VH_LOCAL)
-		v = ls_local_version(len);
-	else if ((v = ls_alloc_version(rel, len, home == LS_VH_TIER_OR_NULL)) == NULL)
+	if (v == NULL)
 		return NULL;
 	memcpy(v->data, payload, len);
 	if (src != NULL)

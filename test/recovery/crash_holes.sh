@@ -64,7 +64,10 @@ ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 q() { ls_test_psql postgres "$@"; }
 # what the server logged since the mark, WARNINGs and worse
 log_mark() { log_at=$(stat -c %s "$dir/server.log"); }
-log_since() { tail -c +"$((log_at + 1))" "$dir/server.log" | grep -E "WARNING|ERROR|FATAL|PANIC" | head -3; }
+log_tail() { tail -c +"$((log_at + 1))" "$dir/server.log"; }
+log_since() { log_tail | grep -E "WARNING|ERROR|FATAL|PANIC" | head -3; }
+# how many lines the server logged since the mark match the pattern (ERE)
+log_count() { log_tail | grep -cE "$1"; }
 
 q -c "CREATE EXTENSION leanstore" >/dev/null
 
@@ -140,9 +143,9 @@ log_mark
 ls_expect "a smaller hot tier: every row back, what the tier had no room for cold" "45000|50000|t|t" \
 	"$(q -c "SELECT (SELECT count(*) FROM hx), (SELECT count(*) FROM hw), leanstore_verify('hx'), (SELECT cold_rows > 0 FROM leanstore_table_stats('hx'))" | paste -sd'|')"
 ls_expect "a smaller hot tier: recovery says how many rows it stored cold" "1" \
-	"$(tail -c +"$((log_at + 1))" "$dir/server.log" | grep -cE "leanstore recovery replayed .* [1-9][0-9]* rows stored cold and [0-9]+ DEAD rowids made holes for lack of hot memory")"
+	"$(log_count "leanstore recovery replayed .* [1-9][0-9]* rows stored cold and [0-9]+ DEAD rowids made holes for lack of hot memory")"
 ls_expect "a smaller hot tier: recovery made DEAD rowids holes" "1" \
-	"$(tail -c +"$((log_at + 1))" "$dir/server.log" | grep -cE "leanstore recovery replayed .* [1-9][0-9]* DEAD rowids made holes for lack of hot memory")"
+	"$(log_count "leanstore recovery replayed .* [1-9][0-9]* DEAD rowids made holes for lack of hot memory")"
 ls_expect "a smaller hot tier: nothing else logged" "" "$(log_since)"
 ls_expect "a smaller hot tier: the index-only count before and after VACUUM" "45000|fetches 45000|45000|fetches 0" \
 	"$(ios hx)|$(q -c "VACUUM hx" && ios hx)"
@@ -180,7 +183,7 @@ ls_expect "DEAD rowids made holes: the index-only count before and after VACUUM"
 	"$(ios hd)|$(q -c "VACUUM hd" && ios hd)"
 ls_expect "DEAD rowids made holes: nothing logged" "" "$(log_since)"
 ls_expect "DEAD rowids made holes: the server log says how many" "1" \
-	"$(tail -c +"$((log_at + 1))" "$dir/server.log" | grep -cE 'leanstore table "hd": [1-9][0-9]* of its [0-9]+ DEAD rowids became holes for lack of hot memory')"
+	"$(log_count 'leanstore table "hd": [1-9][0-9]* of its [0-9]+ DEAD rowids became holes for lack of hot memory')"
 q -c "DROP TABLE hd" -c "ALTER SYSTEM RESET leanstore.hot_memory" >/dev/null
 ls_pgctl -m fast stop
 ls_restart
@@ -217,7 +220,7 @@ took=$(($(date +%s) - t0))
 ls_expect "a checkpoint beside an idle writer: at most 10 s of waiting in all (took ${took}s)" "1" \
 	"$([ "$took" -lt 30 ] && echo 1 || echo 0)"
 ls_expect "a checkpoint beside an idle writer: the log says why" "1" \
-	"$(tail -c +"$((log_at + 1))" "$dir/server.log" | grep -c "leanstore checkpoint skipped: 50 rows stayed busy")"
+	"$(log_count "leanstore checkpoint skipped: 50 rows stayed busy")"
 ls_session idle "COMMIT;"
 ls_sessions_close idle
 ls_expect "a checkpoint after the writer committed" "t|1150" \
