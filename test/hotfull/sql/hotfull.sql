@@ -288,3 +288,27 @@ VACUUM hf_del;
 SELECT count(*), leanstore_verify('hf_del') FROM hf_del;
 SELECT dead_rowids FROM leanstore_table_stats('hf_del');
 DROP TABLE hf_del;
+
+-- ALTER TABLE ... SET TABLESPACE of a table far larger than the hot tier
+-- copies its cold rows into the new cold tree and leaves out the rows a
+-- committed DELETE left (dead to every snapshot), but a row some snapshot
+-- may still need with its xmax is copied into the hot tier: the
+-- transaction's own DELETE of most rows, then the move, finds no room and
+-- fails with the hot tier's error; the table stays as it was.
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE hf_space LOCATION '';
+RESET allow_in_place_tablespaces;
+CREATE TABLE hf_move (id int PRIMARY KEY, pad text) USING leanstore;
+INSERT INTO hf_move SELECT g, repeat('m', 200) FROM generate_series(1, 300000) g;
+DELETE FROM hf_move WHERE id % 3 = 0;
+ALTER TABLE hf_move SET TABLESPACE hf_space;
+SELECT count(*), sum(id) FROM hf_move;
+BEGIN;
+DELETE FROM hf_move WHERE id > 100;
+\set VERBOSITY terse
+ALTER TABLE hf_move SET TABLESPACE pg_default;
+\set VERBOSITY default
+ROLLBACK;
+SELECT count(*), sum(id), leanstore_verify('hf_move') FROM hf_move;
+DROP TABLE hf_move;
+DROP TABLESPACE hf_space;
