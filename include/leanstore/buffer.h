@@ -409,6 +409,12 @@ void		ls_bm_unregister_dt(ls_bm *bm, uint32_t dt_id);
 void		ls_bm_drop_dt(ls_bm *bm, uint32_t dt_id);
 /* Blocks of dt_id's file handed out so far (the next new page's block). */
 uint32_t	ls_bm_dt_blocks(ls_bm *bm, uint32_t dt_id);
+/*
+ * dt_id's file is about to be cut to n_blocks (a clean image's length): the
+ * disk space reserved past that goes with it, so a new block there gets its
+ * space again.  Call it before the cut, while no page can be allocated.
+ */
+void		ls_bm_dt_clip_reserved(ls_bm *bm, uint32_t dt_id, uint32_t n_blocks);
 
 /*
  * Read / write one block of dt_id's file directly, bypassing the pool (a
@@ -601,7 +607,11 @@ ls_bm_fix(ls_bm *bm, ls_guard *parent, ls_swip *swip, ls_guard_mode mode, ls_gua
 /*
  * Allocate a new page (new or recycled pid) in a free frame, returned
  * exclusively latched, zeroed (header filled), dirty.  May run eviction inline.
- * LS_NO_SPACE when no frame can be freed.
+ * A new block's disk space is reserved in the file first, so its write-back
+ * cannot fail for lack of space.  LS_NO_SPACE when no frame can be freed (or
+ * the file has no block numbers left), LS_IO_ERROR (errno kept, see
+ * ls_bm_last_error_errno: ENOSPC when the disk is full) when the space could
+ * not be reserved.
  */
 ls_status	ls_bm_alloc_page(ls_bm *bm, uint32_t dt_id, uint16_t dt_type, ls_guard *out);
 

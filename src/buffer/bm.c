@@ -339,29 +339,78 @@ free_list_clear(ls_bm *bm, ls_dt_slot *s)
 	s->n_free = 0;
 }
 
-/* A free block of dt_id's file: a recycled one, else the next new one. */
-static uint32_t
-block_alloc(ls_bm *bm, uint32_t dt_id)
+/*
+ * Disk space for new block `block` of s's file: reserved ahead in growing
+ * steps (an eighth of the blocks so far, 16 .. 1024 blocks; just the one
+ * block when the step does not fit), so that writing the page back later
+ * cannot fail for lack of space (bm_io_reserve).  s->reserved grows while
+ * the slot is registered (two processes reserving the same range is
+ * harmless: fallocate keeps what is there) and shrinks only when the file
+ * is cut (ls_bm_dt_clip_reserved).
+ */
+static ls_status
+block_reserve(ls_bm *bm, uint32_t dt_id, ls_dt_slot *s, uint32_t block)
+{
+	uint32_t	have = atomic_load_explicit(&s->reserved, memory_order_acquire);
+	uint32_t	step = LS_MIN(LS_MAX(block / 8, 16), 1024);
+	uint32_t	want = block + 1 + step < block ? block + 1 : block + 1 + step;
+
+	if (block < have)
+		return LS_OK;
+	if (bm_io_reserve(bm, dt_id, have, want) != LS_OK)
+	{
+		want = block + 1;
+		if (bm_io_reserve(bm, dt_id, have, want) != LS_OK)
+			return LS_IO_ERROR;
+	}
+	while (have < want &&
+		   !atomic_compare_exchange_weak_explicit(&s->reserved, &have, want,
+												  memory_order_release,
+												  memory_order_acquire))
+		;
+	return LS_OK;
+}
+
+/*
+ * A free block of dt_id's file: a recycled one, else the next new one, whose
+ * disk space is reserved first (outside block_mutex).  LS_NO_SPACE when the
+ * file has no block numbers left, LS_IO_ERROR (errno kept) when the disk
+ * has no room for a new block.
+ */
+static ls_status
+block_alloc(ls_bm *bm, uint32_t dt_id, uint32_t *out)
 {
 	ls_dt_slot *s = &bm->dts[dt_id];
 	uint32_t	block;
 
-	ls_mutex_lock(&s->block_mutex);
-	if (s->free_head != LS_CHUNK_NONE)
-		block = free_list_pop(bm, s);
-	else
+	for (;;)
 	{
-		block = atomic_load_explicit(&s->next_block, memory_order_relaxed);
-		if (block != LS_BLOCK_INVALID)
-			atomic_store_explicit(&s->next_block, block + 1, memory_order_relaxed);
+		ls_mutex_lock(&s->block_mutex);
+		if (s->free_head != LS_CHUNK_NONE)
+			block = free_list_pop(bm, s);
+		else
+		{
+			block = atomic_load_explicit(&s->next_block, memory_order_relaxed);
+			if (block != LS_BLOCK_INVALID &&
+				block >= atomic_load_explicit(&s->reserved, memory_order_acquire))
+			{
+				ls_mutex_unlock(&s->block_mutex);
+				if (block_reserve(bm, dt_id, s, block) != LS_OK)
+					return LS_IO_ERROR;
+				continue;		/* another process may have taken it */
+			}
+			if (block != LS_BLOCK_INVALID)
+				atomic_store_explicit(&s->next_block, block + 1, memory_order_relaxed);
+		}
+		ls_mutex_unlock(&s->block_mutex);
+		break;
 	}
-	ls_mutex_unlock(&s->block_mutex);
-	if (block != LS_BLOCK_INVALID)
-	{
-		atomic_fetch_add_explicit(&s->in_use, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&bm->allocated_pages, 1, memory_order_relaxed);
-	}
-	return block;
+	if (block == LS_BLOCK_INVALID)
+		return LS_NO_SPACE;
+	atomic_fetch_add_explicit(&s->in_use, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&bm->allocated_pages, 1, memory_order_relaxed);
+	*out = block;
+	return LS_OK;
 }
 
 static void
@@ -395,6 +444,22 @@ ls_bm_dt_free_blocks(ls_bm *bm, uint32_t dt_id)
 	return n;
 }
 
+void
+ls_bm_dt_clip_reserved(ls_bm *bm, uint32_t dt_id, uint32_t n_blocks)
+{
+	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
+	uint32_t	have;
+
+	if (s == NULL)
+		return;
+	have = atomic_load_explicit(&s->reserved, memory_order_acquire);
+	while (have > n_blocks &&
+		   !atomic_compare_exchange_weak_explicit(&s->reserved, &have, n_blocks,
+												  memory_order_release,
+												  memory_order_acquire))
+		;
+}
+
 uint32_t
 ls_bm_dt_blocks(ls_bm *bm, uint32_t dt_id)
 {
@@ -417,11 +482,11 @@ ls_bm_alloc_page(ls_bm *bm, uint32_t dt_id, uint16_t dt_type, ls_guard *out)
 	st = bm_get_free_frame(bm, &idx);
 	if (st != LS_OK)
 		return st;
-	block = block_alloc(bm, dt_id);
-	if (block == LS_BLOCK_INVALID)
+	st = block_alloc(bm, dt_id, &block);
+	if (st != LS_OK)
 	{
 		bm_frame_push_free(bm, idx);
-		return LS_NO_SPACE;
+		return st;
 	}
 
 	ls_frame   *f = ls_bm_frame(bm, idx);
@@ -674,6 +739,7 @@ register_slot(ls_bm *bm, uint16_t dt_type, void *obj, const ls_bm_file *file,
 			}
 			atomic_fetch_add_explicit(&s->gen, 1, memory_order_relaxed);
 			atomic_store_explicit(&s->next_block, n_blocks, memory_order_relaxed);
+			atomic_store_explicit(&s->reserved, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->unsynced, 0, memory_order_relaxed);
 			atomic_store_explicit(&s->in_use, n_blocks, memory_order_relaxed);
 			ls_mutex_lock(&s->block_mutex);

@@ -86,6 +86,7 @@ typedef struct ls_dt_slot
 	ls_bm_file	file;
 	_Atomic uint32_t gen;
 	_Atomic uint32_t next_block;	/* blocks handed out so far */
+	_Atomic uint32_t reserved;	/* blocks below this have disk space (block_reserve) */
 	_Atomic uint32_t unsynced;	/* written since the last ls_bm_sync_dt */
 	_Atomic uint64_t in_use;	/* blocks handed out and not freed */
 	ls_mutex	block_mutex;
@@ -235,6 +236,8 @@ ls_status	bm_io_read_file(ls_bm *bm, const ls_bm_file *file, uint32_t block, voi
 /* LS_NOT_FOUND for a block past the end of its file (reads only). */
 ls_status	bm_io_read(ls_bm *bm, ls_pid pid, void *buf);
 ls_status	bm_io_sync(ls_bm *bm, uint32_t dt_id);
+/* disk space for blocks [from, to) of dt_id's file (posix_fallocate) */
+ls_status	bm_io_reserve(ls_bm *bm, uint32_t dt_id, uint32_t from, uint32_t to);
 /* Close this process's descriptors of dt_id's file. */
 void		bm_io_forget(ls_bm *bm, uint32_t dt_id);
 /* Write n pages (copies, 4096-aligned); res[i] is the status of page i. */

@@ -603,6 +603,61 @@ bm_io_write(ls_bm *bm, uint32_t n, const ls_pid *pids, void *const *bufs, ls_sta
 	}
 }
 
+/*
+ * Give blocks [from, to) of dt_id's file disk space, segment by segment, so
+ * that the later write-back of a page allocated there cannot fail for lack
+ * of space.  PostgreSQL's md.c gets that guarantee by writing a new block
+ * when the relation is extended: a full disk then fails the statement that
+ * grows the table, never the eviction or checkpoint that writes a page
+ * back.  fallocate with FALLOC_FL_KEEP_SIZE: holes get blocks, data already
+ * there stays, and the file's size does not change (it still grows only as
+ * pages are written, and the blocks past its end go with the next
+ * truncation: ls_bm_dt_clip_reserved).  LS_IO_ERROR with the errno kept
+ * (bm_set_error) when the space is not there; LS_OK also on file systems
+ * that cannot reserve (EOPNOTSUPP), where a write-back may still fail for
+ * lack of space (the page then stays dirty).
+ */
+ls_status
+bm_io_reserve(ls_bm *bm, uint32_t dt_id, uint32_t from, uint32_t to)
+{
+	bm_proc    *p = proc_get(bm);
+	uint32_t	per = bm->blocks_per_segment;
+	ls_status	st = LS_OK;
+
+	LS_ASSERT(from <= to);
+	if (p == NULL)
+	{
+		bm_set_error(ls_pid_make(dt_id, from), errno);
+		return LS_IO_ERROR;
+	}
+	pthread_mutex_lock(&p->io_mutex);
+	while (from < to && st == LS_OK)
+	{
+		uint32_t	segno = per ? from / per : 0;
+		uint32_t	first = per ? from % per : from;
+		uint32_t	n = per ? LS_MIN(to - from, per - first) : to - from;
+		int			fd = segment_fd(p, dt_id, segno, true);
+		int			err;
+
+		if (fd < 0)
+			err = errno;
+		else
+			err = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t) first * LS_PAGE_SIZE,
+							(off_t) n * LS_PAGE_SIZE) == 0 ? 0 : errno;
+		if (err == EOPNOTSUPP || err == ENOSYS)
+			break;
+		if (err != 0)
+		{
+			bm_set_error(ls_pid_make(dt_id, from), err);
+			errno = err;
+			st = LS_IO_ERROR;
+		}
+		from += n;
+	}
+	pthread_mutex_unlock(&p->io_mutex);
+	return st;
+}
+
 void
 bm_io_read_many(ls_bm *bm, uint32_t n, const ls_pid *pids, void *const *bufs, ls_status *res)
 {

@@ -726,8 +726,41 @@ static void
 ls_cold_report(ls_status st, const ls_hot_key *key, const char *what)
 {
 	BlockNumber block = ls_pid_block(ls_bm_last_error_pid());
+	int			err = ls_bm_last_error_errno();
 	char	   *relname = ls_storage_relname(*key);
 
+	/*
+	 * A full disk is the user's to fix, not a damaged table: new blocks get
+	 * their space when the tree takes them (ls_bm_alloc_page), so this is
+	 * the statement that grows the table, as on heap.
+	 */
+	if (st == LS_IO_ERROR && (err == ENOSPC || err == EDQUOT))
+	{
+		errno = err;
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("could not extend the cold tree of a leanstore table: %m"),
+				 errdetail_internal("Operation: %s; block: %u.", what, block),
+				 errhint("Check free disk space."),
+				 ls_storage_errcontext(relname, *key)));
+	}
+	if (st == LS_NO_SPACE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("could not access the cold tree of a leanstore table: no page of leanstore's buffer pool could be freed"),
+				 errdetail_internal("Operation: %s; last failed block: %u.", what, block),
+				 errhint("Increase leanstore.buffer_pool, or retry when fewer sessions read cold rows at once."),
+				 ls_storage_errcontext(relname, *key)));
+	if (st == LS_IO_ERROR && err != 0)
+	{
+		errno = err;
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not access the cold tree of a leanstore table: %m"),
+				 errdetail_internal("Operation: %s; last failed block: %u.", what, block),
+				 errhint("Check the table with leanstore_verify."),
+				 ls_storage_errcontext(relname, *key)));
+	}
 	ereport(ERROR,
 			(errcode(st == LS_IO_ERROR ? ERRCODE_IO_ERROR : ERRCODE_DATA_CORRUPTED),
 			 errmsg("could not access the cold tree of a leanstore table: %s",
@@ -3692,10 +3725,13 @@ ls_packable(ls_hot_version *v, GlobalVisState *vis)
  * Pack one row if it may go: image first, then the slot empties (readers
  * look hot first, cold second: they find it in one place or both).  With
  * second_chance, a row touched since the last visit only loses its mark.
+ * *stuck is set when the tree could not take the image (a full disk, no
+ * free frame): the caller stops the table's pass instead of trying every
+ * row against the same failure.
  */
 static bool
 ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vis,
-			bool second_chance)
+			bool second_chance, bool *stuck)
 {
 	ls_hot_ctx *ctx = ls_ctx();
 	LWLock	   *lock = ls_row_stripe(rowid);
@@ -3750,9 +3786,14 @@ ls_pack_one(LsColdTable *ct, ls_hot_table *tbl, uint64 rowid, GlobalVisState *vi
 		goto out;
 	ls_test_fail_at(LS_FAIL_PACK_LATCH);
 	if (ls_hot_row_is_removed(row) || ls_hot_row_newest(row) != v ||
-		atomic_load(&v->xmax_word) != xmax_word ||
-		ls_cold_store(&ct->tree, rowid, payload, len, xmin, cmin, true) != LS_OK)
+		atomic_load(&v->xmax_word) != xmax_word)
 	{
+		ls_row_unlock(row);
+		goto out;
+	}
+	if (ls_cold_store(&ct->tree, rowid, payload, len, xmin, cmin, true) != LS_OK)
+	{
+		*stuck = true;
 		ls_row_unlock(row);
 		goto out;
 	}
@@ -3786,6 +3827,7 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 	LsColdTable *ct = ls_cold_ensure(tbl, WARNING);
 	uint64		end = ls_hot_table_rowid_limit(tbl);
 	uint64		packed = 0;
+	bool		stuck = false;
 
 	if (ct == NULL)
 		return 0;
@@ -3804,11 +3846,11 @@ ls_pack_table_rows(ls_hot_table *tbl, uint64 budget, GlobalVisState *vis, bool s
 		ls_epoch_exit();
 		ct->pack_hand = n > 0 ? rowids[n - 1] + 1 : 0;
 		ls_tree_share();
-		for (uint32 i = 0; i < n; i++)
-			packed += ls_pack_one(ct, tbl, rowids[i], vis, second_chance);
+		for (uint32 i = 0; i < n && !stuck; i++)
+			packed += ls_pack_one(ct, tbl, rowids[i], vis, second_chance, &stuck);
 		LWLockRelease(ls_cold->tree_lock);
-		if (n == 0)
-			break;				/* wrapped: the next pass starts over */
+		if (n == 0 || stuck)
+			break;				/* wrapped, or the tree takes nothing now */
 		budget -= n;
 	}
 	if (packed > 0)
@@ -3871,7 +3913,11 @@ leanstore_test_chain_overrun(PG_FUNCTION_ARGS)
 	ls_epoch_enter();
 	row = rowid == LS_ROWID_INVALID ? NULL : ls_row_get(tbl, rowid);
 	if (row != NULL && PG_GETARG_BOOL(2) && !ls_row_is_standin(row))
-		(void) ls_pack_one(ct, tbl, rowid, GlobalVisTestFor(NULL), false);
+	{
+		bool		stuck = false;
+
+		(void) ls_pack_one(ct, tbl, rowid, GlobalVisTestFor(NULL), false, &stuck);
+	}
 	if (row != NULL)
 		ls_chain_overrun(row);
 	LWLockRelease(ls_cold->tree_lock);
@@ -4180,7 +4226,15 @@ ls_shutdown_rows(ls_hot_table *tbl, Snapshot snapshot, uint64 *dead)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(mcxt);
-	if (st != LS_OK)
+	if (st == LS_IO_ERROR && ls_bm_last_error_errno() != 0)
+	{
+		errno = ls_bm_last_error_errno();
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not write leanstore relfilenode %u/%u at shutdown: %m",
+						key.db, key.rel)));
+	}
+	else if (st != LS_OK)
 		ereport(WARNING,
 				(errcode(ERRCODE_IO_ERROR),
 				 errmsg("could not write leanstore relfilenode %u/%u at shutdown: %s",
@@ -4256,6 +4310,8 @@ ls_clean_meta(ls_hot_table *tbl, uint64 dead, uint64 image)
 	if (ls_file_path(NULL, &file, 0, path, sizeof(path)) &&
 		!(meta.n_blocks < RELSEG_SIZE && ls_file_segment_exists(&file, 1)))
 	{
+		/* no page is allocated meanwhile: tree_lock or the shutdown */
+		ls_bm_dt_clip_reserved(ls_cold->bm, ct->tree.dt_id, meta.n_blocks);
 		if (truncate(path, (off_t) Min(meta.n_blocks, RELSEG_SIZE) * BLCKSZ) != 0)
 			ereport(WARNING,
 					(errcode_for_file_access(),
@@ -4297,9 +4353,19 @@ ls_table_persists(ls_hot_table *tbl)
 /*
  * Clean shutdown: write every permanent and unlogged table, then mark the
  * state clean.  The caller (the worker) has waited until it is the only
- * process attached to the hot tier, so no row changes meanwhile.  A table
- * that could not be written (WARNING) is not marked with this epoch and
- * shows as lost after the start; the others are fine.
+ * process attached to the hot tier, so no row changes meanwhile.
+ *
+ * The state becomes clean (the log's replay start moves to its end) only
+ * when every table was written.  When one could not be (a full disk, an
+ * I/O error: WARNING), no clean image is written for any table, and the
+ * state stays "running" with the old replay start: the next start recovers
+ * from the log, as after a crash (the undo journals take the files back to
+ * their last clean images).  Before, such a table was left to the next
+ * start, which took its last checkpoint's image for it with nothing
+ * replayed: the rows written since were silently gone.  A clean image
+ * that cannot be written once the others were leaves the same state as a
+ * crash among those writes, which recovery handles too (crash point
+ * "shutdown-meta").
  */
 void
 ls_cold_pack_all(uint64 log_end)
@@ -4311,6 +4377,7 @@ ls_cold_pack_all(uint64 log_end)
 	uint64	   *dead;
 	uint64		image;
 	ls_status	st;
+	bool		written = true;
 
 	StartTransactionCommand();
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
@@ -4322,27 +4389,40 @@ ls_cold_pack_all(uint64 log_end)
 	while ((tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
 		if (ls_table_persists(tbl) && !ls_shutdown_rows(tbl, snapshot, &dead[cursor - 1]))
-			ls_hot_table_set_tag(tbl, LS_TAG_READY, 0);
+			written = false;
 	}
 	ls_epoch_exit();
 	st = ls_bm_flush_all(ls_cold->bm);
 	if (st != LS_OK)
+	{
 		ereport(WARNING,
 				(errcode(ERRCODE_IO_ERROR),
 				 errmsg("could not write leanstore's buffer pool at shutdown: %s",
 						ls_status_str(st))));
+		written = false;
+	}
 	ls_epoch_enter();
 	cursor = 0;
 	image = ls_cold_new_image_id();
-	while (st == LS_OK && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
+	while (written && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
-		if (ls_table_persists(tbl))
-			(void) ls_clean_meta(tbl, dead[cursor - 1], image);
+		if (ls_table_persists(tbl) && !ls_clean_meta(tbl, dead[cursor - 1], image))
+			written = false;
+		else if (ls_table_persists(tbl))
+			ls_debug_crash("shutdown-meta");
 	}
 	ls_epoch_exit();
 	LWLockRelease(ls_cold->adopt_lock);
 	UnregisterSnapshot(snapshot);
 	CommitTransactionCommand();
+	if (!written)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("leanstore tables were not all written at shutdown"),
+				 errdetail("The next start recovers them from leanstore's log, as after a crash.")));
+		return;
+	}
 	ls_cold->log_start = log_end;
 	ls_cold->cover_pos = log_end;
 	ls_state_write(true, WARNING);
@@ -4807,7 +4887,8 @@ ls_wait_alone(void)
 static void
 ls_worker_checkpoint(void)
 {
-	if (!ls_checkpoint_due())
+	/* the shutdown writes every table anyway */
+	if (ShutdownRequestPending || !ls_checkpoint_due())
 		return;
 	StartTransactionCommand();
 	(void) ls_checkpoint(true);
@@ -4821,7 +4902,7 @@ ls_worker_pack(void)
 	MemoryContext round;
 	MemoryContext old;
 
-	if (!ls_pack_eager && !ls_hot_over(ls_pack_threshold))
+	if (ShutdownRequestPending || (!ls_pack_eager && !ls_hot_over(ls_pack_threshold)))
 		return;
 	round = AllocSetContextCreate(CurrentMemoryContext, "leanstore pack round",
 								  ALLOCSET_DEFAULT_SIZES);
@@ -4835,6 +4916,12 @@ ls_worker_pack(void)
 	MemoryContextDelete(round);
 }
 
+static void
+ls_worker_exit(int code, Datum arg)
+{
+	ls_log_worker_appends(false);
+}
+
 void
 ls_worker_main(Datum arg)
 {
@@ -4845,6 +4932,9 @@ ls_worker_main(Datum arg)
 	/* no database: the worker reads shared state and relation files only */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	(void) ls_ctx();
+	/* the log writer stays while this loop may log (also if it throws) */
+	ls_log_worker_appends(true);
+	before_shmem_exit(ls_worker_exit, (Datum) 0);
 
 	while (!ShutdownRequestPending)
 	{
@@ -4865,7 +4955,8 @@ ls_worker_main(Datum arg)
 		}
 	}
 
-	/* shutdown: write every table, then say so */
+	/* shutdown: write every table (nothing logged), then say so */
+	ls_log_worker_appends(false);
 	if (!ls_wait_alone())
 	{
 		ereport(WARNING,

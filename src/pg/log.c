@@ -111,7 +111,7 @@ static const char *const ls_crash_points[] = {
 	"commit-before-log", "commit-after-log", "commit-error-after-log",
 	"commit-via-wal", "drop-commit", "recovery-fail", "recovery-replay",
 	"recovery-relog", "recovery-end", "bulk-load", "pack", "checkpoint-clean",
-	"checkpoint-relog", "commit-async-split"
+	"checkpoint-relog", "commit-async-split", "shutdown-meta"
 };
 
 static bool
@@ -339,6 +339,9 @@ typedef struct LsLogShared
 	pg_atomic_uint64 round_us;	/* time those rounds took */
 	pg_atomic_uint64 round_records;
 	pg_atomic_uint32 ckpt_running;	/* one checkpoint at a time */
+	pg_atomic_uint32 worker_appends;	/* the leanstore worker may still
+										 * append (pack, checkpoints): the
+										 * writer stays at shutdown */
 	pg_atomic_uint64 checkpoints;	/* checkpoints that moved the replay start */
 	uint64		checkpoint_us;	/* the last one took */
 	TimestampTz last_checkpoint;	/* or the end of the recovery */
@@ -449,6 +452,7 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u64(&ls_log->round_us, 0);
 	pg_atomic_init_u64(&ls_log->round_records, 0);
 	pg_atomic_init_u32(&ls_log->ckpt_running, 0);
+	pg_atomic_init_u32(&ls_log->worker_appends, 0);
 	pg_atomic_init_u64(&ls_log->checkpoints, 0);
 	pg_atomic_init_u64(&ls_log->async_gsn, 0);
 	pg_atomic_init_u64(&ls_log->async_lsn, 0);
@@ -504,6 +508,24 @@ ls_log_wait_ready(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("leanstore tables cannot be used: recovery from leanstore's log failed"),
 				 errhint("See the server log of the \"leanstore log writer\" process.")));
+}
+
+/*
+ * The leanstore worker says whether it may still append to the log (its
+ * pack and checkpoints log).  At shutdown the writer leaves only once no
+ * backend is attached and the worker has left its loop: an append after the
+ * writer left waits forever for room in its slot (a checkpoint that was
+ * running when the shutdown came hung the shutdown: space_full.sh).
+ */
+void
+ls_log_worker_appends(bool on)
+{
+	if (ls_log != NULL)
+	{
+		pg_atomic_write_u32(&ls_log->worker_appends, on ? 1 : 0);
+		if (!on)
+			ls_wal_kick(ls_log->wal);
+	}
 }
 
 /* End of the durable log (the clean shutdown's replay start). */
@@ -2432,7 +2454,7 @@ ls_log_register(void)
 							 NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-fail (recovery fails with a FATAL instead), recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog; commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
+							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-fail (recovery fails with a FATAL instead), recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog, shutdown-meta (the clean shutdown, after the first table's clean image); commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,
@@ -2944,9 +2966,21 @@ ls_replay_row(LsReplay *rp, LsReplayTable *rt, uint64 rowid, const char *payload
 	}
 	else
 	{
-		ls_hot_row *standin = ls_row_get(tbl, rowid);
+		ls_hot_row *standin;
 		ls_status	st;
 
+		/*
+		 * A DEAD rowid here comes from the table's image: a clean
+		 * shutdown's, which wrote the rowids dead at that point as DEAD
+		 * keys, over which replay runs when that shutdown could not write
+		 * every table or crashed among its writes (it then left the replay
+		 * start where it was).  The row was removed before the shutdown, so
+		 * the log holds that removal after this record, and it makes the
+		 * rowid DEAD again; until then the row is as this record says.
+		 */
+		if (ls_hot_rowid_is_dead(tbl, rowid))
+			ls_hot_rowid_forget(ctx, tbl, rowid);
+		standin = ls_row_get(tbl, rowid);
 		in_cold = standin != NULL;
 		st = ls_hot_row_insert(ctx, tbl, rowid,
 							   in_cold ? LS_ORIGIN_MIGRATED : LS_ORIGIN_INSERTED, v, &row);
@@ -4330,8 +4364,9 @@ ls_log_writer_main(Datum arg)
 	for (;;)
 	{
 		if (ShutdownRequestPending &&
-			ls_hot_attached_count(ls_shared_hot()) <= 1)
-			break;				/* nobody but the leanstore worker is left */
+			ls_hot_attached_count(ls_shared_hot()) <= 1 &&
+			pg_atomic_read_u32(&ls_log->worker_appends) == 0)
+			break;				/* nobody but the worker, which no longer logs */
 		if (ls_wal_writer_sleep(ls_log->wal, preparing ? 0 : ls_log_writer_timeout()))
 		{
 			if (unlikely(ls_debug_round_delay_ms > 0))

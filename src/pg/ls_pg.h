@@ -243,6 +243,7 @@ extern Size ls_log_shmem_size(void);
 extern void ls_log_shmem_startup(void);
 extern void ls_log_wait_ready(void);
 extern uint64 ls_log_end(void);
+extern void ls_log_worker_appends(bool on);
 extern void ls_log_get_stats(LsLogStats *out);
 extern void ls_log_create(const RelFileNode *node, char persistence);
 extern void ls_log_truncate(ls_hot_table *tbl);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -263,6 +264,34 @@ test_guard_is_exclusive(void **state)
 }
 
 /* Write, flush, evict everything, read back through the disk. */
+/*
+ * A new page's block gets its disk space when it is allocated, before any
+ * write (fallocate, FALLOC_FL_KEEP_SIZE): the write-back of a page then
+ * cannot fail for a full disk.  The file's size still grows only with the
+ * writes.
+ */
+static void
+test_new_blocks_reserved(void **state)
+{
+	(void) state;
+	fixture		fx;
+	uint32_t	n = 40;
+	off_t		off;
+	char	   *path;
+	struct stat st;
+
+	fx_open(&fx, 64, n, 0);
+	path = tu_pool_page_file(&fx.pool, tu_parr_pid(fx.bm, fx.pa, 0), &off);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_true((uint64_t) st.st_blocks * 512 >= (uint64_t) n * LS_PAGE_SIZE);
+	assert_int_equal(ls_bm_evict_all(fx.bm), n);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, (off_t) n * LS_PAGE_SIZE);
+	free(path);
+	fx_close(&fx);
+}
+
 static void
 test_writeback_evict_reload(void **state)
 {
@@ -807,6 +836,7 @@ main(void)
 		cmocka_unit_test(test_layout_and_swips),
 		cmocka_unit_test(test_guards),
 		cmocka_unit_test(test_guard_is_exclusive),
+		cmocka_unit_test(test_new_blocks_reserved),
 		cmocka_unit_test(test_writeback_evict_reload),
 		cmocka_unit_test(test_small_pool_with_provider),
 		cmocka_unit_test(test_no_space),
