@@ -253,6 +253,14 @@ ls_status	ls_wal_prepare_step(ls_wal *wal, uint32_t ahead, bool *more);
 
 /* Segments wholly below pos may be recycled from now on (checkpoint). */
 void		ls_wal_set_keep_from(ls_wal *wal, uint64_t pos);
+/*
+ * Keep at most this many bytes of recyclable segments (those wholly below
+ * keep_from); ls_wal_prepare_step removes the oldest of the rest once
+ * keep_from or this limit moved, so the log directory shrinks again after
+ * the log grew (a long transaction held checkpoints back), as PostgreSQL
+ * removes WAL segments past max_wal_size.  0 (the default): keep all.
+ */
+void		ls_wal_set_spare_bytes(ls_wal *wal, uint64_t bytes);
 uint64_t	ls_wal_keep_from(const ls_wal *wal);
 /* End of the durable stream (block aligned after each round). */
 uint64_t	ls_wal_end(const ls_wal *wal);

@@ -4388,6 +4388,8 @@ ls_log_writer_main(Datum arg)
 	else if (pg_atomic_read_u32(&ls_log->via_wal) != LS_VIA_WAL_NEVER)
 		ls_wal_copy_resume();
 
+	/* recyclable segments past max_log_size go (PostgreSQL: max_wal_size) */
+	ls_wal_set_spare_bytes(ls_log->wal, (uint64) ls_max_log_size_mb * 1024 * 1024);
 	for (;;)
 	{
 		if (ShutdownRequestPending &&
@@ -4411,6 +4413,7 @@ ls_log_writer_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			ls_wal_set_spare_bytes(ls_log->wal, (uint64) ls_max_log_size_mb * 1024 * 1024);
 			ls_wal_copy_reload();
 			if (ls_debug_log_fault != 0)
 				ls_wal_inject_fault(ls_log->wal, ls_debug_log_fault, EIO);

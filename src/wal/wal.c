@@ -142,6 +142,12 @@ ls_wal_set_keep_from(ls_wal *wal, uint64_t pos)
 }
 
 void
+ls_wal_set_spare_bytes(ls_wal *wal, uint64_t bytes)
+{
+	atomic_store(&wal->spare_bytes, bytes);
+}
+
+void
 ls_wal_inject_fault(ls_wal *wal, int what, int err)
 {
 	if (what == 3)

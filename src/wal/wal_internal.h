@@ -66,6 +66,8 @@ struct ls_wal
 	uint64_t	lazy_segs[8];	/* segments written since the last sync */
 	uint32_t	nlazy_segs;
 	_Atomic uint64_t keep_from;
+	_Atomic uint64_t spare_bytes;	/* recyclable segments kept, in bytes
+										 * (ls_wal_set_spare_bytes; 0: all) */
 	_Atomic uint64_t rounds;	/* rounds that wrote something */
 	_Atomic uint64_t round_records;
 	_Atomic uint64_t round_blocks;

@@ -60,6 +60,9 @@ struct wal_local
 	uint64_t	ready_below;	/* segments from written_end's up to this one
 								 * are known to exist at full size */
 	uint8_t    *zero;			/* ZERO_CHUNK zero bytes */
+	/* trim_spares: the recycling bound and limit it last trimmed for */
+	uint64_t	trimmed_below;
+	uint64_t	trimmed_spare;
 };
 
 static wal_local locals[LOCAL_MAX];
@@ -758,6 +761,45 @@ mk_next(ls_wal *wal, wal_local *l, uint32_t ahead)
 	return st;
 }
 
+/*
+ * Remove the oldest recyclable segments past wal->spare_bytes, once the
+ * recycling bound or the limit moved since the last trim (so a call with
+ * nothing new makes no system call).  A segment that cannot be removed
+ * stays (it is recycled later); only the directory sync can fail.
+ */
+static ls_status
+trim_spares(ls_wal *wal, wal_local *l)
+{
+	uint64_t	below = recycle_below(wal);
+	uint64_t	spare = atomic_load(&wal->spare_bytes);
+	uint64_t   *old = NULL;
+	uint32_t	nold = 0;
+	uint64_t	keep;
+	bool		removed = false;
+	ls_status	st;
+
+	if (spare == 0 || (below == l->trimmed_below && spare == l->trimmed_spare))
+		return LS_OK;
+	st = old_segments(l->dir, below, &old, &nold);
+	if (st != LS_OK)
+		return st;
+	keep = spare / wal->cfg.segment_size;
+	/* old[] is sorted: the oldest go, the newest keep_from-side ones stay */
+	for (uint32_t i = 0; (uint64_t) (nold - i) > keep; i++)
+	{
+		char		path[4096];
+
+		wal_segment_path(path, sizeof(path), l->dir, old[i]);
+		forget_fd(l, old[i]);
+		if (unlink(path) == 0)
+			removed = true;
+	}
+	free(old);
+	l->trimmed_below = below;
+	l->trimmed_spare = spare;
+	return removed ? fsync_dir(l->dir) : LS_OK;
+}
+
 ls_status
 ls_wal_prepare_step(ls_wal *wal, uint32_t ahead, bool *more)
 {
@@ -766,6 +808,8 @@ ls_wal_prepare_step(ls_wal *wal, uint32_t ahead, bool *more)
 
 	*more = false;
 	if (st != LS_OK)
+		return st;
+	if (!l->mk_open && (st = trim_spares(wal, l)) != LS_OK)
 		return st;
 	if (!l->mk_open && (st = mk_next(wal, l, ahead)) != LS_OK)
 		return st;

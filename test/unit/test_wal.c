@@ -1413,6 +1413,77 @@ step_all(ls_wal *wal, uint32_t ahead)
 }
 
 /*
+ * Recyclable segments past ls_wal_set_spare_bytes go (the oldest first) at
+ * the next ls_wal_prepare_step once keep_from moved: the log directory
+ * shrinks after the log grew.  Without a limit (0) every one stays; the
+ * records from keep_from on still read back whole.
+ */
+static void
+test_trim_spares(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(1);
+	wt			t;
+	uint64_t	end,
+				gsn;
+	uint32_t	seq = 0;
+	ls_wal_round_stats rst;
+
+	cfg.segment_size = 64 * KIB;
+	wt_open(&t, cfg, NULL, 0, 0);
+	for (int r = 0; r < 40; r++)
+	{
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(app(t.wal, 0, seq++, 5000, &end, &gsn), LS_OK);
+		assert_int_equal(round_prepared(t.wal, &rst), LS_OK);
+	}
+	uint64_t	last = (ls_wal_end(t.wal) - 1) / cfg.segment_size;
+	uint64_t	keep_pos = last * cfg.segment_size + LS_WAL_BLOCK;
+	uint32_t	nseg = count_segments(t.dir);
+
+	assert_true(last >= 10);
+	assert_true(nseg >= last + 1);
+
+	/* no limit: keep_from moving removes nothing */
+	ls_wal_set_keep_from(t.wal, keep_pos);
+	step_all(t.wal, 1);
+	assert_int_equal(count_segments(t.dir), nseg);
+
+	/* a limit of three segments: the oldest go, the newest spares stay */
+	ls_wal_set_spare_bytes(t.wal, 3 * cfg.segment_size);
+	step_all(t.wal, 1);
+	assert_false(seg_exists(t.dir, 0, NULL));
+	assert_false(seg_exists(t.dir, last - 4, NULL));
+	assert_true(seg_exists(t.dir, last - 3, NULL));
+	assert_true(seg_exists(t.dir, last - 2, NULL));
+	assert_true(seg_exists(t.dir, last - 1, NULL));
+	assert_true(seg_exists(t.dir, last, NULL));
+	/* the three spares, keep_from's segment, the one prepared ahead */
+	assert_true(seg_exists(t.dir, last + 1, NULL));
+	assert_int_equal(count_segments(t.dir), 3 + 2);
+
+	/* nothing new: no change; rounds go on into recycled segments */
+	step_all(t.wal, 1);
+	assert_int_equal(count_segments(t.dir), 3 + 2);
+	uint32_t	from_seq = seq;
+	uint64_t	from_pos = ls_wal_end(t.wal);
+
+	for (int r = 0; r < 12; r++)
+	{
+		for (int k = 0; k < 4; k++)
+			assert_int_equal(app(t.wal, 0, seq++, 5000, &end, &gsn), LS_OK);
+		assert_int_equal(round_prepared(t.wal, &rst), LS_OK);
+	}
+	readout		o = read_all(t.dir, cfg.segment_size, from_pos);
+
+	assert_int_equal(o.last, LS_NOT_FOUND);
+	assert_true(o.bodies_ok);
+	assert_int_equal(o.n, seq - from_seq);
+	free(o.recs);
+	wt_close(&t, true);
+}
+
+/*
  * ls_wal_prepare_step: a new segment is written a piece a call under its
  * .tmp name and appears whole; ls_wal_prepare finishes a half-made one; a
  * failed piece leaves nothing behind; old segments are recycled at once;
@@ -1992,6 +2063,7 @@ main(void)
 		cmocka_unit_test(test_ring_short_write),
 		cmocka_unit_test(test_prepare_enospc),
 		cmocka_unit_test(test_prepare_step),
+		cmocka_unit_test(test_trim_spares),
 		cmocka_unit_test(test_generation_file),
 		cmocka_unit_test(test_durable_gsn_threads),
 		cmocka_unit_test(test_committer_rounds),
