@@ -236,7 +236,7 @@ ls_status	bm_io_read_file(ls_bm *bm, const ls_bm_file *file, uint32_t block, voi
 /* LS_NOT_FOUND for a block past the end of its file (reads only). */
 ls_status	bm_io_read(ls_bm *bm, ls_pid pid, void *buf);
 ls_status	bm_io_sync(ls_bm *bm, uint32_t dt_id);
-/* disk space for blocks [from, to) of dt_id's file (posix_fallocate) */
+/* disk space for blocks [from, to) of dt_id's file (fallocate, KEEP_SIZE) */
 ls_status	bm_io_reserve(ls_bm *bm, uint32_t dt_id, uint32_t from, uint32_t to);
 /* Close this process's descriptors of dt_id's file. */
 void		bm_io_forget(ls_bm *bm, uint32_t dt_id);

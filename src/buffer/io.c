@@ -633,17 +633,19 @@ bm_io_reserve(ls_bm *bm, uint32_t dt_id, uint32_t from, uint32_t to)
 	pthread_mutex_lock(&p->io_mutex);
 	while (from < to && st == LS_OK)
 	{
-		uint32_t	segno = per ? from / per : 0;
-		uint32_t	first = per ? from % per : from;
-		uint32_t	n = per ? LS_MIN(to - from, per - first) : to - from;
-		int			fd = segment_fd(p, dt_id, segno, true);
+		uint32_t	segno;
+		off_t		off;
+		uint32_t	n;
+		int			fd;
 		int			err;
 
+		page_place(bm, ls_pid_make(dt_id, from), &segno, &off);
+		n = per ? LS_MIN(to - from, per - (uint32_t) (off / LS_PAGE_SIZE)) : to - from;
+		fd = segment_fd(p, dt_id, segno, true);
 		if (fd < 0)
 			err = errno;
 		else
-			err = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t) first * LS_PAGE_SIZE,
-							(off_t) n * LS_PAGE_SIZE) == 0 ? 0 : errno;
+			err = fallocate(fd, FALLOC_FL_KEEP_SIZE, off, (off_t) n * LS_PAGE_SIZE) == 0 ? 0 : errno;
 		if (err == EOPNOTSUPP || err == ENOSYS)
 			break;
 		if (err != 0)

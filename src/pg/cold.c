@@ -4406,9 +4406,11 @@ ls_cold_pack_all(uint64 log_end)
 	image = ls_cold_new_image_id();
 	while (written && (tbl = ls_hot_table_next(hot, &cursor)) != NULL)
 	{
-		if (ls_table_persists(tbl) && !ls_clean_meta(tbl, dead[cursor - 1], image))
+		if (!ls_table_persists(tbl))
+			continue;
+		if (!ls_clean_meta(tbl, dead[cursor - 1], image))
 			written = false;
-		else if (ls_table_persists(tbl))
+		else
 			ls_debug_crash("shutdown-meta");
 	}
 	ls_epoch_exit();
