@@ -1338,6 +1338,7 @@ ls_insert_common(Relation rel, TupleTableSlot *slot, CommandId cid,
 	ls_hot_table *tbl = ls_table_for(rel);
 	TransactionId xid = GetCurrentTransactionId();
 
+	ls_check_unpublished(rel, CMD_INSERT);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	ls_insert_one(rel, tbl, slot, cid, options, xid, speculative, token,
 				  !speculative && ls_bulk_cold(rel));
@@ -1596,6 +1597,7 @@ ls_multi_insert(Relation rel, TupleTableSlot **slots, int nslots,
 
 	if (nslots <= 0)
 		return;
+	ls_check_unpublished(rel, CMD_INSERT);
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	ls_load_batch_init(&b, nslots);
 	for (int i = 0; i < nslots; i++)
@@ -1685,6 +1687,7 @@ ls_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 	ls_write_serial++;		/* voids a COPY FREEZE's range */
 
 	tmfd->traversed = false;
+	ls_check_unpublished(rel, CMD_DELETE);
 	CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
 
 	/*
@@ -1947,6 +1950,7 @@ ls_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	tmfd->traversed = false;
 	*update_indexes = false;
 	*lockmode = LockTupleNoKeyExclusive;
+	ls_check_unpublished(rel, CMD_UPDATE);
 	CheckForSerializableConflictIn(rel, otid, ItemPointerGetBlockNumber(otid));
 
 	newtup = ExecFetchSlotHeapTuple(slot, true, &shouldFree);

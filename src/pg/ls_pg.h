@@ -854,6 +854,10 @@ extern void ls_rowid_fetch_end(LsRowidFetch *f);
 /* utility.c: ProcessUtility hook (CREATE DATABASE from a template) */
 extern void ls_utility_init(void);
 
+/* publication.c: leanstore tables stay out of logical replication */
+extern void ls_check_unpublished(Relation rel, CmdType cmd);
+extern void ls_check_publication(const char *name);
+
 /* ddl.c */
 extern void ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 						  BufferAccessStrategy bstrategy);

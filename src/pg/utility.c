@@ -25,6 +25,8 @@
  * tablespace (opened in this run or only on disk); tables in other
  * tablespaces do not move and do not stop it.
  *
+ * CREATE PUBLICATION, ALTER PUBLICATION: see publication.c.
+ *
  * CHECKPOINT: once PostgreSQL's checkpoint is done, a leanstore checkpoint
  * (ls_checkpoint_command), so the command shortens leanstore's log as it
  * shortens the WAL.
@@ -224,6 +226,11 @@ ls_process_utility(PlannedStmt *pstmt, const char *queryString,
 	/* PostgreSQL's checkpoint is done (and allowed): leanstore's too */
 	if (IsA(parsetree, CheckPointStmt))
 		ls_checkpoint_command();
+	/* what the publication now publishes (publication.c) */
+	else if (IsA(parsetree, CreatePublicationStmt))
+		ls_check_publication(((CreatePublicationStmt *) parsetree)->pubname);
+	else if (IsA(parsetree, AlterPublicationStmt))
+		ls_check_publication(((AlterPublicationStmt *) parsetree)->pubname);
 }
 
 void
