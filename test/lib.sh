@@ -249,6 +249,25 @@ ls_expect() {
 	fi
 }
 
+# ls_test_verdict: the scripted test's last line ("ok", or "FAILED" and the
+# server log's tail) and its exit status.
+ls_test_verdict() {
+	if [ "$fail" = 0 ]; then
+		echo "$LS_TEST: ok"
+	else
+		echo "$LS_TEST: FAILED"
+		tail -n 30 "$dir/server.log"
+	fi
+	exit "$fail"
+}
+
+# ls_checksums_check: stop the test's cluster, then pg_checksums --check.
+ls_checksums_check() {
+	ls_pgctl -m fast stop || echo "$LS_TEST: stop failed"
+	ls_as_pg "$LS_PG_BIN/pg_checksums" --check -D "$dir/data" >"$dir/checksums.log" 2>&1 ||
+		{ echo "$LS_TEST: pg_checksums failed"; cat "$dir/checksums.log"; fail=1; }
+}
+
 # ls_pgctl ARGS...: pg_ctl on the test's cluster in $dir, quietly;
 # ls_crash: an immediate shutdown (as kill -9: no clean shutdown of any
 # process); ls_restart: start it again, or end the test with its log.

@@ -518,7 +518,9 @@ typedef struct ls_bm_config
 	void	   *file_path_arg;
 	/*
 	 * Optional: PostgreSQL's page checksum of a sealed page at block (stored
-	 * in pg_checksum, checked on every read).  NULL: pg_checksum stays 0.
+	 * in pg_checksum, checked on every read).  NULL: pg_checksum is written
+	 * as 0 and never checked (a page written while checksums were on keeps
+	 * its old value, as PostgreSQL's pages do after pg_checksums --disable).
 	 */
 	uint16_t	(*page_checksum) (void *arg, const ls_page *page, uint32_t block);
 	void	   *page_checksum_arg;

@@ -423,13 +423,20 @@ ls_file_path(void *arg, const ls_bm_file *file, uint32_t segno, char *buf, size_
 	return n > 0 && (size_t) n < len;
 }
 
-/* PostgreSQL's page checksum, on clusters that have them. */
+/*
+ * PostgreSQL's page checksum: the buffer pool's page_checksum callback on
+ * clusters that have data checksums (ls_cold_shmem_startup).  Without them
+ * the pool neither sets nor checks pd_checksum, as PostgreSQL does: after
+ * pg_checksums --disable every page still carries the checksum it was
+ * written with, and checking for 0 then declared every leanstore table lost.
+ * The setting cannot change while the server runs (pg_checksums works on a
+ * stopped cluster), so the choice made at startup holds.
+ */
 static uint16_t
 ls_page_checksum(void *arg, const ls_page *page, uint32_t block)
 {
 	(void) arg;
-	if (!DataChecksumsEnabled())
-		return 0;
+	Assert(DataChecksumsEnabled());
 	return pg_checksum_page((char *) page, block);
 }
 
@@ -574,7 +581,7 @@ ls_cold_shmem_startup(int max_tables)
 	region = (void *) TYPEALIGN(4096, (char *) ls_cold + hdr);
 	cfg.n_frames = ls_pool_frames();
 	cfg.file_path = ls_file_path;
-	cfg.page_checksum = ls_page_checksum;
+	cfg.page_checksum = DataChecksumsEnabled() ? ls_page_checksum : NULL;
 	cfg.blocks_per_segment = RELSEG_SIZE;
 	cfg.use_direct_io = false;
 	cfg.free_target_pct = 5;

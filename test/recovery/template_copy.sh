@@ -104,13 +104,5 @@ ls_expect "after the moves, restarts and a crash: o" "$owant" \
 	"$(q tpl -c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" -c "SELECT count(*), sum(id) FROM o WHERE id > 0")"
 ls_expect "after the moves: leanstore_verify" t "$(q tpl -c "SELECT leanstore_verify('o')")"
 
-ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || echo "stop failed"
-ls_as_pg "$LS_PG_BIN/pg_checksums" --check -D "$dir/data" >"$dir/checksums.log" 2>&1 ||
-	{ echo "$LS_TEST: pg_checksums failed"; cat "$dir/checksums.log"; fail=1; }
-if [ "$fail" = 0 ]; then
-	echo "$LS_TEST: ok"
-else
-	echo "$LS_TEST: FAILED"
-	tail -n 30 "$dir/server.log"
-fi
-exit "$fail"
+ls_checksums_check
+ls_test_verdict
