@@ -177,12 +177,25 @@ ls_hot_in_epoch(const ls_hot_ctx *ctx)
 	return ctx->depth > 0;
 }
 
-/* Smallest local epoch of any context inside an epoch; UINT64_MAX if none. */
+/*
+ * The reclaim bound: no context can reach, now or later, an object retired
+ * with a tag below it.  It is the smallest local epoch of the contexts
+ * inside an epoch, capped by the global epoch read before they are
+ * scanned.  The cap matters when the scan finds nobody inside: a context
+ * that enters right after the scan is not in it, and it may reach an
+ * object that another context unlinks and retires after the scan (and
+ * hands off to the orphan list).  That object's tag is the global epoch at
+ * its retirement, at least the value read here, so the cap keeps it.
+ * Without the cap the bound was infinity, and a reclaimer that took the
+ * orphan lock after such a hand-off freed objects a reader still used (a
+ * hint bit the reader then set landed in the block's next owner).
+ */
 uint64_t
-hot_min_active_epoch(ls_hot *hot)
+hot_reclaim_bound(ls_hot *hot)
 {
-	uint64_t	min = UINT64_MAX;
+	uint64_t	min = atomic_load(&hot->global_epoch);
 
+	/* the global epoch is read before any local one */
 	atomic_thread_fence(memory_order_seq_cst);
 	for (uint32_t i = 0; i < hot->cfg.max_procs; i++)
 	{
@@ -195,8 +208,8 @@ hot_min_active_epoch(ls_hot *hot)
 }
 
 /* Advance the global epoch when every active context has observed it. */
-static void
-try_advance(ls_hot *hot)
+void
+hot_try_advance(ls_hot *hot)
 {
 	uint64_t	g = atomic_load(&hot->global_epoch);
 
@@ -284,8 +297,8 @@ ls_hot_reclaim(ls_hot_ctx *ctx)
 	ls_hot	   *hot = ctx->hot;
 	uint64_t	min;
 
-	try_advance(hot);
-	min = hot_min_active_epoch(hot);
+	hot_try_advance(hot);
+	min = hot_reclaim_bound(hot);
 	reclaim_list(ctx, &ctx->retired, min);
 	if (atomic_load_explicit(&hot->orphan_count, memory_order_relaxed) > 0)
 		reclaim_orphans(ctx, min);

@@ -359,7 +359,8 @@ hot_obj_of(hot_blk *b)
 
 /* epoch.c */
 void		hot_retire(ls_hot_ctx *ctx, void *obj);
-uint64_t	hot_min_active_epoch(ls_hot *hot);
+uint64_t	hot_reclaim_bound(ls_hot *hot);
+void		hot_try_advance(ls_hot *hot);
 
 /* ridmap.c */
 

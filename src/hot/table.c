@@ -193,8 +193,17 @@ ls_hot_table_create(ls_hot_ctx *ctx, ls_hot_key key, ls_hot_table **out)
 	uint32_t	n = hot->cfg.max_tables;
 	uint32_t	h = key_hash(key) % n;
 	ls_hot_table *pick = NULL;
-	uint64_t	min = hot_min_active_epoch(hot);
+	uint64_t	min;
 	ls_status	st = LS_NO_SPACE;
+
+	/*
+	 * A slot dropped below the bound is seen by no context: one that
+	 * enters after the bound was computed cannot find a table dropped
+	 * before that (hot_reclaim_bound).  Advance first, so a slot dropped in
+	 * the current epoch is reusable once nobody is inside.
+	 */
+	hot_try_advance(hot);
+	min = hot_reclaim_bound(hot);
 
 	ls_mutex_lock(&hot->table_lock);
 	for (uint32_t k = 0; k < n; k++)
