@@ -87,6 +87,17 @@ typedef struct ls_wal_config
 								 * LS_WAL_BLOCK, >= 64 KiB */
 	uint32_t	round_buffer;	/* bytes the writer gathers per round at most
 								 * (multiple of LS_WAL_BLOCK, >= 2 * slot_buffer) */
+	/*
+	 * Optional: called by every round that writes records, after it chose
+	 * them and before it writes them, in the process running the round
+	 * (the same address in every process: set it before they start).  It
+	 * makes durable what those records may depend on outside this log
+	 * (the glue: PostgreSQL's commit records of asynchronous commits
+	 * whose rows the records' transactions read).  It must not fail; a
+	 * round holds the round lock meanwhile.
+	 */
+	void		(*before_write) (void *arg);
+	void	   *before_write_arg;
 } ls_wal_config;
 
 /* Largest record ls_wal_append accepts (header included): half a slot ring. */

@@ -398,10 +398,13 @@ static TransactionId ls_commit_xid = InvalidTransactionId;
 static TransactionId *ls_commit_children = NULL;
 static int	ls_commit_nchildren = 0;
 
+static void ls_log_before_round_write(void *arg);
+
 static Size
 ls_log_wal_size(ls_wal_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->before_write = ls_log_before_round_write;
 	cfg->max_slots = (uint32) MaxBackends + 1;
 	cfg->slot_buffer = (uint32) ls_log_buffer_kb * 1024;
 	cfg->segment_size = LS_LOG_SEGMENT;
@@ -1044,6 +1047,65 @@ ls_async_wal_unflushed(void)
 	pg_read_barrier();
 	lsn = pg_atomic_read_u64(&ls_log->async_lsn);
 	return running > 0 || (lsn != InvalidXLogRecPtr && lsn > GetFlushRecPtr(NULL));
+}
+
+/*
+ * The end of the last record inserted into PostgreSQL's WAL, as XLogFlush
+ * takes it: right after a page header no record ends (the insert position
+ * points there when a page has just begun), so the page's start is.
+ */
+static XLogRecPtr
+ls_xlog_insert_end(void)
+{
+	XLogRecPtr	p = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(p, wal_segment_size) == SizeOfXLogLongPHD ||
+		p % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		p -= p % XLOG_BLCKSZ;
+	return p;
+}
+
+/*
+ * Before a round of leanstore's log writes its records (ls_wal_config's
+ * before_write, in the process running the round).  An asynchronous commit
+ * that PostgreSQL's WAL decides (it also wrote a heap row, an index entry,
+ * or started a clog page) has its commit record unflushed for up to
+ * wal_writer_delay, and log-only commits after it read its rows: their
+ * after-images carry its changes.  When such records reached leanstore's
+ * log before that commit record reached the WAL, a crash kept the later
+ * commits and lost the earlier one, so part of it stayed behind (crash_load:
+ * a pgbench transaction's branch and teller deltas, inside later
+ * transactions' rows, without its account update and history row).
+ * PostgreSQL's own asynchronous commits are lost as a suffix of one
+ * sequence; this keeps the two logs in that order: PostgreSQL's WAL first,
+ * up to every such commit record that may be unflushed
+ * (ls_async_wal_unflushed).  Nothing to do without such commits.
+ */
+static void
+ls_log_before_round_write(void *arg)
+{
+	uint32		running;
+	XLogRecPtr	upto;
+
+	(void) arg;
+	if (ls_log == NULL || RecoveryInProgress())
+		return;
+	/* a commit publishes, then uncounts itself: read in reverse order */
+	running = pg_atomic_read_u32(&ls_log->async_running);
+	pg_read_barrier();
+	upto = pg_atomic_read_u64(&ls_log->async_lsn);
+	if (running > 0)
+	{
+		/*
+		 * One between PRE_COMMIT and publishing its end: whoever saw its
+		 * rows saw it committed, so its commit record was inserted before
+		 * the records this round took were appended, and it ends at or
+		 * before the insert position now.
+		 */
+		upto = Max(upto, ls_xlog_insert_end());
+	}
+	if (upto != InvalidXLogRecPtr && upto > GetFlushRecPtr(NULL))
+		XLogFlush(upto);
 }
 
 /*

@@ -1578,6 +1578,10 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 		return LS_OK;
 	}
 
+	/* what the chosen records depend on outside the log goes first */
+	if (cfg->before_write != NULL)
+		cfg->before_write(cfg->before_write_arg);
+
 	/* finish the blocks: last one zero-padded, flags, positions, CRCs */
 	uint64_t	start = atomic_load(&wal->written_end);
 	uint32_t	gen = atomic_load(&wal->generation);

@@ -231,6 +231,35 @@ ls_restart
 ls_expect "after a crash the split commit is gone as a whole" "v10|w10" \
 	"$(q -c "SELECT v FROM l WHERE n = 10")|$(q -c "SELECT v FROM l2 WHERE n = 10")"
 
+# 10. an asynchronous commit that PostgreSQL's WAL decides (a heap row too),
+#     then an asynchronous log-only commit that updates the same row (its
+#     after-image carries the first one's change), then a synchronous
+#     log-only commit: its round makes leanstore's log durable up to both,
+#     and the backend dies right after (commit-after-log), before
+#     PostgreSQL's WAL writer flushed anything (wal_writer_delay 10s).
+#     The round flushed PostgreSQL's WAL first, so the first commit is
+#     there too; before, its heap row was gone while its change survived
+#     inside the second one's row (crash_load found it: pgbench's branch and
+#     teller deltas of a transaction that started a clog page, without its
+#     account update and history row).
+writer_delay 10s
+q -c "CREATE TABLE acc (id int PRIMARY KEY, bal int) USING leanstore;
+      INSERT INTO acc VALUES (1, 0), (2, 0);" >/dev/null
+before=$(stat "async_commits || '|' || log_only_commits")
+q -c "SET synchronous_commit = off" \
+	-c "BEGIN; UPDATE acc SET bal = bal + 1 WHERE id = 1; INSERT INTO h VALUES (11); COMMIT;" \
+	-c "UPDATE acc SET bal = bal + 10 WHERE id = 1" >/dev/null
+ls_expect "the second update was the only asynchronous log-only commit" "1|1" \
+	"$(stat "async_commits - ${before%|*} || '|' || log_only_commits - ${before#*|}")"
+ls_expect "PostgreSQL's WAL is not flushed up to the first one's commit record" "t" \
+	"$(q -c "SELECT pg_current_wal_flush_lsn() < pg_current_wal_insert_lsn()")"
+q -c "SET leanstore.commit_via_wal = off" -c "SET leanstore.debug_crash_point = 'commit-after-log'" \
+	-c "UPDATE acc SET bal = bal + 100 WHERE id = 2" >/dev/null 2>&1
+ls_wait_up "$dir"
+ls_expect "after the crash the first commit is there with the second" "11|1|100" \
+	"$(q -c "SELECT (SELECT bal FROM acc WHERE id = 1), (SELECT count(*) FROM h WHERE n = 11),
+	                (SELECT bal FROM acc WHERE id = 2)" | tr -d ' ')"
+
 if [ "$fail" -ne 0 ]; then
 	tail -n 40 "$dir/server.log"
 	echo "crash_async: FAILED"

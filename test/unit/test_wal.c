@@ -1890,6 +1890,69 @@ test_hold_slot(void **state)
 }
 
 /*
+ * The before_write hook: called once by each round that writes records,
+ * before any of them is on disk (the glue flushes PostgreSQL's WAL there),
+ * by lazy and committer rounds too; not by a round with nothing to write.
+ */
+typedef struct hook_seen
+{
+	wt		   *t;
+	uint32_t	calls;
+	uint32_t	on_disk;		/* records a reader found when it was called */
+} hook_seen;
+
+static void
+count_hook(void *arg)
+{
+	hook_seen  *h = arg;
+	readout		r = read_all(h->t->dir, h->t->cfg.segment_size, 0);
+
+	h->calls++;
+	h->on_disk = r.n;
+	free(r.recs);
+}
+
+static void
+test_before_write_hook(void **state)
+{
+	(void) state;
+	ls_wal_config cfg = small_cfg(2);
+	hook_seen	h = {0};
+	wt			t;
+	uint64_t	end,
+				g;
+	ls_wal_round_stats rst;
+	bool		ran;
+
+	cfg.before_write = count_hook;
+	cfg.before_write_arg = &h;
+	wt_open(&t, cfg, NULL, 0, 4);
+	h.t = &t;
+	assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
+	assert_int_equal(h.calls, 0);	/* nothing to write */
+	assert_int_equal(app(t.wal, 0, 1, 100, &end, &g), LS_OK);
+	assert_int_equal(app(t.wal, 1, 2, 100, &end, &g), LS_OK);
+	assert_int_equal(ls_wal_round(t.wal, &rst), LS_OK);
+	assert_int_equal(rst.records, 2);
+	assert_int_equal(h.calls, 1);
+	assert_int_equal(h.on_disk, 0);	/* before the round's blocks */
+	assert_int_equal(app(t.wal, 0, 3, 100, &end, &g), LS_OK);
+	assert_int_equal(ls_wal_round_lazy(t.wal, &rst), LS_OK);
+	assert_int_equal(h.calls, 2);
+	assert_int_equal(h.on_disk, 2);
+	/* a committer's round, while the writer sleeps */
+	(void) ls_wal_writer_sleep(t.wal, 0);
+	assert_int_equal(app(t.wal, 1, 4, 100, &end, &g), LS_OK);
+	assert_int_equal(ls_wal_try_round(t.wal, &rst, &ran), LS_OK);
+	if (ran)
+	{
+		assert_int_equal(h.calls, 3);
+		assert_int_equal(h.on_disk, 3);
+	}
+	wt_close(&t, true);
+}
+
+/*
  * The GSN protocol, step by step: an appender that took its GSN but has not
  * published its record yet (flag up) holds the round back, so the round
  * includes the record instead of declaring its GSN durable without it.
@@ -2052,6 +2115,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_before_write_hook),
 		cmocka_unit_test(test_round_trip_plain_io),
 		cmocka_unit_test(test_lazy_rounds),
 		cmocka_unit_test(test_blocking_append),
