@@ -366,6 +366,14 @@ typedef struct LsLogShared
 	pg_atomic_uint64 async_lsn;
 	pg_atomic_uint32 async_running;
 	pg_atomic_uint64 async_commits; /* log-only commits that did not wait */
+
+	/*
+	 * LS_LR_COMMIT records appended so far (counted before the append), and
+	 * the count a round's ls_log_before_round_write last saw: a round with
+	 * no log-only commit since then flushes no WAL.
+	 */
+	pg_atomic_uint64 log_only_seq;
+	pg_atomic_uint64 log_only_seq_seen;
 } LsLogShared;
 
 /* LsLogShared.via_wal */
@@ -461,6 +469,8 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u64(&ls_log->async_gsn, 0);
 	pg_atomic_init_u64(&ls_log->async_lsn, 0);
 	pg_atomic_init_u32(&ls_log->async_running, 0);
+	pg_atomic_init_u64(&ls_log->log_only_seq, 0);
+	pg_atomic_init_u64(&ls_log->log_only_seq_seen, 0);
 	pg_atomic_init_u64(&ls_log->async_commits, 0);
 }
 
@@ -1084,12 +1094,28 @@ ls_xlog_insert_end(void)
 static void
 ls_log_before_round_write(void *arg)
 {
+	uint64		seq;
 	uint32		running;
 	XLogRecPtr	upto;
 
 	(void) arg;
 	if (ls_log == NULL || RecoveryInProgress())
 		return;
+
+	/*
+	 * Only log-only commits outlive a lost WAL commit record (clog decides
+	 * every other transaction, and one that read such a commit's rows has
+	 * its own commit record after it in the WAL; frozen re-logs and cold
+	 * images wait for ls_xid_commit_durable).  None appended since a round
+	 * last looked: nothing to flush (a transaction that writes heap and
+	 * leanstore rows under off waits for this round, not for a WAL flush).
+	 * Read before the rest: a log-only commit the round took read its rows
+	 * before its count went up.
+	 */
+	seq = pg_atomic_read_u64(&ls_log->log_only_seq);
+	if (seq == pg_atomic_read_u64(&ls_log->log_only_seq_seen))
+		return;
+	pg_read_barrier();
 	/* a commit publishes, then uncounts itself: read in reverse order */
 	running = pg_atomic_read_u32(&ls_log->async_running);
 	pg_read_barrier();
@@ -1106,6 +1132,7 @@ ls_log_before_round_write(void *arg)
 	}
 	if (upto != InvalidXLogRecPtr && upto > GetFlushRecPtr(NULL))
 		XLogFlush(upto);
+	ls_atomic_max_u64(&ls_log->log_only_seq_seen, seq);
 }
 
 /*
@@ -1470,6 +1497,9 @@ ls_log_commit_record(uint16 type, TransactionId xid)
 	}
 	memset(&t, 0, sizeof(t));
 	t.len = (uint32) (ls_commit_nchildren * sizeof(TransactionId));
+	/* before the append: a round that took the record sees the count */
+	if (type == LS_LR_COMMIT)
+		pg_atomic_fetch_add_u64(&ls_log->log_only_seq, 1);
 	ls_log_append(type, 0, xid, &t, ls_commit_children, t.len);
 }
 

@@ -251,8 +251,11 @@ q -c "SET synchronous_commit = off" \
 	-c "UPDATE acc SET bal = bal + 10 WHERE id = 1" >/dev/null
 ls_expect "the second update was the only asynchronous log-only commit" "1|1" \
 	"$(stat "async_commits - ${before%|*} || '|' || log_only_commits - ${before#*|}")"
-ls_expect "PostgreSQL's WAL is not flushed up to the first one's commit record" "t" \
-	"$(q -c "SELECT pg_current_wal_flush_lsn() < pg_current_wal_insert_lsn()")"
+# (No check that PostgreSQL's WAL is unflushed here: the log writer's own
+# round for the asynchronous commit, wal_writer_delay after the last one,
+# may take the second commit's records first and then flushes the WAL
+# itself, as it must.  The build before the fix left the WAL unflushed,
+# and lost the first commit.)
 q -c "SET leanstore.commit_via_wal = off" -c "SET leanstore.debug_crash_point = 'commit-after-log'" \
 	-c "UPDATE acc SET bal = bal + 100 WHERE id = 2" >/dev/null 2>&1
 ls_wait_up "$dir"
