@@ -1043,19 +1043,29 @@ ls_log_multi_durable(ls_hot_table *tbl, uint64 word)
 }
 
 /*
- * May an asynchronous commit decided by PostgreSQL's WAL (not log-only) be
- * unflushed: one between PRE_COMMIT and publishing its commit record's end
- * (async_running), or one published past the flush pointer (async_lsn)?
- * A commit uncounts itself after it published: read in that reverse order.
+ * The asynchronous commits decided by PostgreSQL's WAL (not log-only): how
+ * many are between PRE_COMMIT and publishing their commit record's end
+ * (*running), and the largest end published (async_lsn, returned).  A
+ * commit publishes, then uncounts itself: read in that reverse order.
+ */
+static XLogRecPtr
+ls_async_wal_read(uint32 *running)
+{
+	*running = pg_atomic_read_u32(&ls_log->async_running);
+	pg_read_barrier();
+	return pg_atomic_read_u64(&ls_log->async_lsn);
+}
+
+/*
+ * May such a commit be unflushed: one still counted, or one published past
+ * the flush pointer?
  */
 static bool
 ls_async_wal_unflushed(void)
 {
-	uint32		running = pg_atomic_read_u32(&ls_log->async_running);
-	XLogRecPtr	lsn;
+	uint32		running;
+	XLogRecPtr	lsn = ls_async_wal_read(&running);
 
-	pg_read_barrier();
-	lsn = pg_atomic_read_u64(&ls_log->async_lsn);
 	return running > 0 || (lsn != InvalidXLogRecPtr && lsn > GetFlushRecPtr(NULL));
 }
 
@@ -1116,10 +1126,7 @@ ls_log_before_round_write(void *arg)
 	if (seq == pg_atomic_read_u64(&ls_log->log_only_seq_seen))
 		return;
 	pg_read_barrier();
-	/* a commit publishes, then uncounts itself: read in reverse order */
-	running = pg_atomic_read_u32(&ls_log->async_running);
-	pg_read_barrier();
-	upto = pg_atomic_read_u64(&ls_log->async_lsn);
+	upto = ls_async_wal_read(&running);
 	if (running > 0)
 	{
 		/*

@@ -88,5 +88,4 @@ check "wrong level, valid checksum" t2 "corrupt"
 ls_expect "an intact table verifies" t "$(q -c "SELECT leanstore_verify('ok')")"
 ls_expect "and reads whole" 20000 "$(q -c "SELECT count(*) FROM ok")"
 ls_cluster_stop "$dir"
-if [ "$fail" = 0 ]; then echo "$LS_TEST: ok"; else echo "$LS_TEST: FAILED"; tail -20 "$dir/server.log"; fi
-exit "$fail"
+ls_test_verdict
