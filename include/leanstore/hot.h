@@ -115,7 +115,11 @@ typedef struct ls_hot_row
 	_Atomic uint8_t evicted;	/* left the map by ls_hot_row_evict: its
 								 * versions stay readable (the row lives on
 								 * elsewhere), writers treat it as removed */
-	uint8_t		pad[5];
+	uint8_t		pad;
+	_Atomic uint32_t logged_xid;	/* the glue's: xid of the last commit
+									 * record of the row, written under the
+									 * latch (src/pg/log.c ls_ckpt_row); 0
+									 * when inserted */
 } ls_hot_row;
 
 typedef struct ls_hot ls_hot;

@@ -159,6 +159,9 @@ ls_hot_row_truncate(ls_hot_ctx *ctx, ls_hot_table *tbl, ls_hot_row *row, ls_hot_
 
 /* ---- rows ------------------------------------------------------------------- */
 
+/* a row header is half a cache line: every hot row pays for it */
+_Static_assert(sizeof(ls_hot_row) == 32, "ls_hot_row grew");
+
 ls_status
 ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 				  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out)

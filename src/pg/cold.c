@@ -3381,8 +3381,19 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 			st = ls_hot_row_insert(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, &row);
 			if (st == LS_OK)
 			{
+				LsVersionInfo info;
+
 				/* its block may be all-visible: writes must clear the bit */
 				ls_hot_row_set_allvis(row, true);
+				/*
+				 * A delete or update made in the cold tier logged its
+				 * tombstone at once, and its commit logs nothing for the
+				 * row: a checkpoint must wait for it as for a committing
+				 * writer (log.c ls_ckpt_row), not log the row as standing.
+				 */
+				ls_version_info(v, &info);
+				if (TransactionIdIsValid(info.xmax) && !ls_xmax_is_lock_only(&info))
+					atomic_store(&row->logged_xid, info.xmax);
 				found = true;
 			}
 			else

@@ -1373,9 +1373,25 @@ ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, uint16 flags,
 		frozen = (info.xmin_flags & LS_HV_XMIN_FROZEN) != 0;
 		appendBinaryStringInfo(buf, (const char *) target->data, target->len);
 	}
-	ls_epoch_exit();
 	if (target == NULL)
+	{
+		ls_epoch_exit();
 		return;
+	}
+
+	/*
+	 * The row names the record's xid, under its latch, before the append
+	 * (not around it: an append may wait for room in the log): a checkpoint
+	 * logs the committed state under a running writer's version only while
+	 * no running transaction is named there, under the same latch, so a
+	 * record appended after this mark comes after that one in GSN order,
+	 * and one the checkpoint may have missed makes it wait (ls_ckpt_row).
+	 */
+	ls_row_lock(row);
+	atomic_store(&row->logged_xid,
+				 (ds == LS_XS_CURRENT || ds == LS_XS_COMMITTED) ? info.xmax : info.xmin);
+	ls_row_unlock(row);
+	ls_epoch_exit();
 
 	ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
 	if (ds == LS_XS_CURRENT || ds == LS_XS_COMMITTED)
@@ -1937,10 +1953,29 @@ typedef struct LsCkptDefer
 } LsCkptDefer;
 
 /*
- * Log rowid's committed state (checkpoint).  false: a running transaction
- * is writing the row (*busy is its xid): try again once it ended.  true
- * with *logged false: nothing to log (no committed version, or the row is
- * gone from the hot tier).
+ * Log rowid's committed state (checkpoint).  false: the row waits for a
+ * transaction (*busy is its xid, or invalid: try again soon): try again
+ * once it ended.  true with *logged false: nothing to log (no committed
+ * version, or the row is gone from the hot tier).
+ *
+ * A running transaction's write of the row (a version on top, or an xmax
+ * that deletes it) does not stop this: the committed state under it is
+ * logged now, and the writer logs its after-image at its commit, later in
+ * GSN order.  row->logged_xid says whether the writer has begun that:
+ * ls_log_row stores its record's xid there under the row latch *before* it
+ * appends (and a migration stores the xid of a delete or update made in
+ * the cold tier, whose tombstone was logged at once).  A transaction there
+ * that is still running may have its record before the replay start, so
+ * the row waits for it as before (if it commits, its version is the
+ * committed state to log; if it aborts, the one under it).  Otherwise the
+ * record is appended here under the latch, with logged_xid unchanged since
+ * it was read (before the versions, and before asking whether that xid
+ * runs: a writer that ended in between has its final status in clog): a
+ * writer that marks the row later takes the latch after this append, so
+ * its record comes later in GSN order.  Until session 24 every row a
+ * running transaction wrote waited for it: a session idle in a transaction
+ * after an update held every checkpoint back, and under pgbench with many
+ * clients the branch rows almost never had no writer (ckpt_load.sh).
  */
 static bool
 ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, TransactionId *busy,
@@ -1956,6 +1991,7 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		LsXidStatus xs = LS_XS_ABORTED;
 		LsXidStatus ds = LS_XS_ABORTED;
 		uint64		xmax_word = 0;
+		TransactionId logged_xid;
 		int			hops = 0;
 		bool		done = false;
 		LsLogTarget t;
@@ -1968,36 +2004,52 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 			ls_epoch_exit();
 			return true;		/* gone (DEAD or cold): nothing hot to log */
 		}
+		logged_xid = atomic_load(&row->logged_xid);
+		if (TransactionIdIsValid(logged_xid) && TransactionIdIsInProgress(logged_xid))
+		{
+			/* a writer is committing: its record may be before the start */
+			*busy = logged_xid;
+			ls_epoch_exit();
+			return false;
+		}
 		newest = ls_hot_row_newest(row);
+		/* the newest version a finished transaction made; running writers' skipped */
 		for (ls_hot_version *v = newest; v != NULL; v = ls_chain_next(row, v, &hops))
 		{
 			ls_version_info(v, &info);
 			xs = ls_xmin_status(v, &info);
-			if (xs != LS_XS_ABORTED)
+			if (xs == LS_XS_ABORTED)
+				continue;
+			if (xs == LS_XS_CURRENT)
 			{
-				target = v;
-				break;
+				/* the caller's own write (not waiting for writers) */
+				*busy = info.xmin;
+				ls_epoch_exit();
+				return false;
 			}
+			if (xs == LS_XS_IN_PROGRESS)
+				continue;		/* a running writer's: not logged yet (above) */
+			target = v;
+			break;
+		}
+		if (target != NULL)
+		{
+			xmax_word = info.xmax_raw;
+			if (!ls_xmax_is_lock_only(&info))
+				ds = ls_xmax_status(target, &info);
+			if (ds == LS_XS_CURRENT)
+			{
+				*busy = info.xmax;
+				ls_epoch_exit();
+				return false;
+			}
+			if (ds == LS_XS_IN_PROGRESS)
+				ds = LS_XS_ABORTED; /* a running delete: the row stands until it commits */
 		}
 		if (target == NULL)
 		{
 			ls_epoch_exit();
-			return true;		/* nothing committed: the row never was */
-		}
-		if (xs == LS_XS_IN_PROGRESS || xs == LS_XS_CURRENT)
-		{
-			*busy = info.xmin;
-			ls_epoch_exit();
-			return false;
-		}
-		xmax_word = info.xmax_raw;
-		if (!ls_xmax_is_lock_only(&info))
-			ds = ls_xmax_status(target, &info);
-		if (ds == LS_XS_IN_PROGRESS || ds == LS_XS_CURRENT)
-		{
-			*busy = info.xmax;
-			ls_epoch_exit();
-			return false;
+			return true;		/* nothing committed: the row never was (yet) */
 		}
 		if (ds != LS_XS_COMMITTED)
 			appendBinaryStringInfo(buf, (const char *) target->data, target->len);
@@ -2009,7 +2061,8 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		ls_log_target(&t, ls_hot_table_get_key(tbl), spc, rowid);
 		ls_row_lock(row);
 		if (!ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == newest &&
-			atomic_load(&target->xmax_word) == xmax_word)
+			atomic_load(&target->xmax_word) == xmax_word &&
+			atomic_load(&row->logged_xid) == logged_xid)
 		{
 			if (ds == LS_XS_COMMITTED)
 				ls_log_append(LS_LR_TOMB, LS_LRF_FROZEN, info.xmax, &t, NULL, 0);
@@ -2019,6 +2072,8 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 				ls_log_append(LS_LR_ROW, LS_LRF_FROZEN, info.xmin, &t, buf->data,
 							  (uint32) buf->len);
 			}
+			/* this record is the row's last now (and no old xid stays) */
+			atomic_store(&row->logged_xid, InvalidTransactionId);
 			done = true;
 		}
 		ls_row_unlock(row);
