@@ -309,6 +309,10 @@ void		ls_hot_version_free(ls_hot_ctx *ctx, ls_hot_version *v);
  */
 ls_status	ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 							  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out);
+/* The same, with the row's logged_xid set before the row is published. */
+ls_status	ls_hot_row_insert_marked(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
+									 ls_hot_origin origin, ls_hot_version *v,
+									 uint32_t logged_xid, ls_hot_row **out);
 
 /* Look a rowid up: the row, or NULL (never inserted, removed, or DEAD). */
 ls_hot_row *ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid);

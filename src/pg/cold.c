@@ -3378,22 +3378,25 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 			atomic_store(&v->next_rowid, atomic_load(&img->next_rowid));
 			atomic_store(&v->user_flags,
 						 atomic_load(&img->user_flags) & LS_UF_SPECULATIVE);
-			st = ls_hot_row_insert(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, &row);
+			LsVersionInfo info;
+			TransactionId mark = InvalidTransactionId;
+
+			/*
+			 * A delete or update made in the cold tier logged its
+			 * tombstone at once, and its commit logs nothing for the row:
+			 * a checkpoint must wait for it as for a committing writer
+			 * (log.c ls_ckpt_row), not log the row as standing.  Named
+			 * before the row is published: a checkpoint may log it the
+			 * moment it is (a review found the mark set afterwards).
+			 */
+			ls_version_info(v, &info);
+			if (TransactionIdIsValid(info.xmax) && !ls_xmax_is_lock_only(&info))
+				mark = info.xmax;
+			st = ls_hot_row_insert_marked(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, mark, &row);
 			if (st == LS_OK)
 			{
-				LsVersionInfo info;
-
 				/* its block may be all-visible: writes must clear the bit */
 				ls_hot_row_set_allvis(row, true);
-				/*
-				 * A delete or update made in the cold tier logged its
-				 * tombstone at once, and its commit logs nothing for the
-				 * row: a checkpoint must wait for it as for a committing
-				 * writer (log.c ls_ckpt_row), not log the row as standing.
-				 */
-				ls_version_info(v, &info);
-				if (TransactionIdIsValid(info.xmax) && !ls_xmax_is_lock_only(&info))
-					atomic_store(&row->logged_xid, info.xmax);
 				found = true;
 			}
 			else
