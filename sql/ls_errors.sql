@@ -18,6 +18,18 @@ SAVEPOINT s;
 INSERT INTO err_t VALUES (3, 'in a subtransaction');
 RELEASE s;
 PREPARE TRANSACTION 'ls_subxact';
+-- a row lock counts (it lives in the row, in memory), and so does a
+-- leanstore table created in the transaction
+BEGIN;
+SELECT id FROM err_t WHERE id = 1 FOR UPDATE;
+PREPARE TRANSACTION 'ls_for_update';
+BEGIN;
+SELECT id FROM err_t WHERE id = 1 FOR KEY SHARE;
+PREPARE TRANSACTION 'ls_for_key_share';
+BEGIN;
+CREATE TABLE err_new (a int) USING leanstore;
+PREPARE TRANSACTION 'ls_create';
+SELECT to_regclass('err_new') IS NULL AS not_created;
 SELECT count(*) AS prepared FROM pg_prepared_xacts;
 SELECT * FROM err_t ORDER BY id;
 -- reading a leanstore table does not prevent PREPARE

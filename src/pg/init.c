@@ -720,8 +720,8 @@ ls_xact_callback(XactEvent event, void *arg)
 			if (ls_xact_wrote || ls_pending != NULL)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that has written to a leanstore table"),
-						 errdetail("leanstore logs a transaction's rows when it commits; a prepared transaction's rows could not survive a restart.")));
+						 errmsg("cannot PREPARE a transaction that has written to or locked rows of a leanstore table"),
+						 errdetail("leanstore keeps a transaction's row changes and row locks in memory until it commits; those of a prepared transaction would not survive a restart.")));
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
