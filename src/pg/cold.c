@@ -2557,7 +2557,7 @@ again:
 		if (ls_hv_flags(w) & LS_HV_XMIN_ABORTED)
 			remove = true;		/* a killed speculative insert */
 		else if (!frozen &&
-				 (TransactionIdIsCurrentTransactionId(xmin) || TransactionIdIsInProgress(xmin)))
+				 (TransactionIdIsCurrentTransactionId(xmin) || ls_xid_in_progress(xmin)))
 			res = LS_V_INSERT_IN_PROGRESS;
 		else if (!frozen && !TransactionIdDidCommit(xmin))
 			remove = true;
@@ -2721,7 +2721,7 @@ ls_cold_multi_holder(MultiXactId multi, bool lock_only, int mode, TransactionId 
 	for (int i = 0; i < n && !conflicts; i++)
 	{
 		if (!TransactionIdIsCurrentTransactionId(m[i].xid) &&
-			TransactionIdIsInProgress(m[i].xid))
+			ls_xid_in_progress(m[i].xid))
 		{
 			conflicts = mode >= 0 && ls_status_conflicts(m[i].status, (LockTupleMode) mode);
 			if (!found || conflicts)
@@ -3178,7 +3178,7 @@ ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		else if (info.xmax_raw != 0 &&
 				 TransactionIdIsNormal(info.xmax) &&
 				 !TransactionIdIsCurrentTransactionId(info.xmax) &&
-				 TransactionIdIsInProgress(info.xmax))
+				 ls_xid_in_progress(info.xmax))
 			holder = info.xmax;
 	}
 	ls_cold_only_end(rowid);
@@ -3736,7 +3736,7 @@ ls_packable(ls_hot_version *v, GlobalVisState *vis)
 	if (info.xmax != InvalidTransactionId && !(info.xmax_flags & LS_HV_XMAX_ABORTED))
 	{
 		if ((info.xmax_flags & LS_HV_XMAX_IS_MULTI) != 0 ||
-			TransactionIdIsInProgress(info.xmax))
+			ls_xid_in_progress(info.xmax))
 			return false;
 	}
 	return true;

@@ -282,7 +282,7 @@ ls_xmax_merge(uint64 word, TransactionId xid, MultiXactStatus status,
 		 */
 		if (upd && is_update && TransactionIdIsCurrentTransactionId(m[i].xid))
 			continue;
-		if (TransactionIdIsInProgress(m[i].xid) ||
+		if (ls_xid_in_progress(m[i].xid) ||
 			(upd && TransactionIdDidCommit(m[i].xid)))
 		{
 			keep[k++] = m[i];
@@ -337,7 +337,7 @@ ls_xmax_lockers(uint64 word, TransactionId xid)
 	{
 		if (ISUPDATE_from_mxstatus(m[i].status) ||
 			TransactionIdEquals(m[i].xid, xid) ||
-			!TransactionIdIsInProgress(m[i].xid))
+			!ls_xid_in_progress(m[i].xid))
 			continue;
 		keep[k++] = m[i];
 	}
@@ -395,7 +395,7 @@ ls_xmax_conflicts(uint64 word, LockTupleMode mode, TransactionId forced,
 			continue;
 		}
 		live = TransactionIdEquals(m[i].xid, forced) ||
-			TransactionIdIsInProgress(m[i].xid);
+			ls_xid_in_progress(m[i].xid);
 		if (!live)
 		{
 			if (ISUPDATE_from_mxstatus(m[i].status) &&
@@ -452,7 +452,7 @@ ls_word_others_run(uint64 word)
 
 	for (int i = 0; i < n && !found; i++)
 		found = !TransactionIdIsCurrentTransactionId(m[i].xid) &&
-			TransactionIdIsInProgress(m[i].xid);
+			ls_xid_in_progress(m[i].xid);
 	if (m != NULL)
 		pfree(m);
 	return found;
@@ -537,7 +537,7 @@ ls_xmax_settle(uint64 word)
 	}
 	if (flags & LS_HV_XMAX_COMMITTED)
 		return (flags & LS_HV_XMAX_LOCK_ONLY) ? 0 : word;
-	if (TransactionIdIsCurrentTransactionId(xid) || TransactionIdIsInProgress(xid))
+	if (TransactionIdIsCurrentTransactionId(xid) || ls_xid_in_progress(xid))
 		return word;
 	if (!TransactionIdDidCommit(xid))
 		return 0;

@@ -738,8 +738,9 @@ ls_xact_callback(XactEvent event, void *arg)
 			ls_migrate_soft = false;
 			ls_cold_read_once = false;
 			ls_pending_at_xact_end(false);
-			ls_abort_inserts(1);
+			/* a failed log-only commit's LS_LR_ABORT before any undo */
 			ls_log_abort();
+			ls_abort_inserts(1);
 			ls_log_xact_end();
 			ls_xact_wrote = false;
 			break;

@@ -111,7 +111,8 @@ static const char *const ls_crash_points[] = {
 	"commit-before-log", "commit-after-log", "commit-error-after-log",
 	"commit-via-wal", "drop-commit", "recovery-fail", "recovery-replay",
 	"recovery-relog", "recovery-end", "bulk-load", "pack", "checkpoint-clean",
-	"checkpoint-relog", "commit-async-split", "shutdown-meta"
+	"checkpoint-relog", "commit-async-split", "shutdown-meta",
+	"commit-error-slow-abort"
 };
 
 static bool
@@ -199,8 +200,12 @@ ls_debug_crash(const char *point)
 {
 	if (ls_debug_point_is(point))
 	{
-		/* the points that fail instead: an error after the log's commit */
-		if (strcmp(point, "commit-error-after-log") == 0)
+		/*
+		 * The points that fail instead: an error after the log's commit
+		 * (the second one's abort then waits 3 s before its LS_LR_ABORT)
+		 */
+		if (strcmp(point, "commit-error-after-log") == 0 ||
+			strcmp(point, "commit-error-slow-abort") == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("failing at \"%s\" (leanstore.debug_crash_point)", point)));
@@ -374,7 +379,27 @@ typedef struct LsLogShared
 	 */
 	pg_atomic_uint64 log_only_seq;
 	pg_atomic_uint64 log_only_seq_seen;
+
+	/* slots of ls_in_doubt in use (ls_xid_in_progress) */
+	pg_atomic_uint32 in_doubt_n;
 } LsLogShared;
+
+/*
+ * A log-only commit whose LS_LR_COMMIT is appended, until its transaction
+ * ended: lo its top xid (InvalidTransactionId: the slot is free), hi its
+ * largest committed subxid (or lo).  One slot per backend, after
+ * LsLogShared (ls_xid_in_progress).
+ */
+typedef struct LsInDoubt
+{
+	pg_atomic_uint32 lo;
+	pg_atomic_uint32 hi;
+} LsInDoubt;
+
+static LsInDoubt *ls_in_doubt = NULL;
+static bool ls_in_doubt_mine = false;
+
+#define LS_IN_DOUBT_SIZE() MAXALIGN(mul_size(MaxBackends + 1, sizeof(LsInDoubt)))
 
 /* LsLogShared.via_wal */
 #define LS_VIA_WAL_NEVER	0		/* not in this run (no such record in the WAL) */
@@ -429,7 +454,8 @@ ls_log_shmem_size(void)
 {
 	ls_wal_config cfg;
 
-	return add_size(MAXALIGN(sizeof(LsLogShared)), add_size(ls_log_wal_size(&cfg), 4096));
+	return add_size(add_size(MAXALIGN(sizeof(LsLogShared)), LS_IN_DOUBT_SIZE()),
+					add_size(ls_log_wal_size(&cfg), 4096));
 }
 
 void
@@ -441,11 +467,13 @@ ls_log_shmem_startup(void)
 	void	   *region;
 
 	ls_log = ShmemInitStruct("leanstore log", ls_log_shmem_size(), &found);
+	ls_in_doubt = (LsInDoubt *) ((char *) ls_log + MAXALIGN(sizeof(LsLogShared)));
 	if (found)
 		return;
 	memset(ls_log, 0, sizeof(LsLogShared));
+	memset(ls_in_doubt, 0, LS_IN_DOUBT_SIZE());
 	ls_log->wal_size = ls_log_wal_size(&cfg);
-	region = (void *) TYPEALIGN(4096, (char *) ls_log + MAXALIGN(sizeof(LsLogShared)));
+	region = (void *) TYPEALIGN(4096, (char *) ls_in_doubt + LS_IN_DOUBT_SIZE());
 	st = ls_wal_init(region, ls_log->wal_size, &cfg, &ls_log->wal);
 	if (st != LS_OK)
 		ereport(FATAL,
@@ -472,6 +500,12 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u64(&ls_log->log_only_seq, 0);
 	pg_atomic_init_u64(&ls_log->log_only_seq_seen, 0);
 	pg_atomic_init_u64(&ls_log->async_commits, 0);
+	pg_atomic_init_u32(&ls_log->in_doubt_n, 0);
+	for (int i = 0; i <= MaxBackends; i++)
+	{
+		pg_atomic_init_u32(&ls_in_doubt[i].lo, InvalidTransactionId);
+		pg_atomic_init_u32(&ls_in_doubt[i].hi, InvalidTransactionId);
+	}
 }
 
 /*
@@ -1493,6 +1527,119 @@ ls_log_via_wal_ok(void)
 	return TransactionIdIsValid(GetTopTransactionIdIfAny());
 }
 
+/* ------------------------------------------------------------------------
+ * Log-only commits that fail after their commit record
+ *
+ * A log-only commit's LS_LR_COMMIT is appended, and made durable, in
+ * PRE_COMMIT; an error later in PostgreSQL's commit (a full NOTIFY queue,
+ * another library's pre-commit callback) aborts the transaction after all.
+ * PostgreSQL marks it aborted in clog and takes it out of the running
+ * transactions before leanstore's abort callback can append LS_LR_ABORT
+ * (ls_log_abort), and until that record is durable a crash keeps the
+ * transaction (the log decides).  In between, its versions look aborted:
+ * a writer would write over its rows, a checkpoint would log them as they
+ * were before it, and after a crash the transaction would be there only in
+ * part (the rows someone wrote again would lack it).  So while such a
+ * commit is in doubt its xids count as running for leanstore's own
+ * decisions about versions (ls_xid_in_progress, used instead of
+ * TransactionIdIsInProgress): writers wait for its xid lock, which it
+ * holds until after its abort callback, and checkpoints, pack and VACUUM
+ * leave its rows alone.  The abort callback appends and flushes
+ * LS_LR_ABORT before it undoes anything in the hot tier (init.c).
+ *
+ * A slot holds the top xid and the largest committed subxid: an xid
+ * between them that belongs to another aborted transaction counts as
+ * running too until the slot is free, which costs a waiter a few more
+ * looks and nothing else.  Set before the append (the transaction is
+ * running then, so nobody can tell), freed when the transaction ended
+ * (ls_log_xact_end) or its backend exits.
+ * ------------------------------------------------------------------------ */
+
+static void
+ls_in_doubt_clear(void)
+{
+	if (!ls_in_doubt_mine)
+		return;
+	pg_atomic_write_u32(&ls_in_doubt[MyBackendId].lo, InvalidTransactionId);
+	pg_atomic_fetch_sub_u32(&ls_log->in_doubt_n, 1);
+	ls_in_doubt_mine = false;
+}
+
+static void
+ls_in_doubt_exit(int code, Datum arg)
+{
+	(void) code;
+	(void) arg;
+	ls_in_doubt_clear();
+}
+
+static void
+ls_in_doubt_set(TransactionId xid, const TransactionId *children, int n)
+{
+	static bool exit_registered = false;
+	LsInDoubt  *d = &ls_in_doubt[MyBackendId];
+	TransactionId hi = xid;
+
+	Assert(!ls_in_doubt_mine);
+	if (!exit_registered)
+	{
+		before_shmem_exit(ls_in_doubt_exit, (Datum) 0);
+		exit_registered = true;
+	}
+	for (int i = 0; i < n; i++)
+		if (TransactionIdFollows(children[i], hi))
+			hi = children[i];
+	/* hi before lo: a reader that sees lo sees this hi (or a wider range) */
+	pg_atomic_write_u32(&d->hi, hi);
+	pg_write_barrier();
+	pg_atomic_write_u32(&d->lo, xid);
+	pg_atomic_fetch_add_u32(&ls_log->in_doubt_n, 1);
+	ls_in_doubt_mine = true;
+}
+
+/* Is xid one of a log-only commit in doubt (see above)? */
+static bool
+ls_xid_in_doubt(TransactionId xid)
+{
+	for (int i = 0; i <= MaxBackends; i++)
+	{
+		TransactionId lo = pg_atomic_read_u32(&ls_in_doubt[i].lo);
+		TransactionId hi;
+
+		if (!TransactionIdIsValid(lo))
+			continue;
+		pg_read_barrier();
+		hi = pg_atomic_read_u32(&ls_in_doubt[i].hi);
+		if (TransactionIdFollowsOrEquals(xid, lo) && TransactionIdPrecedesOrEquals(xid, hi))
+			return true;
+	}
+	return false;
+}
+
+/* An xid of a log-only commit in doubt (whatever clog says)? */
+bool
+ls_xid_in_doubt_now(TransactionId xid)
+{
+	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
+		return false;
+	return ls_xid_in_doubt(xid);
+}
+
+/*
+ * TransactionIdIsInProgress for leanstore's decisions about versions: also
+ * true for the xids of a log-only commit in doubt that clog calls aborted.
+ * A committed one is not (it is past its commit record: the slot goes at
+ * the end of its commit).
+ */
+bool
+ls_xid_in_progress(TransactionId xid)
+{
+	if (TransactionIdIsInProgress(xid))
+		return true;
+	/* the slot was set before the transaction left the running ones */
+	return ls_xid_in_doubt_now(xid) && !TransactionIdDidCommit(xid);
+}
+
 /*
  * Append the record of a log-only commit (LS_LR_COMMIT) or of its abort
  * (LS_LR_ABORT): the top xid, the committed subxids as payload (kept
@@ -1522,7 +1669,10 @@ ls_log_commit_record(uint16 type, TransactionId xid)
 	t.len = (uint32) (ls_commit_nchildren * sizeof(TransactionId));
 	/* before the append: a round that took the record sees the count */
 	if (type == LS_LR_COMMIT)
+	{
 		pg_atomic_fetch_add_u64(&ls_log->log_only_seq, 1);
+		ls_in_doubt_set(xid, ls_commit_children, ls_commit_nchildren);
+	}
 	ls_log_append(type, 0, xid, &t, ls_commit_children, t.len);
 }
 
@@ -1712,6 +1862,7 @@ ls_log_commit_rows(bool log_only, bool via_wal, bool *async_out)
 	/* durable in leanstore's log, no commit record yet */
 	ls_debug_crash("commit-after-log");
 	ls_debug_crash("commit-error-after-log");
+	ls_debug_crash("commit-error-slow-abort");
 }
 
 /*
@@ -1844,6 +1995,9 @@ ls_log_abort(void)
 		return;
 	/* cleared first: an error below must not make the abort try again */
 	ls_commit_xid = InvalidTransactionId;
+	/* test only: the moment a writer or checkpoint must not use */
+	if (ls_debug_point_is("commit-error-slow-abort"))
+		ls_debug_pause("commit-error-slow-abort", 3000);
 	ls_log_commit_record(LS_LR_ABORT, xid);
 	ls_log_flush_mine();
 }
@@ -1920,6 +2074,8 @@ ls_log_xact_end(void)
 	}
 	ls_commit_nchildren = 0;
 	ls_commit_xid = InvalidTransactionId;
+	/* committed, or its LS_LR_ABORT durable (ls_log_abort ran first) */
+	ls_in_doubt_clear();
 }
 
 /* ------------------------------------------------------------------------
@@ -2005,7 +2161,7 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 			return true;		/* gone (DEAD or cold): nothing hot to log */
 		}
 		logged_xid = atomic_load(&row->logged_xid);
-		if (TransactionIdIsValid(logged_xid) && TransactionIdIsInProgress(logged_xid))
+		if (TransactionIdIsValid(logged_xid) && ls_xid_in_progress(logged_xid))
 		{
 			/* a writer is committing: its record may be before the start */
 			*busy = logged_xid;
@@ -2379,7 +2535,7 @@ ls_checkpoint(bool wait_for_writers)
 					bool		logged; /* the table's holes record covers it */
 
 					while (wait_for_writers && TransactionIdIsValid(defer[i].xid) &&
-						   TransactionIdIsInProgress(defer[i].xid) &&
+						   ls_xid_in_progress(defer[i].xid) &&
 						   GetCurrentTimestamp() < deadline)
 					{
 						CHECK_FOR_INTERRUPTS();
@@ -2634,7 +2790,7 @@ ls_log_register(void)
 							 NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), drop-commit, recovery-fail (recovery fails with a FATAL instead), recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog, shutdown-meta (the clean shutdown, after the first table's clean image); commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
+							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), commit-error-slow-abort (the same, and the abort waits 3 s before its abort record), drop-commit, recovery-fail (recovery fails with a FATAL instead), recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog, shutdown-meta (the clean shutdown, after the first table's clean image); commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,

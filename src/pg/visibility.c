@@ -56,12 +56,21 @@ ls_version_info(ls_hot_version *v, LsVersionInfo *info)
 /* The last inserter this backend saw committed (see ls_pg.h). */
 TransactionId ls_xmin_seen_committed = InvalidTransactionId;
 
+/*
+ * Hints.  An aborted hint is left off (the caller's answer stands) while
+ * the xid belongs to a failed log-only commit whose abort record is not
+ * durable yet (log.c ls_xid_in_progress): a snapshot that does not see the
+ * transaction decides so without asking whether it runs, and a hint would
+ * outlive the moment in which writers must still wait for it.
+ */
 static void
 ls_hint_xmin(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
+	info->xmin_flags |= flag;
+	if (flag == LS_HV_XMIN_ABORTED && ls_xid_in_doubt_now(info->xmin))
+		return;
 	atomic_fetch_or_explicit(&v->xmin_word, (uint64) flag << 32,
 							 memory_order_acq_rel);
-	info->xmin_flags |= flag;
 	if (flag == LS_HV_XMIN_COMMITTED)
 		ls_xmin_seen_committed = info->xmin;
 }
@@ -100,6 +109,11 @@ ls_hint_xmax(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
 	uint64		expected = info->xmax_raw;
 
+	if (flag == LS_HV_XMAX_ABORTED && ls_xid_in_doubt_now(info->xmax))
+	{
+		info->xmax_flags |= flag;
+		return;
+	}
 	if (!(info->xmax_flags & LS_HV_XMAX_IS_MULTI))
 	{
 		if (atomic_compare_exchange_strong_explicit(&v->xmax_word, &expected,
@@ -139,7 +153,7 @@ ls_xmin_status(ls_hot_version *v, LsVersionInfo *info)
 		return LS_XS_ABORTED;
 	if (TransactionIdIsCurrentTransactionId(info->xmin))
 		return LS_XS_CURRENT;
-	if (TransactionIdIsInProgress(info->xmin))
+	if (ls_xid_in_progress(info->xmin))
 		return LS_XS_IN_PROGRESS;
 	if (TransactionIdDidCommit(info->xmin))
 	{
@@ -163,7 +177,7 @@ ls_xmax_status(ls_hot_version *v, LsVersionInfo *info)
 		return LS_XS_COMMITTED;
 	if (TransactionIdIsCurrentTransactionId(info->xmax))
 		return LS_XS_CURRENT;
-	if (TransactionIdIsInProgress(info->xmax))
+	if (ls_xid_in_progress(info->xmax))
 		return LS_XS_IN_PROGRESS;
 	if (TransactionIdDidCommit(info->xmax))
 	{
@@ -185,7 +199,7 @@ ls_xmin_committed(ls_hot_version *v, const LsVersionInfo *cinfo)
 	if (info->xmin_flags & LS_HV_XMIN_ABORTED)
 		return false;
 	if (TransactionIdIsCurrentTransactionId(info->xmin) ||
-		TransactionIdIsInProgress(info->xmin))
+		ls_xid_in_progress(info->xmin))
 		return false;
 	if (TransactionIdDidCommit(info->xmin))
 	{
@@ -207,7 +221,7 @@ ls_xmin_aborted(ls_hot_version *v, const LsVersionInfo *cinfo)
 	if (info->xmin_flags & LS_HV_XMIN_ABORTED)
 		return true;
 	if (TransactionIdIsCurrentTransactionId(info->xmin) ||
-		TransactionIdIsInProgress(info->xmin))
+		ls_xid_in_progress(info->xmin))
 		return false;
 	if (TransactionIdDidCommit(info->xmin))
 	{
@@ -229,7 +243,7 @@ ls_xmax_committed_update(ls_hot_version *v, LsVersionInfo *info)
 	if (info->xmax_flags & LS_HV_XMAX_COMMITTED)
 		return true;
 	if (TransactionIdIsCurrentTransactionId(info->xmax) ||
-		TransactionIdIsInProgress(info->xmax))
+		ls_xid_in_progress(info->xmax))
 		return false;
 	if (TransactionIdDidCommit(info->xmax))
 	{
@@ -322,7 +336,7 @@ ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
 				return true;
 			return false;
 		}
-		if (TransactionIdIsInProgress(info->xmin))
+		if (ls_xid_in_progress(info->xmin))
 		{
 			if (dirty == NULL)
 				return false;
@@ -346,7 +360,7 @@ ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
 		return false;
 	if (TransactionIdIsCurrentTransactionId(info->xmax))
 		return false;
-	if (TransactionIdIsInProgress(info->xmax))
+	if (ls_xid_in_progress(info->xmax))
 	{
 		if (dirty != NULL)
 			dirty->xmax = info->xmax;
@@ -390,7 +404,7 @@ ls_version_vacuum_state(ls_hot_version *v, GlobalVisState *vistest,
 				return LS_V_DELETE_IN_PROGRESS;
 			return LS_V_INSERT_IN_PROGRESS;
 		}
-		if (TransactionIdIsInProgress(info.xmin))
+		if (ls_xid_in_progress(info.xmin))
 			return LS_V_INSERT_IN_PROGRESS;
 		if (TransactionIdDidCommit(info.xmin))
 			ls_hint_xmin(v, &info, LS_HV_XMIN_COMMITTED);
@@ -406,7 +420,7 @@ ls_version_vacuum_state(ls_hot_version *v, GlobalVisState *vistest,
 	if (!(info.xmax_flags & LS_HV_XMAX_COMMITTED))
 	{
 		if (TransactionIdIsCurrentTransactionId(info.xmax) ||
-			TransactionIdIsInProgress(info.xmax))
+			ls_xid_in_progress(info.xmax))
 			return LS_V_DELETE_IN_PROGRESS;
 		if (!TransactionIdDidCommit(info.xmax))
 		{

@@ -120,6 +120,33 @@ restart
 ls_expect "an error after the log's commit, then a crash: still rolled back" "0|v4|11" \
 	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 2000), (SELECT v FROM lf WHERE n = 4), (SELECT count(*) FROM lf)")"
 ls_expect "leanstore_verify(lf)" "t" "$(q -c "SELECT leanstore_verify('lf')")"
+# the same failure, and the crash comes while its abort record is not
+# durable yet (commit-error-slow-abort: the abort waits 3 s before it): the
+# log keeps the transaction, so it must come back whole.  Meanwhile clog
+# calls it aborted; a writer of one of its rows must wait for it instead of
+# writing over it (whose durable commit would then undo half of it after
+# the crash: lf 5 back to 'v5' plus the writer's change, lf 6 'failed').
+q -c "SET leanstore.debug_crash_point = 'commit-error-slow-abort'" \
+	-c "BEGIN; UPDATE lf SET v = 'failed' WHERE n IN (5, 6); COMMIT;" >"$dir/slow_abort.out" 2>&1 &
+slow=$!
+for _ in $(seq 1 300); do
+	grep -q 'leanstore pauses 3000 ms here (commit-error-slow-abort)' "$dir/server.log" && break
+	sleep 0.01
+done
+grep -q 'leanstore pauses 3000 ms here (commit-error-slow-abort)' "$dir/server.log" ||
+	{ echo "crash_points: the slow abort did not begin"; fail=1; }
+# a writer (log-only, synchronous) of row 5 during the pause
+q -c "UPDATE lf SET v = v || '+' WHERE n = 5 RETURNING v" >"$dir/slow_writer.out" 2>&1 &
+sleep 1
+ls_expect "a writer of a failed log-only commit's row waits while its abort is not durable" \
+	"" "$(cat "$dir/slow_writer.out")"
+crash
+wait $slow 2>/dev/null
+restart
+ls_expect "a failed log-only commit, crash before its abort record: whole" "failed|failed|11" \
+	"$(q -c "SELECT (SELECT v FROM lf WHERE n = 5), (SELECT v FROM lf WHERE n = 6), (SELECT count(*) FROM lf)")"
+ls_expect "leanstore_verify(lf) after the slow abort" "t" "$(q -c "SELECT leanstore_verify('lf')")"
+q -c "UPDATE lf SET v = 'v' || n WHERE n IN (5, 6)" >/dev/null
 # a log-only delete of cold rows (they migrate: the delete's xid is in hot
 # versions only): after the crash the rows stay deleted over their images
 # (replay gives the dead versions a frozen xmax, as PostgreSQL may hand the
