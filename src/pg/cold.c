@@ -3184,6 +3184,7 @@ ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	ls_cold_only_end(rowid);
 	if (!TransactionIdIsValid(holder))
 		return false;
+	holder = ls_xid_wait_target(holder);
 	ls_rowid_to_tid(rowid, &tid);
 	switch (policy)
 	{

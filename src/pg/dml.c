@@ -524,6 +524,12 @@ ls_xmax_settle(uint64 word)
 		n = GetMultiXactIdMembers(xid, &m, false, false);
 		for (int i = 0; i < n; i++)
 		{
+			/* an updater in doubt (log.c ls_xid_in_progress) still counts */
+			if (ISUPDATE_from_mxstatus(m[i].status) && ls_xid_in_progress(m[i].xid))
+			{
+				pfree(m);
+				return word;
+			}
 			if (ISUPDATE_from_mxstatus(m[i].status) &&
 				TransactionIdDidCommit(m[i].xid))
 				result = ls_hv_word(m[i].xid,
@@ -812,9 +818,11 @@ ls_wait_xids(Relation rel, ItemPointer tid, const TransactionId *xids, int n,
 	}
 	for (int i = 0; i < n; i++)
 	{
+		TransactionId x = ls_xid_wait_target(xids[i]);
+
 		if (policy == LS_WAIT_BLOCK)
-			XactLockTableWait(xids[i], rel, tid, oper);
-		else if (!ConditionalXactLockTableWait(xids[i]))
+			XactLockTableWait(x, rel, tid, oper);
+		else if (!ConditionalXactLockTableWait(x))
 			goto busy;
 	}
 	return true;

@@ -202,7 +202,7 @@ ls_debug_crash(const char *point)
 	{
 		/*
 		 * The points that fail instead: an error after the log's commit
-		 * (the second one's abort then waits 3 s before its LS_LR_ABORT)
+		 * (the second one's abort then waits 10 s before its LS_LR_ABORT)
 		 */
 		if (strcmp(point, "commit-error-after-log") == 0 ||
 			strcmp(point, "commit-error-slow-abort") == 0)
@@ -386,14 +386,19 @@ typedef struct LsLogShared
 
 /*
  * A log-only commit whose LS_LR_COMMIT is appended, until its transaction
- * ended: lo its top xid (InvalidTransactionId: the slot is free), hi its
- * largest committed subxid (or lo).  One slot per backend, after
- * LsLogShared (ls_xid_in_progress).
+ * ended: top its top xid (InvalidTransactionId: the slot is free), its
+ * committed subxids in sub[] when they fit (nsub), else nsub is
+ * LS_IN_DOUBT_SUBS + 1 and hi the largest of them: every xid from top to hi
+ * counts.  One slot per backend, after LsLogShared (ls_xid_in_progress).
  */
+#define LS_IN_DOUBT_SUBS 15
+
 typedef struct LsInDoubt
 {
-	pg_atomic_uint32 lo;
+	pg_atomic_uint32 top;
+	pg_atomic_uint32 nsub;
 	pg_atomic_uint32 hi;
+	pg_atomic_uint32 sub[LS_IN_DOUBT_SUBS];
 } LsInDoubt;
 
 static LsInDoubt *ls_in_doubt = NULL;
@@ -503,8 +508,11 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u32(&ls_log->in_doubt_n, 0);
 	for (int i = 0; i <= MaxBackends; i++)
 	{
-		pg_atomic_init_u32(&ls_in_doubt[i].lo, InvalidTransactionId);
+		pg_atomic_init_u32(&ls_in_doubt[i].top, InvalidTransactionId);
+		pg_atomic_init_u32(&ls_in_doubt[i].nsub, 0);
 		pg_atomic_init_u32(&ls_in_doubt[i].hi, InvalidTransactionId);
+		for (int j = 0; j < LS_IN_DOUBT_SUBS; j++)
+			pg_atomic_init_u32(&ls_in_doubt[i].sub[j], InvalidTransactionId);
 	}
 }
 
@@ -1547,12 +1555,16 @@ ls_log_via_wal_ok(void)
  * leave its rows alone.  The abort callback appends and flushes
  * LS_LR_ABORT before it undoes anything in the hot tier (init.c).
  *
- * A slot holds the top xid and the largest committed subxid: an xid
- * between them that belongs to another aborted transaction counts as
- * running too until the slot is free, which costs a waiter a few more
- * looks and nothing else.  Set before the append (the transaction is
- * running then, so nobody can tell), freed when the transaction ended
- * (ls_log_xact_end) or its backend exits.
+ * A slot holds the top xid and the committed subxids (up to 15; beyond,
+ * every xid from the top one to the largest subxid counts: one of another
+ * aborted transaction among them then looks running until the slot is
+ * free, and a writer waiting for it polls).  Set before the append (the
+ * transaction is running then, so nobody can tell), freed when the
+ * transaction ended (ls_log_xact_end), or at the latest when its backend
+ * exits (on_shmem_exit: after PostgreSQL's own exit callback aborted the
+ * transaction, whose abort callback made LS_LR_ABORT durable).  Readers
+ * ask clog first: the slots are scanned only for an xid clog does not call
+ * committed, once per version (its hint then answers).
  * ------------------------------------------------------------------------ */
 
 static void
@@ -1560,7 +1572,7 @@ ls_in_doubt_clear(void)
 {
 	if (!ls_in_doubt_mine)
 		return;
-	pg_atomic_write_u32(&ls_in_doubt[MyBackendId].lo, InvalidTransactionId);
+	pg_atomic_write_u32(&ls_in_doubt[MyBackendId].top, InvalidTransactionId);
 	pg_atomic_fetch_sub_u32(&ls_log->in_doubt_n, 1);
 	ls_in_doubt_mine = false;
 }
@@ -1577,41 +1589,70 @@ static void
 ls_in_doubt_set(TransactionId xid, const TransactionId *children, int n)
 {
 	static bool exit_registered = false;
-	LsInDoubt  *d = &ls_in_doubt[MyBackendId];
+	LsInDoubt  *d;
 	TransactionId hi = xid;
 
+	if (MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
+		elog(ERROR, "leanstore's log cannot be written from this process");
 	Assert(!ls_in_doubt_mine);
+	d = &ls_in_doubt[MyBackendId];
 	if (!exit_registered)
 	{
-		before_shmem_exit(ls_in_doubt_exit, (Datum) 0);
+		/* not before_shmem_exit: that would run before the abort */
+		on_shmem_exit(ls_in_doubt_exit, (Datum) 0);
 		exit_registered = true;
 	}
 	for (int i = 0; i < n; i++)
+	{
 		if (TransactionIdFollows(children[i], hi))
 			hi = children[i];
-	/* hi before lo: a reader that sees lo sees this hi (or a wider range) */
+		if (i < LS_IN_DOUBT_SUBS)
+			pg_atomic_write_u32(&d->sub[i], children[i]);
+	}
 	pg_atomic_write_u32(&d->hi, hi);
+	pg_atomic_write_u32(&d->nsub, n <= LS_IN_DOUBT_SUBS ? n : LS_IN_DOUBT_SUBS + 1);
+	/* the rest before top: a reader that sees top sees them */
 	pg_write_barrier();
-	pg_atomic_write_u32(&d->lo, xid);
+	pg_atomic_write_u32(&d->top, xid);
 	pg_atomic_fetch_add_u32(&ls_log->in_doubt_n, 1);
 	ls_in_doubt_mine = true;
 }
 
-/* Is xid one of a log-only commit in doubt (see above)? */
+/*
+ * Is xid one of a log-only commit in doubt (see above)?  Its top xid in
+ * *top (when not NULL).
+ */
 static bool
-ls_xid_in_doubt(TransactionId xid)
+ls_xid_in_doubt(TransactionId xid, TransactionId *top_out)
 {
 	for (int i = 0; i <= MaxBackends; i++)
 	{
-		TransactionId lo = pg_atomic_read_u32(&ls_in_doubt[i].lo);
-		TransactionId hi;
+		LsInDoubt  *d = &ls_in_doubt[i];
+		TransactionId top = pg_atomic_read_u32(&d->top);
+		uint32		nsub;
 
-		if (!TransactionIdIsValid(lo))
-			continue;
-		pg_read_barrier();
-		hi = pg_atomic_read_u32(&ls_in_doubt[i].hi);
-		if (TransactionIdFollowsOrEquals(xid, lo) && TransactionIdPrecedesOrEquals(xid, hi))
+		bool		found = false;
+
+		if (!TransactionIdIsValid(top) || TransactionIdPrecedes(xid, top))
+			continue;			/* free, or not its (subxids follow top) */
+		if (xid == top)
+			found = true;
+		else
+		{
+			pg_read_barrier();
+			nsub = pg_atomic_read_u32(&d->nsub);
+			if (nsub > LS_IN_DOUBT_SUBS)
+				found = TransactionIdPrecedesOrEquals(xid, pg_atomic_read_u32(&d->hi));
+			else
+				for (uint32 j = 0; j < nsub && !found; j++)
+					found = pg_atomic_read_u32(&d->sub[j]) == xid;
+		}
+		if (found)
+		{
+			if (top_out != NULL)
+				*top_out = top;
 			return true;
+		}
 	}
 	return false;
 }
@@ -1622,7 +1663,24 @@ ls_xid_in_doubt_now(TransactionId xid)
 {
 	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
 		return false;
-	return ls_xid_in_doubt(xid);
+	return ls_xid_in_doubt(xid, NULL);
+}
+
+/*
+ * The xid whose lock to wait for, to wait for xid: a subxid's own lock goes
+ * at its subcommit (XactLockTableWait then waits for the running top
+ * transaction through pg_subtrans), but one of a log-only commit in doubt
+ * has left the running transactions already: wait for its top xid's lock,
+ * held until after the abort callback.  Else xid itself.
+ */
+TransactionId
+ls_xid_wait_target(TransactionId xid)
+{
+	TransactionId top;
+
+	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
+		return xid;
+	return ls_xid_in_doubt(xid, &top) ? top : xid;
 }
 
 /*
@@ -1636,8 +1694,11 @@ ls_xid_in_progress(TransactionId xid)
 {
 	if (TransactionIdIsInProgress(xid))
 		return true;
-	/* the slot was set before the transaction left the running ones */
-	return ls_xid_in_doubt_now(xid) && !TransactionIdDidCommit(xid);
+	/*
+	 * The slot was set before the transaction left the running ones, and
+	 * before clog could call it aborted; clog first: it answers most.
+	 */
+	return !TransactionIdDidCommit(xid) && ls_xid_in_doubt_now(xid);
 }
 
 /*
@@ -1997,7 +2058,7 @@ ls_log_abort(void)
 	ls_commit_xid = InvalidTransactionId;
 	/* test only: the moment a writer or checkpoint must not use */
 	if (ls_debug_point_is("commit-error-slow-abort"))
-		ls_debug_pause("commit-error-slow-abort", 3000);
+		ls_debug_pause("commit-error-slow-abort", 10000);
 	ls_log_commit_record(LS_LR_ABORT, xid);
 	ls_log_flush_mine();
 }
@@ -2790,7 +2851,7 @@ ls_log_register(void)
 							 NULL, NULL, NULL);
 	DefineCustomStringVariable("leanstore.debug_crash_point",
 							   "Crash (SIGKILL) the process that reaches this point (tests only).",
-							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), commit-error-slow-abort (the same, and the abort waits 3 s before its abort record), drop-commit, recovery-fail (recovery fails with a FATAL instead), recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog, shutdown-meta (the clean shutdown, after the first table's clean image); commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
+							   "Points: commit-before-log, commit-after-log, commit-error-after-log (raises an error instead), commit-error-slow-abort (the same, and the abort waits 10 s before its abort record), drop-commit, recovery-fail (recovery fails with a FATAL instead), recovery-replay, recovery-relog, recovery-end, bulk-load, pack, checkpoint-clean, checkpoint-relog, shutdown-meta (the clean shutdown, after the first table's clean image); commit-async-split (no crash: an asynchronous log-only commit makes its first table's rows durable and holds the rest in its slot).",
 							   &ls_debug_crash_point,
 							   "",
 							   PGC_SUSET,

@@ -57,22 +57,24 @@ ls_version_info(ls_hot_version *v, LsVersionInfo *info)
 TransactionId ls_xmin_seen_committed = InvalidTransactionId;
 
 /*
- * Hints.  An aborted hint is left off (the caller's answer stands) while
- * the xid belongs to a failed log-only commit whose abort record is not
- * durable yet (log.c ls_xid_in_progress): a snapshot that does not see the
- * transaction decides so without asking whether it runs, and a hint would
- * outlive the moment in which writers must still wait for it.
+ * Hints.  An aborted hint is left off, and false returned (the caller's
+ * answer stands for a reader; VACUUM's must count the xid as running),
+ * while the xid belongs to a failed log-only commit whose abort record is
+ * not durable yet (log.c ls_xid_in_progress): a snapshot that does not see
+ * the transaction decides so without asking whether it runs, and a hint
+ * would outlive the moment in which writers must still wait for it.
  */
-static void
+static bool
 ls_hint_xmin(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
 	info->xmin_flags |= flag;
 	if (flag == LS_HV_XMIN_ABORTED && ls_xid_in_doubt_now(info->xmin))
-		return;
+		return false;
 	atomic_fetch_or_explicit(&v->xmin_word, (uint64) flag << 32,
 							 memory_order_acq_rel);
 	if (flag == LS_HV_XMIN_COMMITTED)
 		ls_xmin_seen_committed = info->xmin;
+	return true;
 }
 
 /*
@@ -104,7 +106,7 @@ ls_multi_update_xid(MultiXactId multi)
  * Only when xmax_word still holds the word we looked at.  Multixact words
  * get no hints (their lockers are judged member by member, as heap does).
  */
-static void
+static bool
 ls_hint_xmax(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
 	uint64		expected = info->xmax_raw;
@@ -112,7 +114,7 @@ ls_hint_xmax(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 	if (flag == LS_HV_XMAX_ABORTED && ls_xid_in_doubt_now(info->xmax))
 	{
 		info->xmax_flags |= flag;
-		return;
+		return false;
 	}
 	if (!(info->xmax_flags & LS_HV_XMAX_IS_MULTI))
 	{
@@ -123,6 +125,7 @@ ls_hint_xmax(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 			info->xmax_raw = expected | ((uint64) flag << 32);
 	}
 	info->xmax_flags |= flag;
+	return true;
 }
 
 bool
@@ -410,7 +413,9 @@ ls_version_vacuum_state(ls_hot_version *v, GlobalVisState *vistest,
 			ls_hint_xmin(v, &info, LS_HV_XMIN_COMMITTED);
 		else
 		{
-			ls_hint_xmin(v, &info, LS_HV_XMIN_ABORTED);
+			/* no hint: a failed log-only commit in doubt (see the hints) */
+			if (!ls_hint_xmin(v, &info, LS_HV_XMIN_ABORTED))
+				return LS_V_INSERT_IN_PROGRESS;
 			return LS_V_DEAD;
 		}
 	}
@@ -424,7 +429,8 @@ ls_version_vacuum_state(ls_hot_version *v, GlobalVisState *vistest,
 			return LS_V_DELETE_IN_PROGRESS;
 		if (!TransactionIdDidCommit(info.xmax))
 		{
-			ls_hint_xmax(v, &info, LS_HV_XMAX_ABORTED);
+			if (!ls_hint_xmax(v, &info, LS_HV_XMAX_ABORTED))
+				return LS_V_DELETE_IN_PROGRESS;
 			return LS_V_LIVE;
 		}
 		ls_hint_xmax(v, &info, LS_HV_XMAX_COMMITTED);

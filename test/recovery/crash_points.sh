@@ -121,25 +121,35 @@ ls_expect "an error after the log's commit, then a crash: still rolled back" "0|
 	"$(q -c "SELECT (SELECT count(*) FROM lf WHERE n = 2000), (SELECT v FROM lf WHERE n = 4), (SELECT count(*) FROM lf)")"
 ls_expect "leanstore_verify(lf)" "t" "$(q -c "SELECT leanstore_verify('lf')")"
 # the same failure, and the crash comes while its abort record is not
-# durable yet (commit-error-slow-abort: the abort waits 3 s before it): the
-# log keeps the transaction, so it must come back whole.  Meanwhile clog
-# calls it aborted; a writer of one of its rows must wait for it instead of
-# writing over it (whose durable commit would then undo half of it after
-# the crash: lf 5 back to 'v5' plus the writer's change, lf 6 'failed').
+# durable yet (commit-error-slow-abort: the abort waits 10 s before it):
+# the log keeps the transaction, so it must come back whole.  Meanwhile
+# clog calls it aborted; writers of its rows (one its top transaction
+# wrote, one a released subtransaction) must wait for it instead of writing
+# over them (a writer's durable commit would undo part of it after the
+# crash: before session 26, lf 5 came back as 'v5+').
 q -c "SET leanstore.debug_crash_point = 'commit-error-slow-abort'" \
-	-c "BEGIN; UPDATE lf SET v = 'failed' WHERE n IN (5, 6); COMMIT;" >"$dir/slow_abort.out" 2>&1 &
+	-c "BEGIN; UPDATE lf SET v = 'failed' WHERE n = 5; SAVEPOINT s;
+	    UPDATE lf SET v = 'failed' WHERE n = 6; RELEASE s; COMMIT;" >"$dir/slow_abort.out" 2>&1 &
 slow=$!
-for _ in $(seq 1 300); do
-	grep -q 'leanstore pauses 3000 ms here (commit-error-slow-abort)' "$dir/server.log" && break
+for _ in $(seq 1 500); do
+	grep -q 'leanstore pauses 10000 ms here (commit-error-slow-abort)' "$dir/server.log" && break
 	sleep 0.01
 done
-grep -q 'leanstore pauses 3000 ms here (commit-error-slow-abort)' "$dir/server.log" ||
+grep -q 'leanstore pauses 10000 ms here (commit-error-slow-abort)' "$dir/server.log" ||
 	{ echo "crash_points: the slow abort did not begin"; fail=1; }
-# a writer (log-only, synchronous) of row 5 during the pause
-q -c "UPDATE lf SET v = v || '+' WHERE n = 5 RETURNING v" >"$dir/slow_writer.out" 2>&1 &
-sleep 1
-ls_expect "a writer of a failed log-only commit's row waits while its abort is not durable" \
-	"" "$(cat "$dir/slow_writer.out")"
+q -c "UPDATE lf SET v = v || '+' WHERE n = 5 RETURNING v" >"$dir/slow_writer5.out" 2>&1 &
+q -c "UPDATE lf SET v = v || '+' WHERE n = 6 RETURNING v" >"$dir/slow_writer6.out" 2>&1 &
+# both wait for the failed transaction's xid lock (or wrote: then the check fails)
+waiting=0
+for _ in $(seq 1 100); do
+	waiting=$(q -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+	                AND query LIKE 'UPDATE lf SET v = v || %'")
+	[ "$waiting" = 2 ] && break
+	[ -s "$dir/slow_writer5.out" ] && [ -s "$dir/slow_writer6.out" ] && break
+	sleep 0.05
+done
+ls_expect "writers of a failed log-only commit's rows wait while its abort is not durable" \
+	"2||" "$waiting|$(cat "$dir/slow_writer5.out")|$(cat "$dir/slow_writer6.out")"
 crash
 wait $slow 2>/dev/null
 restart
