@@ -128,19 +128,17 @@ ls_crash_point_known(const char *point)
 static bool
 ls_check_crash_point(char **newval, void **extra, GucSource source)
 {
-	char		known[256] = "";
+	StringInfoData known;
 
 	(void) extra;
 	(void) source;
 	if (*newval == NULL || (*newval)[0] == '\0' || ls_crash_point_known(*newval))
 		return true;
+	/* a StringInfo: a fixed buffer cut the list short once it grew */
+	initStringInfo(&known);
 	for (int i = 0; i < (int) lengthof(ls_crash_points); i++)
-	{
-		if (i > 0)
-			strlcat(known, ", ", sizeof(known));
-		strlcat(known, ls_crash_points[i], sizeof(known));
-	}
-	GUC_check_errdetail("Known points: %s.", known);
+		appendStringInfo(&known, "%s%s", i > 0 ? ", " : "", ls_crash_points[i]);
+	GUC_check_errdetail("Known points: %s.", known.data);
 	return false;
 }
 
