@@ -2187,7 +2187,7 @@ typedef struct LsCkptDefer
  * it was read (before the versions, and before asking whether that xid
  * runs: a writer that ended in between has its final status in clog): a
  * writer that marks the row later takes the latch after this append, so
- * its record comes later in GSN order.  Until session 24 every row a
+ * its record comes later in GSN order.  Until session 26 every row a
  * running transaction wrote waited for it: a session idle in a transaction
  * after an update held every checkpoint back, and under pgbench with many
  * clients the branch rows almost never had no writer (ckpt_load.sh).
