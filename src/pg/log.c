@@ -474,7 +474,6 @@ ls_log_shmem_startup(void)
 	if (found)
 		return;
 	memset(ls_log, 0, sizeof(LsLogShared));
-	memset(ls_in_doubt, 0, LS_IN_DOUBT_SIZE());
 	ls_log->wal_size = ls_log_wal_size(&cfg);
 	region = (void *) TYPEALIGN(4096, (char *) ls_in_doubt + LS_IN_DOUBT_SIZE());
 	st = ls_wal_init(region, ls_log->wal_size, &cfg, &ls_log->wal);
@@ -1617,18 +1616,18 @@ ls_in_doubt_set(TransactionId xid, const TransactionId *children, int n)
 }
 
 /*
- * Is xid one of a log-only commit in doubt (see above)?  Its top xid in
- * *top (when not NULL).
+ * Is xid one of a log-only commit in doubt (see above), whatever clog
+ * says?  Its top xid in *top_out (when not NULL).
  */
-static bool
+bool
 ls_xid_in_doubt(TransactionId xid, TransactionId *top_out)
 {
+	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
+		return false;
 	for (int i = 0; i <= MaxBackends; i++)
 	{
 		LsInDoubt  *d = &ls_in_doubt[i];
 		TransactionId top = pg_atomic_read_u32(&d->top);
-		uint32		nsub;
-
 		bool		found = false;
 
 		if (!TransactionIdIsValid(top) || TransactionIdPrecedes(xid, top))
@@ -1637,6 +1636,8 @@ ls_xid_in_doubt(TransactionId xid, TransactionId *top_out)
 			found = true;
 		else
 		{
+			uint32		nsub;
+
 			pg_read_barrier();
 			nsub = pg_atomic_read_u32(&d->nsub);
 			if (nsub > LS_IN_DOUBT_SUBS)
@@ -1655,15 +1656,6 @@ ls_xid_in_doubt(TransactionId xid, TransactionId *top_out)
 	return false;
 }
 
-/* An xid of a log-only commit in doubt (whatever clog says)? */
-bool
-ls_xid_in_doubt_now(TransactionId xid)
-{
-	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
-		return false;
-	return ls_xid_in_doubt(xid, NULL);
-}
-
 /*
  * The xid whose lock to wait for, to wait for xid: a subxid's own lock goes
  * at its subcommit (XactLockTableWait then waits for the running top
@@ -1676,8 +1668,6 @@ ls_xid_wait_target(TransactionId xid)
 {
 	TransactionId top;
 
-	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
-		return xid;
 	return ls_xid_in_doubt(xid, &top) ? top : xid;
 }
 
@@ -1694,9 +1684,12 @@ ls_xid_in_progress(TransactionId xid)
 		return true;
 	/*
 	 * The slot was set before the transaction left the running ones, and
-	 * before clog could call it aborted; clog first: it answers most.
+	 * before clog could call it aborted.  No slot in use (the common case):
+	 * no clog lookup here, the caller makes its own.
 	 */
-	return !TransactionIdDidCommit(xid) && ls_xid_in_doubt_now(xid);
+	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
+		return false;
+	return !TransactionIdDidCommit(xid) && ls_xid_in_doubt(xid, NULL);
 }
 
 /*

@@ -260,7 +260,7 @@ extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
 extern void ls_log_multi_durable(ls_hot_table *tbl, uint64 word);
 extern bool ls_xid_commit_durable(TransactionId xid);
 extern bool ls_xid_in_progress(TransactionId xid);
-extern bool ls_xid_in_doubt_now(TransactionId xid);
+extern bool ls_xid_in_doubt(TransactionId xid, TransactionId *top_out);
 extern TransactionId ls_xid_wait_target(TransactionId xid);
 extern void ls_xid_commit_flush(TransactionId xid);
 /*

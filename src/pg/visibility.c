@@ -68,7 +68,7 @@ static bool
 ls_hint_xmin(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
 	info->xmin_flags |= flag;
-	if (flag == LS_HV_XMIN_ABORTED && ls_xid_in_doubt_now(info->xmin))
+	if (flag == LS_HV_XMIN_ABORTED && ls_xid_in_doubt(info->xmin, NULL))
 		return false;
 	atomic_fetch_or_explicit(&v->xmin_word, (uint64) flag << 32,
 							 memory_order_acq_rel);
@@ -111,7 +111,7 @@ ls_hint_xmax(ls_hot_version *v, LsVersionInfo *info, uint32 flag)
 {
 	uint64		expected = info->xmax_raw;
 
-	if (flag == LS_HV_XMAX_ABORTED && ls_xid_in_doubt_now(info->xmax))
+	if (flag == LS_HV_XMAX_ABORTED && ls_xid_in_doubt(info->xmax, NULL))
 	{
 		info->xmax_flags |= flag;
 		return false;
