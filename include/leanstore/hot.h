@@ -115,7 +115,8 @@ typedef struct ls_hot_row
 	_Atomic uint8_t evicted;	/* left the map by ls_hot_row_evict: its
 								 * versions stay readable (the row lives on
 								 * elsewhere), writers treat it as removed */
-	uint8_t		pad;
+	_Atomic uint8_t logged_flags;	/* the glue's, about logged_xid's
+									 * record (same rules) */
 	_Atomic uint32_t logged_xid;	/* the glue's: xid of the last commit
 									 * record of the row, written under the
 									 * latch (src/pg/log.c ls_ckpt_row); 0
@@ -309,10 +310,14 @@ void		ls_hot_version_free(ls_hot_ctx *ctx, ls_hot_version *v);
  */
 ls_status	ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 							  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out);
-/* The same, with the row's logged_xid set before the row is published. */
+/*
+ * The same, with the row's logged_xid and logged_flags set before the row
+ * is published.
+ */
 ls_status	ls_hot_row_insert_marked(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 									 ls_hot_origin origin, ls_hot_version *v,
-									 uint32_t logged_xid, ls_hot_row **out);
+									 uint32_t logged_xid, uint8_t logged_flags,
+									 ls_hot_row **out);
 
 /* Look a rowid up: the row, or NULL (never inserted, removed, or DEAD). */
 ls_hot_row *ls_hot_row_get(ls_hot_table *tbl, uint64_t rowid);

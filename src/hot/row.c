@@ -166,13 +166,13 @@ ls_status
 ls_hot_row_insert(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 				  ls_hot_origin origin, ls_hot_version *v, ls_hot_row **out)
 {
-	return ls_hot_row_insert_marked(ctx, tbl, rowid, origin, v, 0, out);
+	return ls_hot_row_insert_marked(ctx, tbl, rowid, origin, v, 0, 0, out);
 }
 
 ls_status
 ls_hot_row_insert_marked(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 						 ls_hot_origin origin, ls_hot_version *v, uint32_t logged_xid,
-						 ls_hot_row **out)
+						 uint8_t logged_flags, ls_hot_row **out)
 {
 	hot_map_path path;
 	hot_map_node *leaf;
@@ -213,6 +213,7 @@ ls_hot_row_insert_marked(ls_hot_ctx *ctx, ls_hot_table *tbl, uint64_t rowid,
 	row->origin = (uint8_t) origin;
 	/* before the row is published (the slot's CAS below orders it) */
 	atomic_store_explicit(&row->logged_xid, logged_xid, memory_order_relaxed);
+	atomic_store_explicit(&row->logged_flags, logged_flags, memory_order_relaxed);
 	/* held until the occupancy bit is checked below: no remove before */
 	atomic_store_explicit(&row->latch, 1, memory_order_relaxed);
 	atomic_store_explicit(&v->older, NULL, memory_order_relaxed);

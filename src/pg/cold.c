@@ -3385,15 +3385,17 @@ ls_cold_migrate(Relation rel, ls_hot_table *tbl, uint64 rowid)
 			/*
 			 * A delete or update made in the cold tier logged its
 			 * tombstone at once, and its commit logs nothing for the row:
-			 * a checkpoint must wait for it as for a committing writer
-			 * (log.c ls_ckpt_row), not log the row as standing.  Named
-			 * before the row is published: a checkpoint may log it the
-			 * moment it is (a review found the mark set afterwards).
+			 * a checkpoint must not log the row as standing without that
+			 * tombstone after it (log.c ls_ckpt_row).  Named before the
+			 * row is published: a checkpoint may log it the moment it is
+			 * (a review found the mark set afterwards).
 			 */
 			ls_version_info(v, &info);
 			if (TransactionIdIsValid(info.xmax) && !ls_xmax_is_lock_only(&info))
 				mark = info.xmax;
-			st = ls_hot_row_insert_marked(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, mark, &row);
+			st = ls_hot_row_insert_marked(ctx, tbl, rowid, LS_ORIGIN_MIGRATED, v, mark,
+										  TransactionIdIsValid(mark) ? LS_LOGGED_EARLY : 0,
+										  &row);
 			if (st == LS_OK)
 			{
 				/* its block may be all-visible: writes must clear the bit */

@@ -1429,6 +1429,7 @@ ls_log_row(ls_hot_table *tbl, Oid spc, uint64 rowid, bool all, uint16 flags,
 	ls_row_lock(row);
 	atomic_store(&row->logged_xid,
 				 (ds == LS_XS_CURRENT || ds == LS_XS_COMMITTED) ? info.xmax : info.xmin);
+	atomic_store(&row->logged_flags, 0);
 	ls_row_unlock(row);
 	ls_epoch_exit();
 
@@ -2172,10 +2173,13 @@ typedef struct LsCkptDefer
  * GSN order.  row->logged_xid says whether the writer has begun that:
  * ls_log_row stores its record's xid there under the row latch *before* it
  * appends (and a migration stores the xid of a delete or update made in
- * the cold tier, whose tombstone was logged at once).  A transaction there
- * that is still running may have its record before the replay start, so
- * the row waits for it as before (if it commits, its version is the
- * committed state to log; if it aborts, the one under it).  Otherwise the
+ * the cold tier, whose tombstone was logged at once, with LS_LOGGED_EARLY).
+ * A transaction there that is still running may have its record before
+ * the replay start, so the row waits for it as before (if it commits, its
+ * version is the committed state to log; if it aborts, the one under it),
+ * unless its record is such an early tombstone: that transaction may stay
+ * open for hours, and its tombstone, decided by clog, is simply logged
+ * again after the committed state.  Otherwise the
  * record is appended here under the latch, with logged_xid unchanged since
  * it was read (before the versions, and before asking whether that xid
  * runs: a writer that ended in between has its final status in clog): a
@@ -2200,6 +2204,8 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		LsXidStatus ds = LS_XS_ABORTED;
 		uint64		xmax_word = 0;
 		TransactionId logged_xid;
+		uint8		logged_flags;
+		bool		early = false;
 		int			hops = 0;
 		bool		done = false;
 		LsLogTarget t;
@@ -2213,12 +2219,22 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 			return true;		/* gone (DEAD or cold): nothing hot to log */
 		}
 		logged_xid = atomic_load(&row->logged_xid);
+		logged_flags = atomic_load(&row->logged_flags);
 		if (TransactionIdIsValid(logged_xid) && ls_xid_in_progress(logged_xid))
 		{
-			/* a writer is committing: its record may be before the start */
-			*busy = logged_xid;
-			ls_epoch_exit();
-			return false;
+			/*
+			 * A writer is committing: its record may be before the start.
+			 * Unless it is the tombstone of a delete made in the cold tier
+			 * (the row came in since), logged when it was made and decided
+			 * by clog: that one is logged again after the committed state.
+			 */
+			if (!(logged_flags & LS_LOGGED_EARLY))
+			{
+				*busy = logged_xid;
+				ls_epoch_exit();
+				return false;
+			}
+			early = true;
 		}
 		newest = ls_hot_row_newest(row);
 		/* the newest version a finished transaction made; running writers' skipped */
@@ -2251,9 +2267,17 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 				ls_epoch_exit();
 				return false;
 			}
-			if (ds == LS_XS_IN_PROGRESS)
-				ds = LS_XS_ABORTED; /* a running delete: the row stands until it commits */
 		}
+		/* the early tombstone deletes the committed state, nothing else */
+		if (early && (target == NULL || target != newest || ds != LS_XS_IN_PROGRESS ||
+					  info.xmax != logged_xid))
+		{
+			*busy = logged_xid;
+			ls_epoch_exit();
+			return false;
+		}
+		if (ds == LS_XS_IN_PROGRESS)
+			ds = LS_XS_ABORTED; /* a running delete: the row stands until it commits */
 		if (target == NULL)
 		{
 			ls_epoch_exit();
@@ -2270,7 +2294,8 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		ls_row_lock(row);
 		if (!ls_hot_row_is_removed(row) && ls_hot_row_newest(row) == newest &&
 			atomic_load(&target->xmax_word) == xmax_word &&
-			atomic_load(&row->logged_xid) == logged_xid)
+			atomic_load(&row->logged_xid) == logged_xid &&
+			atomic_load(&row->logged_flags) == logged_flags)
 		{
 			if (ds == LS_XS_COMMITTED)
 				ls_log_append(LS_LR_TOMB, LS_LRF_FROZEN, info.xmax, &t, NULL, 0);
@@ -2280,8 +2305,18 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 				ls_log_append(LS_LR_ROW, LS_LRF_FROZEN, info.xmin, &t, buf->data,
 							  (uint32) buf->len);
 			}
-			/* this record is the row's last now (and no old xid stays) */
-			atomic_store(&row->logged_xid, InvalidTransactionId);
+			if (early)
+			{
+				/* as ls_log_cold_tomb did; the mark stays the row's last */
+				t.len = 0;
+				ls_log_append(LS_LR_TOMB, 0, logged_xid, &t, NULL, 0);
+			}
+			else
+			{
+				/* this record is the row's last now (and no old xid stays) */
+				atomic_store(&row->logged_xid, InvalidTransactionId);
+				atomic_store(&row->logged_flags, 0);
+			}
 			done = true;
 		}
 		ls_row_unlock(row);

@@ -256,6 +256,14 @@ extern void ls_log_cold_put(ls_hot_table *tbl, uint64 rowid, const char *payload
 extern void ls_log_cold_remove(ls_hot_table *tbl, uint64 rowid);
 extern void ls_log_holes(ls_hot_table *tbl);
 extern void ls_log_cold_tomb(ls_hot_table *tbl, uint64 rowid, TransactionId xid);
+
+/*
+ * A hot row's logged_flags (beside logged_xid): LS_LOGGED_EARLY says that
+ * logged_xid's record is a tombstone logged when the delete or update was
+ * made in the cold tier (ls_log_cold_tomb: decided by clog), set by the
+ * migration that brought the row in; a commit's record clears it.
+ */
+#define LS_LOGGED_EARLY		0x01
 extern void ls_log_bulk_xid(ls_hot_table *tbl, TransactionId xid);
 extern void ls_log_multi_durable(ls_hot_table *tbl, uint64 word);
 extern bool ls_xid_commit_durable(TransactionId xid);

@@ -51,6 +51,13 @@
 #     committed state, or the writer's when it committed after the
 #     checkpoint.  (Until session 24 the checkpoint waited 10 s in all and
 #     gave up, and before session 22 10 s a row and round.)
+#  6. The same for a transaction that deleted and updated rows in the cold
+#     tier (their tombstones logged when they were made), once another
+#     session touched some of them (its migration of the row names the
+#     deleter): the checkpoint logs the committed state and the deleter's
+#     tombstone again after it (until session 27 it waited 10 s and gave
+#     up).  A crash keeps the deletes of the deleter that committed after
+#     the checkpoint, and none of the one that was open or rolled back.
 # Run by test/run (as root; the server runs as postgres).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -223,13 +230,18 @@ committed=$(hi_state)
 ls_sessions_open idle
 ls_session idle "BEGIN; INSERT INTO hi SELECT g, 'i' || g FROM generate_series(5001, 5050) g;
 	UPDATE hi SET v = 'idle' WHERE id BETWEEN 1 AND 10; DELETE FROM hi WHERE id BETWEEN 11 AND 20;"
-log_mark
-t0=$(date +%s)
-ls_expect "a checkpoint beside an idle writer: done" "t" "$(q -c "SELECT leanstore_checkpoint()")"
-took=$(($(date +%s) - t0))
-ls_expect "a checkpoint beside an idle writer: no wait for it (took ${took}s)" "1" \
-	"$([ "$took" -lt 5 ] && echo 1 || echo 0)"
-ls_expect "a checkpoint beside an idle writer: nothing skipped" "0" "$(log_count "checkpoint skipped")"
+# a checkpoint that must not wait for open writers: done, quick, nothing skipped
+ckpt_nowait() {
+	local what=$1 t0 took
+	log_mark
+	t0=$(date +%s)
+	ls_expect "$what: the checkpoint is done" "t" "$(q -c "SELECT leanstore_checkpoint()")"
+	took=$(($(date +%s) - t0))
+	ls_expect "$what: the checkpoint did not wait for it (took ${took}s)" "1" \
+		"$([ "$took" -lt 5 ] && echo 1 || echo 0)"
+	ls_expect "$what: nothing skipped" "0" "$(log_count "checkpoint skipped")"
+}
+ckpt_nowait "an idle writer"
 ls_expect "a checkpoint beside an idle writer: others see the committed state" "$committed" "$(hi_state)"
 ls_crash
 ls_sessions_close idle
@@ -248,6 +260,53 @@ ls_crash
 ls_restart
 ls_expect "a crash after its commit: its writes there (logged after the checkpoint's)" "$after" "$(hi_state)"
 ls_expect "and VACUUM's verdict" "210|210|Index Only Scan" "$(ls_ios_verdict hi "x.v IS NOT NULL")"
+
+# 6. a transaction that deleted and updated rows in the cold tier, rows of
+#    which another session touched
+q -c "CREATE TABLE hd (id int PRIMARY KEY, v text) USING leanstore" \
+	-c "SET leanstore.bulk_load_rows = 10" \
+	-c "INSERT INTO hd SELECT g, 'c' || g FROM generate_series(1, 2000) g" >/dev/null
+hd_state() { q -c "SELECT count(*), sum(hashtext(x::text)) FROM hd x" | paste -sd'|'; }
+committed=$(hd_state)
+# the first 10 rows a transaction writes migrate, the rest are cold writes
+cold_writer="BEGIN; SET LOCAL leanstore.bulk_load_rows = 10; SET LOCAL leanstore.cold_writes = always;
+	DELETE FROM hd WHERE id BETWEEN 1 AND 100; UPDATE hd SET v = 'u' WHERE id BETWEEN 101 AND 200;"
+# a row of each kind touched by a writer that times out waiting (it
+# migrates the row); other rows each round (recovery brings these hot)
+touch_hd() {
+	local id
+	for id in "$@"; do
+		q -c "SET lock_timeout = '200ms'" -c "UPDATE hd SET v = 't' WHERE id = $id" 2>&1 | grep -c "lock timeout"
+	done
+}
+touched=50
+for outcome in open rollback commit; do
+	touched=$((touched + 10))
+	ls_sessions_open "cd$outcome"
+	ls_session "cd$outcome" "$cold_writer"
+	ls_expect "cold deleter ($outcome): its rows were written in the cold tier" "t" \
+		"$(q -c "SELECT hot_rows < 50 FROM leanstore_table_stats('hd')")"
+	hot_before=$(q -c "SELECT hot_rows FROM leanstore_table_stats('hd')")
+	ls_expect "cold deleter ($outcome): a deleted and an updated row touched (lock timeouts)" \
+		"1|1" "$(touch_hd $touched $((touched + 100)) | paste -sd'|')"
+	ls_expect "cold deleter ($outcome): both were cold (migrated now)" "2" \
+		"$(q -c "SELECT hot_rows - $hot_before FROM leanstore_table_stats('hd')")"
+	ckpt_nowait "cold deleter ($outcome)"
+	case $outcome in
+	rollback) ls_session "cd$outcome" "ROLLBACK;" ;;
+	commit)
+		ls_session "cd$outcome" "COMMIT;"
+		committed=$(hd_state)
+		ls_expect "cold deleter committed: its deletes and updates" "1900|100" \
+			"$(q -c "SELECT count(*), count(*) FILTER (WHERE v = 'u') FROM hd" | paste -sd'|')"
+		;;
+	esac
+	ls_crash
+	ls_sessions_close "cd$outcome"
+	ls_restart
+	ls_expect "cold deleter ($outcome), after a crash: the committed state" "$committed" "$(hd_state)"
+	ls_expect "cold deleter ($outcome), after a crash: verify" "t" "$(q -c "SELECT leanstore_verify('hd')")"
+done
 
 if [ "$fail" != 0 ]; then
 	tail -n 40 "$dir/server.log"
