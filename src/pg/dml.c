@@ -798,8 +798,10 @@ restart:
 
 /*
  * Wait per policy for the transactions in xids (heap: the tuple lock for
- * our place in the queue, then XactLockTableWait / MultiXactIdWait); false
- * when the caller must give up (SKIP LOCKED).  NOWAIT raises the error.
+ * our place in the queue, then XactLockTableWait / MultiXactIdWait; here a
+ * multixact's members come one by one, each through ls_xid_wait_target);
+ * false when the caller must give up (SKIP LOCKED).  NOWAIT raises the
+ * error.
  */
 static bool
 ls_wait_xids(Relation rel, ItemPointer tid, const TransactionId *xids, int n,

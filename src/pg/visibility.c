@@ -317,6 +317,10 @@ ls_visible_mvcc(ls_hot_version *v, LsVersionInfo *info, Snapshot snapshot)
  * SnapshotSelf (dirty == NULL) and SnapshotDirty: own changes are visible
  * regardless of command id; for Dirty, other transactions' in-progress
  * inserts and deletes count as done-but-reported in snapshot->xmin/xmax.
+ * Those are the xids whose locks a caller waits for: a subxid of a failed
+ * log-only commit in doubt is reported as its top xid (ls_xid_wait_target;
+ * the subxid's own lock is gone, and PostgreSQL no longer counts it as
+ * running, so a wait for it returned at once and the unique check spun).
  */
 static bool
 ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
@@ -345,7 +349,8 @@ ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
 				return false;
 			if (info->user_flags & LS_UF_SPECULATIVE)
 				dirty->speculativeToken = (uint32) info->next_rowid;
-			dirty->xmin = info->xmin;
+			/* whose lock the caller waits for (nbtree's unique check) */
+			dirty->xmin = ls_xid_wait_target(info->xmin);
 			return true;
 		}
 		if (TransactionIdDidCommit(info->xmin))
@@ -366,7 +371,7 @@ ls_visible_self_dirty(ls_hot_version *v, LsVersionInfo *info, Snapshot dirty)
 	if (ls_xid_in_progress(info->xmax))
 	{
 		if (dirty != NULL)
-			dirty->xmax = info->xmax;
+			dirty->xmax = ls_xid_wait_target(info->xmax);
 		return true;
 	}
 	if (!TransactionIdDidCommit(info->xmax))

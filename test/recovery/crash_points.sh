@@ -126,10 +126,15 @@ ls_expect "leanstore_verify(lf)" "t" "$(q -c "SELECT leanstore_verify('lf')")"
 # clog calls it aborted; writers of its rows (one its top transaction
 # wrote, one a released subtransaction) must wait for it instead of writing
 # over them (a writer's durable commit would undo part of it after the
-# crash: before session 26, lf 5 came back as 'v5+').
+# crash: before session 26, lf 5 came back as 'v5+').  So must an insert
+# of a key whose row the subtransaction updated (the unique check's wait:
+# until session 27 it spun on the subxid, whose lock was gone).
+q -c "CREATE TABLE lfu (k int PRIMARY KEY, v text) USING leanstore" \
+	-c "INSERT INTO lfu VALUES (1, 'u1'), (2, 'u2')" >/dev/null
 q -c "SET leanstore.debug_crash_point = 'commit-error-slow-abort'" \
 	-c "BEGIN; UPDATE lf SET v = 'failed' WHERE n = 5; SAVEPOINT s;
-	    UPDATE lf SET v = 'failed' WHERE n = 6; RELEASE s; COMMIT;" >"$dir/slow_abort.out" 2>&1 &
+	    UPDATE lf SET v = 'failed' WHERE n = 6; UPDATE lfu SET v = 'failed' WHERE k = 1;
+	    RELEASE s; COMMIT;" >"$dir/slow_abort.out" 2>&1 &
 slow=$!
 for _ in $(seq 1 500); do
 	grep -q 'leanstore pauses 10000 ms here (commit-error-slow-abort)' "$dir/server.log" && break
@@ -139,23 +144,27 @@ grep -q 'leanstore pauses 10000 ms here (commit-error-slow-abort)' "$dir/server.
 	{ echo "crash_points: the slow abort did not begin"; fail=1; }
 q -c "UPDATE lf SET v = v || '+' WHERE n = 5 RETURNING v" >"$dir/slow_writer5.out" 2>&1 &
 q -c "UPDATE lf SET v = v || '+' WHERE n = 6 RETURNING v" >"$dir/slow_writer6.out" 2>&1 &
-# both wait for the failed transaction's xid lock (or wrote: then the check fails)
+q -c "INSERT INTO lfu VALUES (1, 'dup') RETURNING v" >"$dir/slow_writer_u.out" 2>&1 &
+# all wait for the failed transaction's xid lock (or wrote: then the check fails)
 waiting=0
 for _ in $(seq 1 100); do
 	waiting=$(q -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
-	                AND query LIKE 'UPDATE lf SET v = v || %'")
-	[ "$waiting" = 2 ] && break
-	[ -s "$dir/slow_writer5.out" ] && [ -s "$dir/slow_writer6.out" ] && break
+	                AND wait_event = 'transactionid'
+	                AND (query LIKE 'UPDATE lf SET v = v || %' OR query LIKE 'INSERT INTO lfu %')")
+	[ "$waiting" = 3 ] && break
+	[ -s "$dir/slow_writer5.out" ] && [ -s "$dir/slow_writer6.out" ] && [ -s "$dir/slow_writer_u.out" ] && break
 	sleep 0.05
 done
 ls_expect "writers of a failed log-only commit's rows wait while its abort is not durable" \
-	"2||" "$waiting|$(cat "$dir/slow_writer5.out")|$(cat "$dir/slow_writer6.out")"
+	"3|||" "$waiting|$(cat "$dir/slow_writer5.out")|$(cat "$dir/slow_writer6.out")|$(cat "$dir/slow_writer_u.out")"
 crash
 wait $slow 2>/dev/null
 restart
-ls_expect "a failed log-only commit, crash before its abort record: whole" "failed|failed|11" \
-	"$(q -c "SELECT (SELECT v FROM lf WHERE n = 5), (SELECT v FROM lf WHERE n = 6), (SELECT count(*) FROM lf)")"
-ls_expect "leanstore_verify(lf) after the slow abort" "t" "$(q -c "SELECT leanstore_verify('lf')")"
+ls_expect "a failed log-only commit, crash before its abort record: whole" "failed|failed|11|failed|2" \
+	"$(q -c "SELECT (SELECT v FROM lf WHERE n = 5), (SELECT v FROM lf WHERE n = 6), (SELECT count(*) FROM lf),
+	                (SELECT v FROM lfu WHERE k = 1), (SELECT count(*) FROM lfu)")"
+ls_expect "leanstore_verify(lf) after the slow abort" "t|t" \
+	"$(q -c "SELECT leanstore_verify('lf'), leanstore_verify('lfu')")"
 q -c "UPDATE lf SET v = 'v' || n WHERE n IN (5, 6)" >/dev/null
 # a log-only delete of cold rows (they migrate: the delete's xid is in hot
 # versions only): after the crash the rows stay deleted over their images
