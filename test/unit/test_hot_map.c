@@ -112,6 +112,21 @@ assert_insert_refused(fixture *f, uint64_t rowid)
 	ls_hot_version_free(f->ctx, v);
 }
 
+/*
+ * Remove row (inside an epoch), leave the epoch so that the row's memory
+ * is reclaimed and may come back with the next allocation, enter again.
+ */
+static void
+remove_reclaim(fixture *f, ls_hot_row *row)
+{
+	ls_hot_row_lock(row);
+	ls_hot_row_remove(f->ctx, f->tbl, row, false);
+	ls_hot_epoch_exit(f->ctx);
+	ls_hot_reclaim(f->ctx);
+	ls_hot_reclaim(f->ctx);
+	ls_hot_epoch_enter(f->ctx);
+}
+
 static ls_hot_table_stats
 tstats(fixture *f)
 {
@@ -137,18 +152,41 @@ test_allvis_flags(void **state)
 	assert_false(ls_hot_row_allvis(a));
 	ls_hot_row_set_allvis(a, true);
 	assert_true(ls_hot_row_allvis(a));
-	ls_hot_row_lock(a);
-	ls_hot_row_remove(f->ctx, f->tbl, a, false);
-	ls_hot_epoch_exit(f->ctx);
-	ls_hot_reclaim(f->ctx);
-	ls_hot_reclaim(f->ctx);
+	remove_reclaim(f, a);
 
 	/* the header's memory may come back: the flag must not */
-	ls_hot_epoch_enter(f->ctx);
 	b = insert(f, 8, 2);
 	assert_false(ls_hot_row_allvis(b));
 	ls_hot_row_set_allvis(b, false);
 	assert_false(ls_hot_row_allvis(b));
+	ls_hot_epoch_exit(f->ctx);
+	fixture_free(f);
+}
+
+/*
+ * The glue's log marks (logged_xid, logged_flags): set by an insert that
+ * names them, zero on every other insert, also in a row header whose
+ * memory comes back (a stale LS_LOGGED_EARLY would let a checkpoint log a
+ * committing writer's row without waiting for it).
+ */
+static void
+test_logged_marks(void **state)
+{
+	(void) state;
+	fixture    *f = fixture_new(8u << 20, 4);
+	ls_hot_version *v = make_version(f, 1);
+	ls_hot_row *a,
+			   *b;
+
+	ls_hot_epoch_enter(f->ctx);
+	assert_int_equal(ls_hot_row_insert_marked(f->ctx, f->tbl, 7, LS_ORIGIN_MIGRATED, v, 77, 1, &a),
+					 LS_OK);
+	assert_int_equal(atomic_load(&a->logged_xid), 77);
+	assert_int_equal(atomic_load(&a->logged_flags), 1);
+	remove_reclaim(f, a);
+	b = insert(f, 8, 2);
+	assert_int_equal(atomic_load(&b->logged_xid), 0);
+	assert_int_equal(atomic_load(&b->logged_flags), 0);
 	ls_hot_epoch_exit(f->ctx);
 	fixture_free(f);
 }
@@ -1843,6 +1881,7 @@ main(void)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_reclaim_bound_after_scan),
 		cmocka_unit_test(test_allvis_flags),
+		cmocka_unit_test(test_logged_marks),
 		cmocka_unit_test(test_ridmap_model),
 		cmocka_unit_test(test_ridmap_edges),
 		cmocka_unit_test(test_ridmap_hint),
