@@ -87,20 +87,9 @@ start_clean() {	# ENGINE
 	ls_as_pg "$LS_PG_BIN/pg_ctl" -D "${DIR[$1]}/data" -l "${DIR[$1]}/server.log" -w -t 600 start >/dev/null
 }
 
-# kill -9 of the postmaster and its children at once (as a power loss would
-# stop them), then wait until they are gone
+# kill -9 of the postmaster and its children at once, until they are gone
 kill_cluster() {	# ENGINE
-	local d=${DIR[$1]} pm pids
-	pm=$(head -n1 "$d/data/postmaster.pid" 2>/dev/null) || return 1
-	pids=$(ps -o pid= --ppid "$pm" 2>/dev/null)
-	# shellcheck disable=SC2086
-	kill -KILL "$pm" $pids 2>/dev/null
-	for _ in $(seq 1 200); do
-		# shellcheck disable=SC2086
-		kill -0 "$pm" $pids 2>/dev/null || break
-		sleep 0.1
-	done
-	rm -f "$d/data/postmaster.pid"
+	ls_kill9 "${DIR[$1]}/data"
 }
 
 # the pgbench invariant: "ok" or what differs

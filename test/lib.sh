@@ -268,6 +268,24 @@ ls_checksums_check() {
 		{ echo "$LS_TEST: pg_checksums failed"; cat "$dir/checksums.log"; fail=1; }
 }
 
+# ls_kill9 DATA: kill -9 of the postmaster of the cluster in DATA and of
+# its children at once (as a power loss would stop them), then wait until
+# they are gone (20 s at most) and drop the stale pid file (a dead
+# postmaster may linger as a zombie, and a start would refuse it).
+ls_kill9() {
+	local pm pids
+	pm=$(head -n1 "$1/postmaster.pid" 2>/dev/null) || return 1
+	pids=$(ps -o pid= --ppid "$pm" 2>/dev/null)
+	# shellcheck disable=SC2086
+	kill -KILL "$pm" $pids 2>/dev/null
+	for _ in $(seq 1 200); do
+		# shellcheck disable=SC2086
+		kill -0 "$pm" $pids 2>/dev/null || break
+		sleep 0.1
+	done
+	rm -f "$1/postmaster.pid"
+}
+
 # ls_pgctl ARGS...: pg_ctl on the test's cluster in $dir, quietly;
 # ls_crash: an immediate shutdown (as kill -9: no clean shutdown of any
 # process); ls_restart: start it again, or end the test with its log.

@@ -69,22 +69,6 @@ check() {
 	fi
 }
 
-# Sends SIGKILL to the postmaster and every process of the cluster, waits
-# until they are gone, drops the stale pid file.
-kill_cluster() {
-	local pm pids
-	pm=$(head -n1 "$dir/data/postmaster.pid" 2>/dev/null) || return 1
-	pids=$(ps -o pid= --ppid "$pm" 2>/dev/null)
-	# shellcheck disable=SC2086
-	kill -KILL "$pm" $pids 2>/dev/null
-	for _ in $(seq 1 100); do
-		# shellcheck disable=SC2086
-		kill -0 "$pm" $pids 2>/dev/null || break
-		sleep 0.1
-	done
-	rm -f "$dir/data/postmaster.pid"
-}
-
 next=1
 for r in $(seq 1 "$rounds"); do
 	# the writer: numbers next.. upwards, each in its own transaction
@@ -112,7 +96,7 @@ for r in $(seq 1 "$rounds"); do
 	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -f "$gen" >"$dir/acks_$r.txt" 2>/dev/null) &
 	writer=$!
 	sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + rand() * 2.5 }')"
-	kill_cluster
+	ls_kill9 "$dir/data"
 	wait "$bench" "$writer" 2>/dev/null
 	if ! (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 start >/dev/null); then
 		echo "crash_load round $r: restart failed"
