@@ -2162,6 +2162,20 @@ typedef struct LsCkptDefer
 } LsCkptDefer;
 
 /*
+ * A status for the checkpoint: a transaction still running but committed
+ * in clog (its commit record is written; it waits only for a synchronous
+ * standby now, or is about to leave the running transactions) counts as
+ * committed, as recovery would find it.
+ */
+static LsXidStatus
+ls_ckpt_status(LsXidStatus st, TransactionId xid)
+{
+	if (st == LS_XS_IN_PROGRESS && TransactionIdDidCommit(xid))
+		return LS_XS_COMMITTED;
+	return st;
+}
+
+/*
  * Log rowid's committed state (checkpoint).  false: the row waits for a
  * transaction (*busy is its xid, or invalid: try again soon): try again
  * once it ended.  true with *logged false: nothing to log (no committed
@@ -2179,7 +2193,10 @@ typedef struct LsCkptDefer
  * version is the committed state to log; if it aborts, the one under it),
  * unless its record is such an early tombstone: that transaction may stay
  * open for hours, and its tombstone, decided by clog, is simply logged
- * again after the committed state.  Otherwise the
+ * again after the committed state.  A writer that clog calls committed
+ * already is decided (ls_ckpt_status): its versions are the committed
+ * state, logged frozen (a commit waiting for a synchronous standby held
+ * every checkpoint back until session 27).  Otherwise the
  * record is appended here under the latch, with logged_xid unchanged since
  * it was read (before the versions, and before asking whether that xid
  * runs: a writer that ended in between has its final status in clog): a
@@ -2220,13 +2237,16 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		}
 		logged_xid = atomic_load(&row->logged_xid);
 		logged_flags = atomic_load(&row->logged_flags);
-		if (TransactionIdIsValid(logged_xid) && ls_xid_in_progress(logged_xid))
+		if (TransactionIdIsValid(logged_xid) && ls_xid_in_progress(logged_xid) &&
+			!TransactionIdDidCommit(logged_xid))
 		{
 			/*
 			 * A writer is committing: its record may be before the start.
 			 * Unless it is the tombstone of a delete made in the cold tier
 			 * (the row came in since), logged when it was made and decided
 			 * by clog: that one is logged again after the committed state.
+			 * (One that clog calls committed already is decided: its
+			 * versions count as committed below, and are logged so.)
 			 */
 			if (!(logged_flags & LS_LOGGED_EARLY))
 			{
@@ -2241,7 +2261,7 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		for (ls_hot_version *v = newest; v != NULL; v = ls_chain_next(row, v, &hops))
 		{
 			ls_version_info(v, &info);
-			xs = ls_xmin_status(v, &info);
+			xs = ls_ckpt_status(ls_xmin_status(v, &info), info.xmin);
 			if (xs == LS_XS_ABORTED)
 				continue;
 			if (xs == LS_XS_CURRENT)
@@ -2260,7 +2280,7 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		{
 			xmax_word = info.xmax_raw;
 			if (!ls_xmax_is_lock_only(&info))
-				ds = ls_xmax_status(target, &info);
+				ds = ls_ckpt_status(ls_xmax_status(target, &info), info.xmax);
 			if (ds == LS_XS_CURRENT)
 			{
 				*busy = info.xmax;

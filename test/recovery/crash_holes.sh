@@ -58,6 +58,11 @@
 #     tombstone again after it (until session 27 it waited 10 s and gave
 #     up).  A crash keeps the deletes of the deleter that committed after
 #     the checkpoint, and none of the one that was open or rolled back.
+#  7. A writer whose commit waits for a synchronous standby that never
+#     answers (its commit record is written, clog calls it committed, it
+#     still counts as running): a checkpoint logs its rows as committed
+#     instead of waiting for it (until session 27: 10 s, then skipped),
+#     and a crash keeps them, as PostgreSQL keeps its heap rows.
 # Run by test/run (as root; the server runs as postgres).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -315,6 +320,36 @@ for outcome in open rollback commit; do
 	ls_expect "cold deleter ($outcome), after a crash: verify" "t" "$(q -c "SELECT leanstore_verify('hd')")"
 	base=$((base + 2000))
 done
+
+# 7. a commit that waits for a synchronous standby
+q -c "CREATE TABLE hs (id int PRIMARY KEY, v text) USING leanstore" \
+	-c "CREATE TABLE hs_heap (id int PRIMARY KEY, v text) USING heap" \
+	-c "INSERT INTO hs SELECT g, 'c' || g FROM generate_series(1, 100) g" \
+	-c "INSERT INTO hs_heap SELECT g, 'c' || g FROM generate_series(1, 100) g" \
+	-c "ALTER SYSTEM SET synchronous_standby_names = 'nobody'" -c "SELECT pg_reload_conf()" >/dev/null
+for tbl in hs hs_heap; do
+	q -c "BEGIN" -c "UPDATE $tbl SET v = 'sync' WHERE id <= 10" -c "DELETE FROM $tbl WHERE id BETWEEN 11 AND 20" \
+		-c "INSERT INTO $tbl VALUES (1000, 'sync')" -c "COMMIT" >/dev/null 2>&1 &
+done
+waiting=0
+for _ in $(seq 1 200); do
+	waiting=$(q -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+	[ "$waiting" = 2 ] && break
+	sleep 0.05
+done
+ls_expect "two commits wait for the synchronous standby" "2" "$waiting"
+ckpt_nowait "a commit waiting for a synchronous standby"
+ls_crash
+wait
+q -c "ALTER SYSTEM RESET synchronous_standby_names" >/dev/null 2>&1
+ls_restart
+q -c "ALTER SYSTEM RESET synchronous_standby_names" -c "SELECT pg_reload_conf()" >/dev/null
+ls_expect "a crash after it: its commit kept, as heap's" "10|90|1|10|90|1" \
+	"$(q -c "SELECT count(*) FILTER (WHERE v = 'sync' AND id <= 10), count(*) FILTER (WHERE id <> 1000),
+	             count(*) FILTER (WHERE id = 1000) FROM hs" \
+	     -c "SELECT count(*) FILTER (WHERE v = 'sync' AND id <= 10), count(*) FILTER (WHERE id <> 1000),
+	             count(*) FILTER (WHERE id = 1000) FROM hs_heap" | paste -sd'|')"
+ls_expect "and verify" "t" "$(q -c "SELECT leanstore_verify('hs')")"
 
 if [ "$fail" != 0 ]; then
 	tail -n 40 "$dir/server.log"
