@@ -2175,6 +2175,14 @@ ls_ckpt_status(LsXidStatus st, TransactionId xid)
 	return st;
 }
 
+/* Must the checkpoint wait for xid, a row's logged_xid (see above)? */
+static bool
+ls_ckpt_waits_for(TransactionId xid)
+{
+	return TransactionIdIsValid(xid) && ls_xid_in_progress(xid) &&
+		!TransactionIdDidCommit(xid);
+}
+
 /*
  * Log rowid's committed state (checkpoint).  false: the row waits for a
  * transaction (*busy is its xid, or invalid: try again soon): try again
@@ -2237,8 +2245,7 @@ ls_ckpt_row(ls_hot_table *tbl, Oid spc, uint64 rowid, StringInfo buf, Transactio
 		}
 		logged_xid = atomic_load(&row->logged_xid);
 		logged_flags = atomic_load(&row->logged_flags);
-		if (TransactionIdIsValid(logged_xid) && ls_xid_in_progress(logged_xid) &&
-			!TransactionIdDidCommit(logged_xid))
+		if (ls_ckpt_waits_for(logged_xid))
 		{
 			/*
 			 * A writer is committing: its record may be before the start.
@@ -2641,8 +2648,8 @@ ls_checkpoint(bool wait_for_writers)
 					TransactionId busy;
 					bool		logged; /* the table's holes record covers it */
 
-					while (wait_for_writers && TransactionIdIsValid(defer[i].xid) &&
-						   ls_xid_in_progress(defer[i].xid) &&
+					/* (one that commits and waits for a standby: no more) */
+					while (wait_for_writers && ls_ckpt_waits_for(defer[i].xid) &&
 						   GetCurrentTimestamp() < deadline)
 					{
 						CHECK_FOR_INTERRUPTS();
