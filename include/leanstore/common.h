@@ -95,6 +95,38 @@ ls_cpu_relax(void)
 #endif
 }
 
+/*
+ * *a = max(*a, v) / min(*a, v), atomically: a CAS loop that gives up as
+ * soon as *a is already past v (another process raised or lowered it
+ * further meanwhile).  Sequentially consistent.
+ */
+static inline void
+ls_atomic_raise_u64(_Atomic uint64_t *a, uint64_t v)
+{
+	uint64_t	cur = atomic_load(a);
+
+	while (cur < v && !atomic_compare_exchange_weak(a, &cur, v))
+		;
+}
+
+static inline void
+ls_atomic_raise_u32(_Atomic uint32_t *a, uint32_t v)
+{
+	uint32_t	cur = atomic_load(a);
+
+	while (cur < v && !atomic_compare_exchange_weak(a, &cur, v))
+		;
+}
+
+static inline void
+ls_atomic_lower_u32(_Atomic uint32_t *a, uint32_t v)
+{
+	uint32_t	cur = atomic_load(a);
+
+	while (cur > v && !atomic_compare_exchange_weak(a, &cur, v))
+		;
+}
+
 /* Big-endian encoding of 64-bit integers (rowids are keys compared by memcmp). */
 static inline void
 ls_put_be64(uint8_t *dst, uint64_t v)

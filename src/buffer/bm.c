@@ -363,11 +363,7 @@ block_reserve(ls_bm *bm, uint32_t dt_id, ls_dt_slot *s, uint32_t block)
 		if (bm_io_reserve(bm, dt_id, have, want) != LS_OK)
 			return LS_IO_ERROR;
 	}
-	while (have < want &&
-		   !atomic_compare_exchange_weak_explicit(&s->reserved, &have, want,
-												  memory_order_release,
-												  memory_order_acquire))
-		;
+	ls_atomic_raise_u32(&s->reserved, want);
 	return LS_OK;
 }
 
@@ -448,16 +444,10 @@ void
 ls_bm_dt_clip_reserved(ls_bm *bm, uint32_t dt_id, uint32_t n_blocks)
 {
 	ls_dt_slot *s = bm_dt_slot(bm, dt_id);
-	uint32_t	have;
 
 	if (s == NULL)
 		return;
-	have = atomic_load_explicit(&s->reserved, memory_order_acquire);
-	while (have > n_blocks &&
-		   !atomic_compare_exchange_weak_explicit(&s->reserved, &have, n_blocks,
-												  memory_order_release,
-												  memory_order_acquire))
-		;
+	ls_atomic_lower_u32(&s->reserved, n_blocks);
 }
 
 uint32_t

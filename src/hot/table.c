@@ -465,11 +465,7 @@ ls_hot_table_set_fill(ls_hot_table *tbl, uint64_t next, uint32_t used)
 void
 ls_hot_table_raise_allvis_limit(ls_hot_table *tbl, uint64_t limit)
 {
-	uint64_t	cur = atomic_load(&tbl->allvis_limit);
-
-	while (cur < limit &&
-		   !atomic_compare_exchange_weak(&tbl->allvis_limit, &cur, limit))
-		;
+	ls_atomic_raise_u64(&tbl->allvis_limit, limit);
 }
 
 uint64_t

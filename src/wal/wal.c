@@ -119,7 +119,7 @@ ls_wal_current_gsn(const ls_wal *wal)
 void
 ls_wal_advance_gsn(ls_wal *wal, uint64_t gsn)
 {
-	wal_atomic_max(&wal->gsn, gsn);
+	ls_atomic_raise_u64(&wal->gsn, gsn);
 }
 
 uint64_t
@@ -138,7 +138,7 @@ void
 ls_wal_set_keep_from(ls_wal *wal, uint64_t pos)
 {
 	/* never backwards: segments already recycled cannot come back */
-	wal_atomic_max(&wal->keep_from, pos);
+	ls_atomic_raise_u64(&wal->keep_from, pos);
 }
 
 void

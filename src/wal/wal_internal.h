@@ -102,16 +102,6 @@ wal_ring_at(const ls_wal *wal, uint32_t i)
 	return (uint8_t *) wal + wal->rings_off + (uint64_t) i * wal->cfg.slot_buffer;
 }
 
-/* *a = max(*a, v), atomically. */
-static inline void
-wal_atomic_max(_Atomic uint64_t *a, uint64_t v)
-{
-	uint64_t	cur = atomic_load(a);
-
-	while (cur < v && !atomic_compare_exchange_weak(a, &cur, v))
-		;
-}
-
 /* Copy n bytes out of / into a ring at stream offset off (wrapping). */
 void		wal_ring_read(const ls_wal *wal, uint32_t slot, uint64_t off, void *dst, uint32_t n);
 

@@ -311,7 +311,7 @@ ls_wal_start(ls_wal *wal, uint64_t start, uint64_t keep_from)
 	atomic_store(&wal->keep_from, keep_from);
 
 	/* everything recovery saw is durable: no record below the counter is pending */
-	wal_atomic_max(&wal->durable_gsn, atomic_load(&wal->gsn));
+	ls_atomic_raise_u64(&wal->durable_gsn, atomic_load(&wal->gsn));
 	atomic_store(&wal->started, 1);
 	ls_futex_wake(&wal->started, INT32_MAX);
 	return LS_OK;
@@ -1357,7 +1357,7 @@ publish_durable(ls_wal *wal, uint64_t new_durable_gsn)
 			wal_slot_wake(s);
 		}
 	}
-	wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+	ls_atomic_raise_u64(&wal->durable_gsn, new_durable_gsn);
 	wal->unsynced = 0;
 	wal->nlazy_segs = 0;
 }
@@ -1567,7 +1567,7 @@ round_run(ls_wal *wal, ls_wal_round_stats *stats, bool lazy, bool plain)
 	if (total == 0)
 	{
 		if (wal->unsynced == 0)
-			wal_atomic_max(&wal->durable_gsn, new_durable_gsn);
+			ls_atomic_raise_u64(&wal->durable_gsn, new_durable_gsn);
 		else if (sync)
 		{
 			/* nothing new, but lazy rounds' writes to make durable */
