@@ -1616,6 +1616,13 @@ ls_in_doubt_set(TransactionId xid, const TransactionId *children, int n)
 	ls_in_doubt_mine = true;
 }
 
+/* No slot in use (the common case): nothing is in doubt. */
+static inline bool
+ls_in_doubt_none(void)
+{
+	return likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0);
+}
+
 /*
  * Is xid one of a log-only commit in doubt (see above), whatever clog
  * says?  Its top xid in *top_out (when not NULL).
@@ -1623,7 +1630,7 @@ ls_in_doubt_set(TransactionId xid, const TransactionId *children, int n)
 bool
 ls_xid_in_doubt(TransactionId xid, TransactionId *top_out)
 {
-	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
+	if (ls_in_doubt_none())
 		return false;
 	for (int i = 0; i <= MaxBackends; i++)
 	{
@@ -1685,10 +1692,10 @@ ls_xid_in_progress(TransactionId xid)
 		return true;
 	/*
 	 * The slot was set before the transaction left the running ones, and
-	 * before clog could call it aborted.  No slot in use (the common case):
-	 * no clog lookup here, the caller makes its own.
+	 * before clog could call it aborted.  No slot in use: no clog lookup
+	 * here, the caller makes its own.
 	 */
-	if (likely(ls_log == NULL || pg_atomic_read_u32(&ls_log->in_doubt_n) == 0))
+	if (ls_in_doubt_none())
 		return false;
 	return !TransactionIdDidCommit(xid) && ls_xid_in_doubt(xid, NULL);
 }

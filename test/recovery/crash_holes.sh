@@ -331,13 +331,17 @@ for tbl in hs hs_heap; do
 	q -c "BEGIN" -c "UPDATE $tbl SET v = 'sync' WHERE id <= 10" -c "DELETE FROM $tbl WHERE id BETWEEN 11 AND 20" \
 		-c "INSERT INTO $tbl VALUES (1000, 'sync')" -c "COMMIT" >/dev/null 2>&1 &
 done
-waiting=0
-for _ in $(seq 1 200); do
-	waiting=$(q -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
-	[ "$waiting" = 2 ] && break
-	sleep 0.05
-done
-ls_expect "two commits wait for the synchronous standby" "2" "$waiting"
+# syncrep_wait N SECS: until N commits wait for the standby (SECS at most); their number
+syncrep_wait() {
+	local n=0
+	for _ in $(seq 1 $(($2 * 20))); do
+		n=$(q -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+		[ "$n" = "$1" ] && break
+		sleep 0.05
+	done
+	echo "$n"
+}
+ls_expect "two commits wait for the synchronous standby" "2" "$(syncrep_wait 2 10)"
 ckpt_nowait "a commit waiting for a synchronous standby"
 # 7b. the checkpoint meets a row while its writer still waits for
 #     leanstore's log (a round held back 4 s), then that writer commits and
@@ -353,10 +357,7 @@ ckpt7b=$!
 sleep 1
 q -c "SET leanstore.commit_via_wal = off" -c "UPDATE hs SET v = 'late' WHERE id BETWEEN 21 AND 30" >/dev/null 2>&1 &
 insync=
-for _ in $(seq 1 300); do
-	[ "$(q -c "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")" = 3 ] && { insync=$(date +%s.%N); break; }
-	sleep 0.05
-done
+[ "$(syncrep_wait 3 15)" = 3 ] && insync=$(date +%s.%N)
 wait "$ckpt7b"
 took=$(awk -v a="$insync" -v b="$(date +%s.%N)" 'BEGIN { printf "%d", (a == "" ? 99 : b - a) }')
 ls_expect "a writer that commits into the standby's wait during the checkpoint: done, no 10 s wait (${took}s after)" \
