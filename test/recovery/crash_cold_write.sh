@@ -7,7 +7,7 @@
 # or rolls back, while other sessions update single rows of it (they wait,
 # migrating the row first) and checkpoints run every second (they log the
 # committed state of such rows and the open writer's tombstone again after
-# it).  Every transaction records its range in a heap ledger in the same
+# it), and VACUUM runs all along.  Every transaction records its range in a heap ledger in the same
 # transaction (atomic across a crash: it commits through PostgreSQL's
 # commit record).  After each kill -9 and restart:
 #  - every row is there once, and its counter equals the number of
@@ -64,6 +64,9 @@ INSERT INTO ct SELECT id, n + 1, pad FROM d;
 INSERT INTO ledger VALUES (:a, :a + 49);" COMMIT >"$dir/delete.sql"
 # a single-row writer that waits for the open ones (changes no counter)
 printf '%s\n' '\set i random(1, 20000)' 'UPDATE ct SET n = n WHERE id = :i;' '\sleep 20 ms' >"$dir/touch.sql"
+# VACUUM all along (removes images of committed deletes, freezes, sets
+# visibility map bits while writers come and go)
+for _ in $(seq 1 400); do printf 'VACUUM ct;\nSELECT pg_sleep(0.2);\n'; done >"$dir/vacuum.sql"
 chown "$LS_PG_USER": "$dir"/*.sql
 
 for r in $(seq 1 "$rounds"); do
@@ -71,10 +74,12 @@ for r in $(seq 1 "$rounds"); do
 		-f "$dir/update.sql@4" -f "$dir/rollback.sql@2" -f "$dir/delete.sql@2" -f "$dir/touch.sql@6" \
 		postgres >"$dir/pgbench_$r.log" 2>&1) &
 	bench=$!
+	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -d postgres -f "$dir/vacuum.sql" >"$dir/vacuum_$r.log" 2>&1) &
+	vac=$!
 	sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 4 + rand() * 6 }')"
 	ckpts=$(q -c "SELECT checkpoints FROM leanstore_stats()")
 	ls_kill9 "$dir/data"
-	wait "$bench" 2>/dev/null
+	wait "$bench" "$vac" 2>/dev/null
 	if ! (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 start >/dev/null); then
 		echo "crash_cold_write round $r: restart failed"
 		tail -n 30 "$dir/server.log"
@@ -92,7 +97,8 @@ for r in $(seq 1 "$rounds"); do
 		-c "SELECT count(*), sum(n), sum(id) FROM ct WHERE id > 0")
 	ls_expect "round $r: sequential and index scans agree" "$seq" "$idx"
 	ls_expect "round $r: leanstore_verify" "t" "$(q -c "SELECT leanstore_verify('ct')")"
-	echo "crash_cold_write round $r: $(q -c "SELECT count(*) FROM ledger") committed ranges, $ckpts checkpoints before the kill"
+	ls_expect "round $r: VACUUM ran without error" "0" "$(grep -c 'ERROR' "$dir/vacuum_$r.log")"
+	echo "crash_cold_write round $r: $(q -c "SELECT count(*) FROM ledger") committed ranges, $ckpts checkpoints before the kill, $(grep -c pg_sleep "$dir/vacuum_$r.log" || true) VACUUMs"
 	[ "$fail" = 0 ] || break
 done
 ls_expect "no checkpoint skipped (none waits for an open cold writer)" "0" \

@@ -11,6 +11,7 @@
 #  - a writer whose transactions insert the same number into a leanstore
 #    and a heap table and commit, then print "ack N" (psql prints it only
 #    after COMMIT returned), and roll back every fourth one (negative N);
+#  - VACUUM of every table, over and over;
 # (checkpoints every second, so kills also land inside them)
 # then kills every process of the cluster with SIGKILL at a random moment,
 # starts it again and checks:
@@ -60,6 +61,9 @@ pg_psql -c "CREATE EXTENSION leanstore" || exit 1
 pg_psql -c "CREATE TABLE ack_ls (n int PRIMARY KEY) USING leanstore;
             CREATE TABLE ack_heap (n int PRIMARY KEY) USING heap;" || exit 1
 
+for _ in $(seq 1 400); do printf 'VACUUM;\nSELECT pg_sleep(0.2);\n'; done >"$dir/vacuum.sql"
+chown "$LS_PG_USER": "$dir/vacuum.sql"
+
 fail=0
 check() {
 	local what=$1 got=$2
@@ -95,9 +99,11 @@ for r in $(seq 1 "$rounds"); do
 	bench=$!
 	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -f "$gen" >"$dir/acks_$r.txt" 2>/dev/null) &
 	writer=$!
+	(cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -d postgres -f "$dir/vacuum.sql" >"$dir/vacuum_$r.log" 2>&1) &
+	vac=$!
 	sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + rand() * 2.5 }')"
 	ls_kill9 "$dir/data"
-	wait "$bench" "$writer" 2>/dev/null
+	wait "$bench" "$writer" "$vac" 2>/dev/null
 	if ! (cd "$dir" && ls_as_pg "$LS_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 120 start >/dev/null); then
 		echo "crash_load round $r: restart failed"
 		tail -n 30 "$dir/server.log"
@@ -135,11 +141,12 @@ for r in $(seq 1 "$rounds"); do
 		SELECT count(*), sum(abalance), sum(aid) FROM pgbench_accounts WHERE aid > 0;
 		SELECT count(*), sum(n) FROM ack_ls WHERE n > 0" 2>&1)
 	check "sequential and index scans agree" "$([ "$seq" = "$idx" ] && echo ok || echo "seq [$seq] index [$idx]")"
+	check "VACUUM ran without error" "$(grep -q ERROR "$dir/vacuum_$r.log" && grep ERROR "$dir/vacuum_$r.log" | head -n 3 || echo ok)"
 	check "leanstore_verify" "$(pg_psql -At -c "
 		SELECT CASE WHEN bool_and(leanstore_verify(c.oid)) THEN 'ok' ELSE 'failed' END
 		FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 		WHERE a.amname = 'leanstore' AND c.relkind = 'r'" 2>&1)"
-	echo "crash_load round $r: $acked acknowledged commits checked, $(grep -c 'processed' "$dir/pgbench_$r.log" 2>/dev/null || echo 0) pgbench summaries"
+	echo "crash_load round $r: $acked acknowledged commits checked, $(grep -c 'processed' "$dir/pgbench_$r.log" 2>/dev/null || echo 0) pgbench summaries, $(grep -c pg_sleep "$dir/vacuum_$r.log" || true) VACUUMs"
 	[ "$fail" = 0 ] || break
 done
 if [ "$fail" != 0 ]; then
