@@ -7,9 +7,9 @@
 # or rolls back, while other sessions update single rows of it (they wait,
 # migrating the row first) and checkpoints run every second (they log the
 # committed state of such rows and the open writer's tombstone again after
-# it), and VACUUM runs all along.  Every transaction records its range in a heap ledger in the same
-# transaction (atomic across a crash: it commits through PostgreSQL's
-# commit record).  After each kill -9 and restart:
+# it), and VACUUM runs all along.  Every transaction records its range in
+# a heap ledger in the same transaction (atomic across a crash: it commits
+# through PostgreSQL's commit record).  After each kill -9 and restart:
 #  - every row is there once, and its counter equals the number of
 #    committed ledger ranges that cover it (no committed change lost, no
 #    rolled-back or crashed one visible, no deleted row back);
