@@ -3320,6 +3320,15 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 		return false;
 	ls_cold_raise_end(ct, newrowid);
 	ls_vm_note_insert(rel, tbl, newrowid);
+
+	/*
+	 * The old image's xmax is an update now.  Our lock from the first half
+	 * left the row all-visible to VACUUM, which may have marked its block
+	 * since the first half cleared the bit: clear it again, after the
+	 * change was published (isolation lsx-cold-update-vismap: else an
+	 * index-only scan returns the old version beside the new one).
+	 */
+	ls_vm_note_insert(rel, tbl, rowid);
 	return true;
 }
 

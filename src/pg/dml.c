@@ -2100,6 +2100,8 @@ retry_cold:
 	atomic_store(&v->xmin_word, ls_hv_word(xid, 0));
 	v->cmin = cid;
 
+	if (cold)
+		ls_debug_update_wait();
 	if (in_place)
 	{
 		ls_finish_write(rel, tbl, rowid, xid,

@@ -64,6 +64,7 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "storage/pmsignal.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
@@ -98,6 +99,7 @@ static bool ls_debug_hold_my_log = false;
 static bool ls_holding_my_log = false;
 static int	ls_debug_checkpoint_pause_ms = 0;
 static int	ls_debug_image_pause_ms = 0;
+static int	ls_debug_update_lock = 0;
 
 static const struct config_enum_entry ls_log_fault_options[] = {
 	{"none", 0, false},
@@ -182,6 +184,25 @@ ls_debug_image_pause(void)
 {
 	if (unlikely(ls_debug_image_pause_ms > 0))
 		ls_debug_pause("leanstore.debug_image_pause", ls_debug_image_pause_ms);
+}
+
+/*
+ * leanstore.debug_update_lock: an update made in the cold tier, between
+ * its halves (the row locked in its image, the new version not written
+ * yet), waits for the advisory lock with that key (pg_advisory_lock(key)
+ * in another session holds it back; isolationtester sees the wait).
+ */
+void
+ls_debug_update_wait(void)
+{
+	LOCKTAG		tag;
+
+	if (likely(ls_debug_update_lock == 0))
+		return;
+	/* as pg_advisory_lock(bigint) names its lock */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, (uint32) ls_debug_update_lock, 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
 }
 
 /* Is leanstore.debug_crash_point set to point? */
@@ -2959,6 +2980,14 @@ ls_log_register(void)
 							0, 0, 60 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("leanstore.debug_update_lock",
+							"Advisory lock an update made in the cold tier waits for between its halves (tests only).",
+							"0: none.  The row is locked in its image meanwhile (isolation lsx-cold-update-vismap).",
+							&ls_debug_update_lock,
+							0, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("leanstore.debug_round_delay",
 							"Delay of every round of leanstore's log writer (tests only).",

@@ -239,6 +239,7 @@ typedef struct LsLogStats
 extern void ls_log_register(void);
 extern void ls_debug_crash(const char *point);
 extern void ls_debug_image_pause(void);
+extern void ls_debug_update_wait(void);
 extern Size ls_log_shmem_size(void);
 extern void ls_log_shmem_startup(void);
 extern void ls_log_wait_ready(void);
