@@ -2956,8 +2956,11 @@ ls_cold_stamp_due(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId x
 		ls_cold_report(st, &ct->key, "write to");
 	if (done)
 	{
-		/* as for an insert: VACUUM may have marked the block all-visible */
-		ls_vm_note_insert(rel, tbl, rowid);
+		/*
+		 * as for an insert: VACUUM may have marked the block all-visible
+		 * (a delete keeps it from marking the block again; a lock does not)
+		 */
+		ls_vm_note_write(rel, tbl, rowid, tomb);
 	}
 	else if (*oldtup != NULL)
 	{
@@ -3328,7 +3331,7 @@ ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	 * change was published (isolation lsx-cold-update-vismap: else an
 	 * index-only scan returns the old version beside the new one).
 	 */
-	ls_vm_note_insert(rel, tbl, rowid);
+	ls_vm_note_write(rel, tbl, rowid, true);
 	return true;
 }
 

@@ -725,6 +725,7 @@ ls_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
+			ls_vm_forget_seen();
 			ls_release_held();
 			ls_forget_inserts();
 			ls_pending_at_xact_end(true);
@@ -734,6 +735,7 @@ ls_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			ls_vm_forget_seen();
 			ls_release_held();
 			ls_migrate_soft = false;
 			ls_cold_read_once = false;

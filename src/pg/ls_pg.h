@@ -811,6 +811,9 @@ extern BlockNumber ls_table_nblocks(ls_hot_table *tbl);
 
 /* vismap.c: the visibility map fork (all-visible bits per virtual block) */
 extern void ls_vm_note_insert(Relation rel, ls_hot_table *tbl, uint64 rowid);
+extern void ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid,
+							 bool holds_block);
+extern void ls_vm_forget_seen(void);
 extern void ls_vm_mark_loaded(Relation rel, ls_hot_table *tbl, uint64 lo, uint64 hi);
 extern void ls_frozen_load_finish(Relation rel, int options);
 extern bool ls_vm_row_marked(ls_hot_row *row);

@@ -12,8 +12,9 @@
  *
  * VACUUM sets bits (ls_vm_set_all_visible), and so does COPY FREEZE for the
  * blocks it filled (ls_vm_mark_loaded); every write clears the bit of
- * the block it touches (ls_vm_note_insert for new rows; for updates and
- * deletes dml.c's ls_finish_write asks ls_vm_row_marked, then ls_vm_clear).
+ * the block it touches (ls_vm_note_insert for new rows, ls_vm_note_write
+ * for writes of cold images; for updates and deletes of hot rows dml.c's
+ * ls_finish_write asks ls_vm_row_marked, then ls_vm_clear).
  * Writers must not pay a buffer lock for that on every row, so the hot tier
  * keeps marks that say "a bit may be set here": a flag per row and, for
  * rows not yet inserted, a per-table rowid limit (see hot.h).  The protocol, with the exclusive
@@ -48,6 +49,7 @@
 #include <stdatomic.h>
 
 #include "access/visibilitymap.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
@@ -227,16 +229,77 @@ ls_vm_clear(Relation rel, ls_hot_table *tbl, uint64 rowid)
 }
 
 /*
- * A new row at rowid was published: clear its block's bit if VACUUM may
- * have marked the block (rowid below the table's all-visible limit).  Call
- * it after the row latch was released; it may read a map page.
+ * The block whose bit this backend last cleared or found clear after a
+ * write of its own there that VACUUM cannot take for all-visible while the
+ * writing subtransaction lasts: an insert (its xmin runs), a delete or an
+ * update (its xmax runs) -- not a row lock, which leaves the row LIVE.
+ * VACUUM marks a block only when every row in it is all-visible, so until
+ * that subtransaction aborts or the transaction ends the bit stays clear,
+ * and further writes of the same subtransaction in that block need not
+ * lock the map page again (a DELETE or UPDATE made in the cold tier
+ * otherwise pins and locks it once per row).  A later subtransaction, or
+ * the parent after a subcommit, has another id and looks again.
  */
+typedef struct LsVmSeen
+{
+	RelFileNode node;
+	BlockNumber blk;
+	TransactionId xid;			/* top-level xid; invalid: nothing seen */
+	SubTransactionId subid;		/* the subtransaction whose write it was */
+} LsVmSeen;
+
+static LsVmSeen ls_vm_seen = {.xid = InvalidTransactionId};
+
+static bool
+ls_vm_seen_clear(Relation rel, BlockNumber blk)
+{
+	return TransactionIdIsValid(ls_vm_seen.xid) &&
+		ls_vm_seen.blk == blk &&
+		RelFileNodeEquals(ls_vm_seen.node, rel->rd_node) &&
+		TransactionIdEquals(ls_vm_seen.xid, GetTopTransactionIdIfAny()) &&
+		ls_vm_seen.subid == GetCurrentSubTransactionId();
+}
+
+/* Transaction end: nothing seen (xids are not reused soon, but may be). */
+void
+ls_vm_forget_seen(void)
+{
+	ls_vm_seen.xid = InvalidTransactionId;
+}
+
+/*
+ * A change of ours at rowid was published (a new row, or an xmax in a cold
+ * image): clear its block's bit if VACUUM may have marked the block (rowid
+ * below the table's all-visible limit).  holds_block: the change keeps the
+ * row from being all-visible while this subtransaction lasts (an insert, a
+ * delete, an update; false for a row lock), so the block's bit, once clear
+ * after it, stays clear (ls_vm_seen).  Call it after the row latch was
+ * released; it may read a map page.
+ */
+void
+ls_vm_note_write(Relation rel, ls_hot_table *tbl, uint64 rowid, bool holds_block)
+{
+	BlockNumber blk = (BlockNumber) (rowid / LS_ROWS_PER_BLOCK);
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (rowid >= ls_hot_table_allvis_limit(tbl) || ls_vm_seen_clear(rel, blk))
+		return;
+	ls_vm_clear(rel, tbl, rowid);
+	if (holds_block)
+	{
+		Assert(TransactionIdIsValid(GetTopTransactionIdIfAny()));
+		ls_vm_seen.node = rel->rd_node;
+		ls_vm_seen.blk = blk;
+		ls_vm_seen.xid = GetTopTransactionIdIfAny();
+		ls_vm_seen.subid = GetCurrentSubTransactionId();
+	}
+}
+
+/* A new row at rowid was published (ls_vm_note_write). */
 void
 ls_vm_note_insert(Relation rel, ls_hot_table *tbl, uint64 rowid)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (rowid < ls_hot_table_allvis_limit(tbl))
-		ls_vm_clear(rel, tbl, rowid);
+	ls_vm_note_write(rel, tbl, rowid, true);
 }
 
 /*
