@@ -1457,6 +1457,12 @@ ls_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
 				 rowid, RelationGetRelationName(rel));
 	}
 
+	/*
+	 * A killed insert no longer keeps VACUUM from marking its block (the
+	 * rowid is DEAD: VACUUM may forget it and mark the block before we end)
+	 */
+	if (!succeeded)
+		ls_vm_forget_seen();
 	if (stored != NULL && HeapTupleHasExternal(stored))
 		heap_toast_delete(rel, stored, true);
 }

@@ -260,7 +260,12 @@ ls_vm_seen_clear(Relation rel, BlockNumber blk)
 		ls_vm_seen.subid == GetCurrentSubTransactionId();
 }
 
-/* Transaction end: nothing seen (xids are not reused soon, but may be). */
+/*
+ * Nothing seen: at transaction end (xids are not reused soon, but may be),
+ * when a write of ours that kept a block from being marked is undone before
+ * its subtransaction ends (a speculative insert killed), and when this
+ * backend sets bits itself (COPY FREEZE).
+ */
 void
 ls_vm_forget_seen(void)
 {
@@ -322,6 +327,8 @@ ls_vm_mark_loaded(Relation rel, ls_hot_table *tbl, uint64 lo, uint64 hi)
 	Buffer		buf = InvalidBuffer;
 
 	Assert(lo <= hi);
+	/* bits set by us: a block seen clear may be marked now */
+	ls_vm_forget_seen();
 	for (BlockNumber blk = first; blk <= last && hi != LS_ROWID_INVALID; blk++)
 	{
 		uint8	   *byte;
