@@ -307,3 +307,53 @@ DROP TABLE hs_before;
 RESET leanstore.hash_cache_test_bits;
 DEALLOCATE p8; DEALLOCATE p4; DEALLOCATE p2;
 DROP TABLE hs_i4, hs_i8, hs_i2;
+
+-- A partitionwise join whose inner side is the hash lookup, parameterized
+-- by the outer side's partition: the lookup's index path is translated to
+-- each child (the plan used to fail with "variable not found in subplan
+-- target list")
+CREATE TABLE hs_pp (k int PRIMARY KEY, a int) PARTITION BY RANGE (k);
+CREATE TABLE hs_pp1 PARTITION OF hs_pp FOR VALUES FROM (0) TO (1000) USING leanstore;
+CREATE TABLE hs_pp2 PARTITION OF hs_pp FOR VALUES FROM (1000) TO (2000) USING leanstore;
+CREATE TABLE hs_pq (k int PRIMARY KEY, b int) PARTITION BY RANGE (k);
+CREATE TABLE hs_pq1 PARTITION OF hs_pq FOR VALUES FROM (0) TO (1000) USING leanstore;
+CREATE TABLE hs_pq2 PARTITION OF hs_pq FOR VALUES FROM (1000) TO (2000) USING leanstore;
+INSERT INTO hs_pp SELECT g, g FROM generate_series(0, 1999) g;
+INSERT INTO hs_pq SELECT g, -g FROM generate_series(0, 1999) g;
+ANALYZE hs_pp, hs_pq;
+SET enable_partitionwise_join = on;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT * FROM hs_pp JOIN hs_pq ON hs_pp.k = hs_pq.k WHERE hs_pp.a < 2 OR hs_pp.a = 1500 ORDER BY 1;
+SELECT * FROM hs_pp JOIN hs_pq ON hs_pp.k = hs_pq.k WHERE hs_pp.a < 2 OR hs_pp.a = 1500 ORDER BY 1;
+RESET enable_partitionwise_join;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+DROP TABLE hs_pp, hs_pq;
+
+-- UPDATE / DELETE ... WHERE CURRENT OF a cursor planned as the hash
+-- lookup: the scan slot carries the row's TID (it used to fail with
+-- "tid (4294967295, 0) is not valid"), after a miss (the index scan inside
+-- the node) and after a hit, with the narrow slot
+CREATE TABLE hs_cc (k int PRIMARY KEY, v text) USING leanstore;
+INSERT INTO hs_cc SELECT g, 'v' || g FROM generate_series(1, 100) g;
+EXPLAIN (COSTS OFF) SELECT v FROM hs_cc WHERE k = 5;
+BEGIN;
+DECLARE c1 CURSOR FOR SELECT * FROM hs_cc WHERE k = 5;
+FETCH c1;
+UPDATE hs_cc SET v = 'x' WHERE CURRENT OF c1 RETURNING *;
+ROLLBACK;
+BEGIN;
+DECLARE c2 CURSOR FOR SELECT v FROM hs_cc WHERE k = 5;
+FETCH c2;
+DELETE FROM hs_cc WHERE CURRENT OF c2 RETURNING k;
+ROLLBACK;
+BEGIN;
+DECLARE c3 CURSOR FOR SELECT v FROM hs_cc WHERE k = 7;
+FETCH c3;
+UPDATE hs_cc SET v = 'y' WHERE CURRENT OF c3;
+FETCH c3;
+COMMIT;
+SELECT k, v FROM hs_cc WHERE k IN (5, 7) ORDER BY k;
+DROP TABLE hs_cc;

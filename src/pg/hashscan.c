@@ -487,9 +487,23 @@ static Plan *ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 							   List *clauses, List *custom_plans);
 static Node *ls_hash_create_state(CustomScan *cscan);
 
+/* partitionwise joins: the wrapped index path's clauses name the child */
+static List *
+ls_hash_reparameterize(PlannerInfo *root, List *custom_private,
+					   RelOptInfo *child_rel)
+{
+	Path	   *ip = reparameterize_path_by_child(root, linitial(custom_private),
+												  child_rel);
+
+	if (ip == NULL)
+		elog(ERROR, "could not reparameterize the leanstore hash lookup's index path");
+	return list_make1(ip);
+}
+
 static const CustomPathMethods ls_hash_path_methods = {
 	.CustomName = LS_HASH_NAME,
 	.PlanCustomPath = ls_hash_plan_path,
+	.ReparameterizeCustomPathByChild = ls_hash_reparameterize,
 };
 
 static const CustomScanMethods ls_hash_scan_methods = {
@@ -1299,6 +1313,9 @@ ls_hash_probe(LsHashScanState *s)
 			ls_hash_store_narrow(s, tup);
 		else
 			ls_store_borrowed(tup, slot);
+		/* WHERE CURRENT OF reads the scan slot's tid */
+		slot->tts_tid = tup->t_self;
+		slot->tts_tableOid = RelationGetRelid(rel);
 		s->hits++;
 		ls_hash_count(LS_HC_C_HITS);
 		ls_hash_count_index_hit(s);
@@ -1395,6 +1412,8 @@ ls_hash_next(ScanState *ss)
 			}
 			if (s->mode == LS_HM_NARROW)
 				ls_hash_store_narrow(s, NULL);
+			ss->ss_ScanTupleSlot->tts_tid = s->iscan->xs_heaptid;
+			ss->ss_ScanTupleSlot->tts_tableOid = RelationGetRelid(ss->ss_currentRelation);
 			return ss->ss_ScanTupleSlot;
 		}
 		s->phase = LS_HP_DONE;
