@@ -1859,17 +1859,19 @@ ls_only_summarizing_indexes(Relation rel)
 
 /*
  * UPDATE of a hot row when the hot tier has no room for the new version v
- * (or its row): the old version names us as updater, moved to newrowid,
- * and v becomes newrowid's image in the cold tree (xmin: us), as a
- * non-HOT update that a bulk load made.  Without lockers on the old
- * version, it is marked first: nobody else can reach newrowid before we
- * commit (its xmin is ours, the old version's xmax ours in progress), and
- * an error before the image is written aborts both.  Lockers that still
- * run (FOR KEY SHARE beside our no-key update) move to the new version, as
- * ls_finish_write's carry_to does in the hot tier: the image is written
- * first with them as its lock-only xmax part, and the old version is
- * marked only if its lockers are still those (else the part is written
- * again).  Frees v.
+ * (or its row): v becomes newrowid's image in the cold tree (xmin: us), as
+ * a non-HOT update that a bulk load made, and then the old version names
+ * us as updater, moved to newrowid.  The image comes first because others
+ * can reach newrowid before we commit: a FOR KEY SHARE locker (a foreign
+ * key check) goes through our running no-key update and follows it there,
+ * as heap's follow_updates does, and found nothing there when the old
+ * version named it first (the row looked deleted: the SELECT lost it, the
+ * check failed; hotfull spill_follow.sh).  An error before the old version
+ * is marked aborts the image with us.  Lockers that still run (FOR KEY
+ * SHARE beside our no-key update) move to the new version, as
+ * ls_finish_write's carry_to does in the hot tier: the old version is
+ * marked only if its lockers are the image's (none at first), else the
+ * image's lock-only xmax part is written again with them.  Frees v.
  */
 static void
 ls_update_into_cold(Relation rel, ls_hot_table *tbl, uint64 rowid,
@@ -1877,20 +1879,12 @@ ls_update_into_cold(Relation rel, ls_hot_table *tbl, uint64 rowid,
 					LockTupleMode lockmode, ls_hot_version *v)
 {
 	uint64		carried = 0;	/* the image's lockers */
-	bool		written = false;	/* the image is in the tree */
 
+	ls_cold_insert(rel, tbl, newrowid, v);
+	ls_debug_update_wait();
 	while (!ls_finish_write(rel, tbl, rowid, xid, ls_mx_status(lockmode, true),
 							LS_HV_XMAX_MOVED, cid, newrowid, NULL, NULL, &carried))
-	{
-		if (!written)
-		{
-			ls_cold_insert(rel, tbl, newrowid, v);
-			written = true;
-		}
 		ls_cold_set_lockers(tbl, newrowid, v, carried);
-	}
-	if (!written)
-		ls_cold_insert(rel, tbl, newrowid, v);
 	ls_version_discard(v);
 	ls_vm_note_insert(rel, tbl, newrowid);
 }

@@ -187,10 +187,12 @@ ls_debug_image_pause(void)
 }
 
 /*
- * leanstore.debug_update_lock: an update made in the cold tier, between
- * its halves (the row locked in its image, the new version not written
- * yet), waits for the advisory lock with that key (pg_advisory_lock(key)
- * in another session holds it back; isolationtester sees the wait).
+ * leanstore.debug_update_lock: an update whose new version goes into the
+ * cold tree waits for the advisory lock with that key between its two
+ * steps: made in the cold tier, after the row was locked in its image;
+ * spilled (the hot tier full), after the image was written and before the
+ * old version names it.  pg_advisory_lock(key) in another session holds it
+ * back; isolationtester sees the wait.
  */
 void
 ls_debug_update_wait(void)
@@ -2982,8 +2984,8 @@ ls_log_register(void)
 							GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("leanstore.debug_update_lock",
-							"Advisory lock an update made in the cold tier waits for between its halves (tests only).",
-							"0: none.  The row is locked in its image meanwhile (isolation lsx-cold-update-vismap).",
+							"Advisory lock an update whose new version goes into the cold tree waits for between its two steps (tests only).",
+							"0: none.  Made in the cold tier: the row is locked in its image meanwhile (isolation lsx-cold-update-vismap); spilled: the image is written, the old version not marked yet (hotfull spill_follow.sh).",
 							&ls_debug_update_lock,
 							0, 0, INT_MAX,
 							PGC_SUSET,

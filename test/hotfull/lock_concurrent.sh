@@ -17,14 +17,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 ls_test_begin lock_concurrent
 out=${1:-$(mktemp)}
-cat >"$dir/test.conf" <<'CONF'
-shared_preload_libraries = 'leanstore'
-leanstore.hot_memory = '32MB'
-leanstore.max_tables = 16
-leanstore.buffer_pool = '64MB'
-fsync = off
-autovacuum = off
-CONF
+cp "$HERE/tier32.conf" "$dir/test.conf"
 chown -R "$LS_PG_USER": "$dir"
 ls_cluster_start "$dir" "$dir/test.conf" || exit 1
 P() { (cd "$dir" && ls_as_pg "$LS_PG_BIN/psql" -X -q -A -t -d postgres "$@" 2>&1); }

@@ -23,14 +23,7 @@ out=${1:-$(mktemp)}
 ls_scratch_dir spill || exit 1
 dir=$LS_SCRATCH
 SECS=${SPILL_SECS:-20}
-cat >"$dir/test.conf" <<'CONF'
-shared_preload_libraries = 'leanstore'
-leanstore.hot_memory = '32MB'
-leanstore.max_tables = 16
-leanstore.buffer_pool = '64MB'
-fsync = off
-autovacuum = off
-CONF
+cp "$HERE/tier32.conf" "$dir/test.conf"
 # client c (0..3) updates ids of c*5000+1 .. c*5000+5000; inserts take ids
 # above 100000 from a sequence (plain inserts: INSERT ... ON CONFLICT needs
 # room in the hot tier)
