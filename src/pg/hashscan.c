@@ -27,7 +27,13 @@
  *
  * SERIALIZABLE transactions bypass the cache and always scan the index: a
  * B-tree scan takes a predicate lock on the leaf page it read, which a
- * lookup that never descends cannot take.
+ * lookup that never descends cannot take.  So do snapshots older than the
+ * index (its pg_index row's xmin not before the snapshot's xmin): a plain
+ * CREATE UNIQUE INDEX does not check rows that were deleted but some
+ * snapshot still sees, so such a snapshot may see two rows of a key, and
+ * a hit would return only one (heap's scan returns both).  PostgreSQL's
+ * planner keeps an index from such snapshots only when indcheckxmin says
+ * so (broken HOT chains).
  */
 #include "postgres.h"
 
@@ -802,6 +808,8 @@ typedef struct LsHashScanState
 	bool		fetched;		/* fetch initialized (not EXPLAIN only) */
 	bool		keys_ok;		/* keys evaluated, none NULL */
 	bool		fill;			/* fill the cache from the index scan */
+	int8		settled;		/* -1: not known yet; 1: the index is older
+								 * than the snapshot (ls_hash_index_settled) */
 	uint64		hash;
 	/* EXPLAIN ANALYZE */
 	uint64		hits;
@@ -848,6 +856,7 @@ ls_hash_create_state(CustomScan *cscan)
 	LsHashScanState *s = palloc(sizeof(LsHashScanState));
 
 	memset(s, 0, offsetof(LsHashScanState, arrays));
+	s->settled = -1;
 	NodeSetTag(s, T_CustomScanState);
 	s->css.methods = &ls_hash_exec_methods;
 	return (Node *) s;
@@ -1329,6 +1338,29 @@ ls_hash_probe(LsHashScanState *s)
 	return false;
 }
 
+/*
+ * Was the index there for every row this snapshot can see, so that at most
+ * one of them has the key?  Its pg_index row committed before the
+ * snapshot's xmin (frozen, or an older xid).  Opens the index.
+ */
+static bool
+ls_hash_index_settled(LsHashScanState *s, Snapshot snapshot)
+{
+	if (s->settled < 0)
+	{
+		HeapTupleHeader htup;
+		TransactionId xmin;
+
+		if (s->index == NULL)
+			s->index = index_open(s->indexoid, s->lockmode);
+		htup = s->index->rd_indextuple->t_data;
+		xmin = HeapTupleHeaderGetXmin(htup);
+		s->settled = HeapTupleHeaderXminFrozen(htup) || !TransactionIdIsNormal(xmin) ||
+			TransactionIdPrecedes(xmin, snapshot->xmin);
+	}
+	return s->settled > 0;
+}
+
 /* Start (or restart) the index scan for the evaluated keys. */
 static void
 ls_hash_start_index(LsHashScanState *s)
@@ -1376,7 +1408,8 @@ ls_hash_next(ScanState *ss)
 		s->fill = false;
 		/* (a cached plan may outlive SET leanstore.hash_cache = off) */
 		if (ls_hcache != NULL && ls_hash_cache_on &&
-			IsMVCCSnapshot(estate->es_snapshot) && !IsolationIsSerializable())
+			IsMVCCSnapshot(estate->es_snapshot) && !IsolationIsSerializable() &&
+			ls_hash_index_settled(s, estate->es_snapshot))
 		{
 			if (ls_hash_probe(s))
 			{
