@@ -69,6 +69,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/pgstat_internal.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
@@ -637,6 +638,26 @@ ls_hash_scan_tlist(Index relid, List *tlist, List *qual)
 }
 
 /*
+ * The xmin of the index's pg_index row, or InvalidTransactionId when every
+ * snapshot is younger than that row (frozen): before it, a snapshot may see
+ * two rows of one key (ls_hash_index_settled).
+ */
+static TransactionId
+ls_hash_index_xmin(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	TransactionId xmin = InvalidTransactionId;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	if (!HeapTupleHeaderXminFrozen(tup->t_data) &&
+		TransactionIdIsNormal(HeapTupleHeaderGetXmin(tup->t_data)))
+		xmin = HeapTupleHeaderGetXmin(tup->t_data);
+	ReleaseSysCache(tup);
+	return xmin;
+}
+
+/*
  * custom_exprs = (values): the compared values in key column order.
  * custom_private = (OIDs, ints, key expressions): OIDs = index, then per
  * key column its comparison function, collation, subtype and operator;
@@ -645,6 +666,8 @@ ls_hash_scan_tlist(Index relid, List *tlist, List *qual)
  * of the value, and the column's typlen when an integer column is
  * compared with another integer type (else 0); key expressions = the index side of each condition (for
  * EXPLAIN: custom_exprs may only refer to custom_scan_tlist's columns).
+ * The OIDs end with the index's pg_index xmin (ls_hash_index_xmin; a
+ * change of that row invalidates the plan).
  */
 static Plan *
 ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
@@ -711,6 +734,7 @@ ls_hash_plan_path(PlannerInfo *root, RelOptInfo *rel,
 		ints = lappend_int(ints, typbyval ? 1 : 0);
 		ints = lappend_int(ints, cols.coltyplen[i]);
 	}
+	oids = lappend_oid(oids, (Oid) ls_hash_index_xmin(ip->indexinfo->indexoid));
 
 	cs->scan.plan.targetlist = tlist;
 	cs->scan.plan.qual = qual;
@@ -808,8 +832,7 @@ typedef struct LsHashScanState
 	bool		fetched;		/* fetch initialized (not EXPLAIN only) */
 	bool		keys_ok;		/* keys evaluated, none NULL */
 	bool		fill;			/* fill the cache from the index scan */
-	int8		settled;		/* -1: not known yet; 1: the index is older
-								 * than the snapshot (ls_hash_index_settled) */
+	TransactionId index_xmin;	/* ls_hash_index_xmin at planning */
 	uint64		hash;
 	/* EXPLAIN ANALYZE */
 	uint64		hits;
@@ -856,7 +879,6 @@ ls_hash_create_state(CustomScan *cscan)
 	LsHashScanState *s = palloc(sizeof(LsHashScanState));
 
 	memset(s, 0, offsetof(LsHashScanState, arrays));
-	s->settled = -1;
 	NodeSetTag(s, T_CustomScanState);
 	s->css.methods = &ls_hash_exec_methods;
 	return (Node *) s;
@@ -867,6 +889,8 @@ ls_hash_create_state(CustomScan *cscan)
 #define LS_HASH_OID_COLL(i)		(2 + 4 * (i))
 #define LS_HASH_OID_SUBTYPE(i)	(3 + 4 * (i))
 #define LS_HASH_OID_OPNO(i)		(4 + 4 * (i))
+/* custom_private's OID after those of n key columns: the index's xmin */
+#define LS_HASH_OID_INDEX_XMIN(n)	(1 + 4 * (n))
 /* custom_private's ints of key column i */
 #define LS_HASH_INT_ATTNO(i)	(2 + 4 * (i))
 #define LS_HASH_INT_TYPLEN(i)	(3 + 4 * (i))
@@ -889,6 +913,7 @@ ls_hash_begin(CustomScanState *node, EState *estate, int eflags)
 	Size		size;
 
 	s->indexoid = linitial_oid(oids);
+	s->index_xmin = (TransactionId) list_nth_oid(oids, LS_HASH_OID_INDEX_XMIN(n));
 	s->lockmode = exec_rt_fetch(cs->scan.scanrelid, estate)->rellockmode;
 	s->mode = (LsHashMode) linitial_int(ints);
 	s->nkeys = n;
@@ -1341,24 +1366,13 @@ ls_hash_probe(LsHashScanState *s)
 /*
  * Was the index there for every row this snapshot can see, so that at most
  * one of them has the key?  Its pg_index row committed before the
- * snapshot's xmin (frozen, or an older xid).  Opens the index.
+ * snapshot's xmin (frozen, or an older xid).
  */
-static bool
+static inline bool
 ls_hash_index_settled(LsHashScanState *s, Snapshot snapshot)
 {
-	if (s->settled < 0)
-	{
-		HeapTupleHeader htup;
-		TransactionId xmin;
-
-		if (s->index == NULL)
-			s->index = index_open(s->indexoid, s->lockmode);
-		htup = s->index->rd_indextuple->t_data;
-		xmin = HeapTupleHeaderGetXmin(htup);
-		s->settled = HeapTupleHeaderXminFrozen(htup) || !TransactionIdIsNormal(xmin) ||
-			TransactionIdPrecedes(xmin, snapshot->xmin);
-	}
-	return s->settled > 0;
+	return !TransactionIdIsValid(s->index_xmin) ||
+		TransactionIdPrecedes(s->index_xmin, snapshot->xmin);
 }
 
 /* Start (or restart) the index scan for the evaluated keys. */
