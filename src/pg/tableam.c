@@ -1622,53 +1622,56 @@ ls_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
 }
 
 /*
- * ANALYZE's look at one row: counts it live or dead (and every version its
- * current one replaced as dead); returns the version to sample, or NULL.
- * Caller inside an epoch.
+ * ANALYZE's look at one row: counts each of its versions live or dead as
+ * heap's acquire_sample_rows counts the tuples of a HOT chain, and returns
+ * the version to sample (NULL: none).  A version another transaction is
+ * inserting (an in-place update that runs) counts neither way, and the
+ * version it replaces, deleted by a transaction that runs, is live and the
+ * sample: until session 28 the running version hid the row, and a
+ * whole-table UPDATE in progress gave reltuples 0.  Caller inside an epoch.
  */
 static ls_hot_version *
 ls_analyze_row(ls_hot_row *row, double *liverows, double *deadrows)
 {
-	ls_hot_version *v;
-	TransactionId dead_after;
-	LsVacuumState vs = ls_row_vacuum_state(row, NULL, &v, &dead_after);
-	LsVersionInfo info;
-	bool		sample = false;
+	ls_hot_version *sample = NULL;
 	int			hops = 0;
 
-	if (v == NULL)
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL;
+		 v = ls_chain_next(row, v, &hops))
 	{
-		*deadrows += 1;
-		return NULL;
-	}
-	ls_version_info(v, &info);
-	switch (vs)
-	{
-		case LS_V_LIVE:
-			sample = true;
-			break;
-		case LS_V_DEAD:
-		case LS_V_RECENTLY_DEAD:
-			*deadrows += 1;
-			break;
-		case LS_V_INSERT_IN_PROGRESS:
-			sample = TransactionIdIsCurrentTransactionId(info.xmin);
-			break;
-		case LS_V_DELETE_IN_PROGRESS:
-			if (TransactionIdIsCurrentTransactionId(info.xmax))
+		TransactionId dead_after;
+		LsVersionInfo info;
+		bool		live = false;
+
+		switch (ls_version_vacuum_state(v, NULL, &dead_after))
+		{
+			case LS_V_LIVE:
+				live = true;
+				break;
+			case LS_V_DEAD:
+			case LS_V_RECENTLY_DEAD:
 				*deadrows += 1;
-			else
-				sample = true;
-			break;
+				break;
+			case LS_V_INSERT_IN_PROGRESS:
+				ls_version_info(v, &info);
+				live = TransactionIdIsCurrentTransactionId(info.xmin);
+				break;
+			case LS_V_DELETE_IN_PROGRESS:
+				ls_version_info(v, &info);
+				if (TransactionIdIsCurrentTransactionId(info.xmax))
+					*deadrows += 1;
+				else
+					live = true;
+				break;
+		}
+		if (live)
+		{
+			*liverows += 1;
+			if (sample == NULL)
+				sample = v;
+		}
 	}
-	/* versions older than the current one are dead or dying */
-	for (ls_hot_version *o = ls_chain_next(row, v, &hops); o != NULL;
-		 o = ls_chain_next(row, o, &hops))
-		*deadrows += 1;
-	if (!sample)
-		return NULL;
-	*liverows += 1;
-	return v;
+	return sample;
 }
 
 /*
@@ -1729,6 +1732,22 @@ ls_analyze_read_block(LsScanDesc scan, double *liverows, double *deadrows)
 			break;
 	}
 	MemoryContextSwitchTo(old);
+
+	/*
+	 * DEAD rowids are dead rows, as heap counts its LP_DEAD line pointers:
+	 * the count becomes n_dead_tup, which wakes autovacuum to delete their
+	 * index entries (an aborted bulk load, rows pack found deleted)
+	 */
+	if (scan->tbl != NULL)
+	{
+		uint64		dead;
+
+		cursor = base;
+		ls_epoch_enter();
+		while (ls_hot_scan_next_dead(scan->tbl, &cursor, end, &dead))
+			*deadrows += 1;
+		ls_epoch_exit();
+	}
 }
 
 static bool
