@@ -85,3 +85,34 @@ SELECT count(*), count(DISTINCT id), min(id), max(id) FROM uu_t;
 DROP TABLE uu_t;
 DROP PROCEDURE uu_run(int);
 DROP FUNCTION uu_exec(text), uu_undone(int), uu_check(text, bigint, bigint);
+
+-- Rows a transaction bulk-loaded into the cold tree and then updated in
+-- place (migrated into the hot tier first): a rollback drops the updates
+-- and leaves the rows to VACUUM, which removes them with their images
+-- (until session 28 the rollback removed the hot rows and left their
+-- images behind DEAD rowids: leanstore_verify failed).
+SET leanstore.bulk_load_rows = 10;
+SET leanstore.cold_writes = always;
+CREATE TABLE uu_load (id int PRIMARY KEY, v int) USING leanstore;
+INSERT INTO uu_load SELECT g, 0 FROM generate_series(1, 5) g;
+BEGIN;
+SAVEPOINT a;
+INSERT INTO uu_load SELECT g, 1 FROM generate_series(100, 200) g;
+UPDATE uu_load SET v = v + 5 WHERE id BETWEEN 150 AND 160;
+ROLLBACK TO a;
+UPDATE uu_load SET v = 7 WHERE id = 3;
+COMMIT;
+SELECT leanstore_verify('uu_load');
+SELECT count(*), sum(v) FROM uu_load;
+BEGIN;
+INSERT INTO uu_load SELECT g, 1 FROM generate_series(300, 400) g;
+UPDATE uu_load SET v = v + 5 WHERE id BETWEEN 350 AND 360;
+ROLLBACK;
+SELECT leanstore_verify('uu_load');
+VACUUM uu_load;
+SELECT leanstore_verify('uu_load');
+SELECT count(*), sum(v) FROM uu_load;
+SELECT cold_rows <= 5 AS images_gone FROM leanstore_table_stats('uu_load');
+RESET leanstore.bulk_load_rows;
+RESET leanstore.cold_writes;
+DROP TABLE uu_load;

@@ -238,7 +238,16 @@ ls_ins_undo(const LsInsRange *r)
 			ls_hot_row *row = rows[i];
 			ls_hot_version *top = ls_hot_row_newest(row);
 
-			if (!ls_row_inserted_by(row, r->xid))
+			/*
+			 * A row migrated from the cold tier keeps its image until the
+			 * row leaves through VACUUM or pack, which forget the image
+			 * first (ls_cold_forget_image): so its own load's image (our
+			 * bulk load, then our update of it) is not removed here, only
+			 * our versions above the image's copy.  Removing it left the
+			 * image behind a DEAD rowid (leanstore_verify: "cold row at a
+			 * DEAD rowid"; regress ls_undone_updates).
+			 */
+			if (row->origin == LS_ORIGIN_MIGRATED || !ls_row_inserted_by(row, r->xid))
 			{
 				/* an in-place update of ours on top? */
 				if (top == NULL ||
