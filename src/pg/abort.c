@@ -14,7 +14,9 @@
  * cover rows of other transactions, which are skipped below).  At abort of
  * a level, every live row in that level's ranges whose oldest version was
  * inserted by the range's xid is removed (its slot becomes DEAD: index
- * entries may still point at it, VACUUM forgets them).  On the other rows
+ * entries may still point at it, VACUUM forgets them), unless it was
+ * migrated from the cold tier (its image leaves with it only through VACUUM
+ * or pack: see ls_ins_undo).  On the other rows
  * of the ranges, the newest versions that the aborting xids added by
  * in-place updates are dropped (under the row latch, only while they are
  * on top: a version another transaction put above them after the abort
