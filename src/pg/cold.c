@@ -2734,12 +2734,33 @@ ls_cold_multi_holder(MultiXactId multi, bool lock_only, int mode, TransactionId 
 	return found;
 }
 
+/*
+ * Does multi stop a plain write of this (sub)transaction in the cold tier?
+ * It does while a member of another transaction runs, and while a lock of
+ * another level of ours is in it (a parent's, or a subtransaction's that
+ * was released into an enclosing level): a plain write puts its own word
+ * in, and that lock would be gone after a ROLLBACK TO undoes the write.
+ * The merging path keeps it instead (an expect word: ls_cold_merge_word).
+ */
 static bool
-ls_cold_multi_other_running(MultiXactId multi, bool lock_only)
+ls_cold_multi_blocks_plain(MultiXactId multi, bool lock_only)
 {
+	TransactionId cur = GetCurrentTransactionIdIfAny();
 	TransactionId holder;
+	MultiXactMember *m = NULL;
+	int			n;
+	bool		found = false;
 
-	return ls_cold_multi_holder(multi, lock_only, -1, &holder);
+	if (ls_cold_multi_holder(multi, lock_only, -1, &holder))
+		return true;
+	n = GetMultiXactIdMembers(multi, &m, false, lock_only);
+	for (int i = 0; i < n && !found; i++)
+		found = !ISUPDATE_from_mxstatus(m[i].status) &&
+			!TransactionIdEquals(m[i].xid, cur) &&
+			TransactionIdIsCurrentTransactionId(m[i].xid);
+	if (m != NULL)
+		pfree(m);
+	return found;
 }
 
 /*
@@ -2791,22 +2812,42 @@ ls_cold_lock_rank(uint32 flags)
  * image keeps cmin in its header and cmax in its xmax part, so our later
  * commands judge it as they would a hot version, and an abort of either
  * writer is clog's to decide.
+ *
+ * prior (a FOR KEY SHARE lock following a running update to its new
+ * version, heap's follow_updates): v must be that updater's version, and
+ * is the target whether snapshot sees it or not (ls_check_row's
+ * prior_xmax).
  */
 static bool
-ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot, uint64 expect)
+ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot, uint64 expect,
+					 TransactionId prior)
 {
 	LsVersionInfo info;
+	bool		seen;
 
 	ls_version_info(v, &info);
-	if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
-		TransactionIdIsCurrentTransactionId(info.xmin) && !ls_cold_full_seen())
-		return false;
+	if (TransactionIdIsValid(prior))
+	{
+		LsXidStatus ins;
+
+		if (!TransactionIdEquals(info.xmin, prior))
+			return false;
+		ins = ls_xmin_status(v, &info);
+		seen = (ins == LS_XS_IN_PROGRESS || ins == LS_XS_COMMITTED);
+	}
+	else
+	{
+		if (!(info.xmin_flags & LS_HV_XMIN_FROZEN) &&
+			TransactionIdIsCurrentTransactionId(info.xmin) && !ls_cold_full_seen())
+			return false;
+		seen = ls_version_visible(v, snapshot);
+	}
 	/*
 	 * lockers the caller judged compatible and merged with its own lock (a
 	 * lock of ours among them: we judged the row when we took it)
 	 */
 	if (expect != 0 && info.xmax_raw == expect)
-		return ls_cold_word_has_own(&info) || ls_version_visible(v, snapshot);
+		return ls_cold_word_has_own(&info) || seen;
 	if (info.xmax_raw != 0)
 	{
 		LsXidStatus xs;
@@ -2821,9 +2862,9 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot, uint64 expect)
 			 */
 			if (!lock_only && ls_xmax_status(v, &info) != LS_XS_ABORTED)
 				return false;
-			if (ls_cold_multi_other_running(info.xmax_multi, lock_only))
+			if (ls_cold_multi_blocks_plain(info.xmax_multi, lock_only))
 				return false;
-			return ls_version_visible(v, snapshot);
+			return seen;
 		}
 		if (ls_cold_own_lock(&info))
 			return true;		/* we judged it when we locked it */
@@ -2833,7 +2874,7 @@ ls_cold_plain_target(ls_hot_version *v, Snapshot snapshot, uint64 expect)
 		if (xs == LS_XS_COMMITTED && !ls_xmax_is_lock_only(&info))
 			return false;
 	}
-	return ls_version_visible(v, snapshot);
+	return seen;
 }
 
 /*
@@ -2907,7 +2948,7 @@ ls_cold_write_due(Relation rel, ls_hot_table *tbl, uint64 rowid)
  */
 static bool
 ls_cold_stamp_due(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-				  Snapshot snapshot, Snapshot crosscheck, uint64 expect,
+				  Snapshot snapshot, Snapshot crosscheck, uint64 expect, TransactionId prior,
 				  const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
 				  Snapshot shown_to, bool *newer, uint64 *stamped)
 {
@@ -2923,7 +2964,7 @@ ls_cold_stamp_due(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId x
 	{
 		ls_hot_version *v = ls_hot_row_newest(standin);
 
-		if (ls_cold_stampable(v) && ls_cold_plain_target(v, snapshot, expect) &&
+		if (ls_cold_stampable(v) && ls_cold_plain_target(v, snapshot, expect, prior) &&
 			(crosscheck == InvalidSnapshot || ls_version_visible(v, crosscheck)))
 		{
 			Size		size = ls_heaptuple_size(v, rel);
@@ -2936,6 +2977,12 @@ ls_cold_stamp_due(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId x
 				(ls_hv_flags(x->xmax_word) & LS_HV_XMAX_LOCK_ONLY) &&
 				ls_cold_lock_rank(info.xmax_flags) > ls_cold_lock_rank(ls_hv_flags(x->xmax_word)))
 				mine.xmax_word = info.xmax_raw;
+			/* a lock joining a running update: the update's cmax and new rowid stay */
+			if (!tomb && !(ls_hv_flags(mine.xmax_word) & LS_HV_XMAX_LOCK_ONLY))
+			{
+				mine.cmax = atomic_load(&v->cmax);
+				mine.next_rowid = atomic_load(&v->next_rowid);
+			}
 			if (newer != NULL)
 				*newer = shown_to != NULL && IsMVCCSnapshot(shown_to) &&
 					!ls_version_visible(v, shown_to);
@@ -2973,14 +3020,14 @@ ls_cold_stamp_due(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId x
 /* ls_cold_stamp_due when the write is due in the cold tier (ls_cold_write_due) */
 static bool
 ls_cold_stamp(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
-			  Snapshot snapshot, Snapshot crosscheck, uint64 expect,
+			  Snapshot snapshot, Snapshot crosscheck, uint64 expect, TransactionId prior,
 			  const LsColdXmax *x, bool tomb, HeapTuple *oldtup,
 			  Snapshot shown_to, bool *newer)
 {
 	*oldtup = NULL;
 	if (!ls_cold_write_due(rel, tbl, rowid))
 		return false;
-	return ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, expect, x, tomb,
+	return ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, expect, prior, x, tomb,
 							 oldtup, shown_to, newer, NULL);
 }
 
@@ -2998,62 +3045,81 @@ ls_cold_xmax_part(uint64 xmax_word, CommandId cmax, uint64 next_rowid)
 }
 
 /*
+ * ls_cold_stamp_due for a write of status by this transaction: first the
+ * plain case (no locker in the image, or a lock of ours at this level);
+ * then, when the image holds lockers, this status merged with the ones
+ * that may stay (ls_cold_write_word, outside every latch: a multixact),
+ * stamped only if the image still holds them.  *stamped: the word now in
+ * the image.
+ */
+static bool
+ls_cold_stamp_merged(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
+					 Snapshot snapshot, Snapshot crosscheck, MultiXactStatus status,
+					 CommandId cmax, bool tomb, HeapTuple *oldtup, uint64 *stamped)
+{
+	uint64		held;
+	uint64		expect;
+	LsColdXmax	x;
+
+	x = ls_cold_xmax_part(ls_cold_write_word(0, xid, status, &expect),
+						  cmax, LS_ROWID_INVALID);
+	if (ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, 0,
+						  InvalidTransactionId, &x, tomb,
+						  oldtup, NULL, NULL, stamped))
+		return true;
+	if ((held = ls_cold_lockers(tbl, rowid, NULL)) == 0)
+		return false;
+	x.xmax_word = ls_cold_write_word(held, xid, status, &expect);
+	if (expect == 0)
+		return false;
+	return ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, expect,
+							 InvalidTransactionId, &x, tomb,
+							 oldtup, NULL, NULL, stamped);
+}
+
+/*
  * DELETE of a cold row in the cold tier itself (ls_cold_write_due): the
- * image gets this transaction's xmax.  Semantics as for ls_cold_stamp.
+ * image gets this transaction's xmax, beside the locks of other levels of
+ * this transaction it holds (ls_cold_stamp_merged).  Semantics as for
+ * ls_cold_stamp.
  */
 bool
 ls_cold_delete(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 			   CommandId cid, Snapshot snapshot, Snapshot crosscheck,
 			   HeapTuple *oldtup)
 {
-	LsColdXmax	x = ls_cold_xmax_part(ls_hv_word(xid, LS_HV_XMAX_KEYS_UPDATED), cid,
-										  LS_ROWID_INVALID);
-
-	return ls_cold_stamp(rel, tbl, rowid, xid, snapshot, crosscheck, 0, &x, true, oldtup,
-						 NULL, NULL);
+	*oldtup = NULL;
+	if (!ls_cold_write_due(rel, tbl, rowid))
+		return false;
+	return ls_cold_stamp_merged(rel, tbl, rowid, xid, snapshot, crosscheck,
+								MultiXactStatusUpdate, cid, true, oldtup, NULL);
 }
 
 /*
  * UPDATE of a cold row in the cold tier, first half: the image gets this
  * transaction's lock for mode (as ls_acquire puts it on a hot row's current
- * version before an update; for a no-key update merged with the image's
- * FOR KEY SHARE lockers when no running locker conflicts, as heap's
- * multixact: ls_update_lock_word), *oldtup the row, *locked the word now
- * in the image (that lock, or a stronger one of ours already there).
- * false: take the migrating path.  Until the second half only FOR KEY
- * SHARE lockers change that word (they join our lock: ls_lock_in_cold,
- * and the second half builds its words again); a writer or a conflicting
- * locker that comes meanwhile waits for us; one that migrates the row
- * (with our lock) waits for us in the hot tier, and the second half then
- * finds the row hot.
+ * version before an update), merged with the image's lockers that do not
+ * conflict with it (ls_cold_write_word: FOR KEY SHARE lockers beside a
+ * no-key update, as heap's multixact; locks of other levels of this
+ * transaction), *oldtup the row, *locked the word now in the image (that
+ * lock, or a stronger one of ours already there).  false: take the
+ * migrating path.  Until the second half only FOR KEY SHARE lockers change
+ * that word (they join our lock: ls_lock_in_cold, and the second half
+ * builds its words again); a writer or a conflicting locker that comes
+ * meanwhile waits for us; one that migrates the row (with our lock) waits
+ * for us in the hot tier, and the second half then finds the row hot.
  */
 bool
 ls_cold_lock_for_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 						TransactionId xid, Snapshot snapshot, Snapshot crosscheck,
 						LockTupleMode mode, HeapTuple *oldtup, uint64 *locked)
 {
-	uint64		held;
-	uint64		expect;
-	LsColdXmax	x;
-
 	*oldtup = NULL;
 	if (!ls_cold_write_due(rel, tbl, rowid))
 		return false;
-	/* the common case first: no locker in the image (or a lock of ours) */
-	x = ls_cold_xmax_part(ls_update_lock_word(0, xid, mode, &expect),
-						  InvalidCommandId, LS_ROWID_INVALID);
-	if (ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, 0, &x, false,
-						  oldtup, NULL, NULL, locked))
-		return true;
-	/* lockers a no-key update may join (outside every latch: a multixact) */
-	if (mode != LockTupleNoKeyExclusive || (held = ls_cold_lockers(tbl, rowid)) == 0)
-		return false;
-	x = ls_cold_xmax_part(ls_update_lock_word(held, xid, mode, &expect),
-						  InvalidCommandId, LS_ROWID_INVALID);
-	if (expect == 0)
-		return false;
-	return ls_cold_stamp_due(rel, tbl, rowid, xid, snapshot, crosscheck, expect, &x, false,
-							 oldtup, NULL, NULL, locked);
+	return ls_cold_stamp_merged(rel, tbl, rowid, xid, snapshot, crosscheck,
+								ls_mx_status(mode, false), InvalidCommandId, false,
+								oldtup, locked);
 }
 
 /*
@@ -3086,47 +3152,110 @@ ls_cold_set_lockers(ls_hot_table *tbl, uint64 rowid, ls_hot_version *v, uint64 l
  * row that the full hot tier cannot take (ls_tuple_lock, after the
  * migration found no room): the image gets lock_word, as for an update's
  * first half.  Plain cases only (ls_cold_plain_target with judge: the
- * inserter committed and is seen by judge, no xmax that counts, or a lock
- * of our own); false: nothing done.  *newer: the row is not visible to
- * shown_to (EvalPlanQual must run).  *tup is the row (palloc'd).
+ * inserter committed and is seen by judge -- or, following a running
+ * update (prior valid), is prior --, no xmax that counts, or a lock of our
+ * own); false: nothing done.  *newer: the row is not visible to shown_to
+ * (EvalPlanQual must run).  *tup is the row (palloc'd).
  */
 bool
 ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 				 Snapshot judge, Snapshot shown_to, uint64 lock_word, uint64 expect,
-				 HeapTuple *tup, bool *newer)
+				 TransactionId prior, HeapTuple *tup, bool *newer)
 {
 	LsColdXmax	x = ls_cold_xmax_part(lock_word, InvalidCommandId, LS_ROWID_INVALID);
 
-	Assert(ls_hv_flags(lock_word) & LS_HV_XMAX_LOCK_ONLY);
+	/* a lock beside a running update only where the caller saw that word */
+	Assert((ls_hv_flags(lock_word) & LS_HV_XMAX_LOCK_ONLY) || expect != 0);
 	*newer = false;
-	return ls_cold_stamp(rel, tbl, rowid, xid, judge, InvalidSnapshot, expect, &x, false,
-						 tup, shown_to, newer);
+	return ls_cold_stamp(rel, tbl, rowid, xid, judge, InvalidSnapshot, expect, prior, &x,
+						 false, tup, shown_to, newer);
+}
+
+/*
+ * Is rowid a cold-only row whose image prior inserted, prior running or
+ * committed?  (A FOR KEY SHARE lock following prior's update to its new
+ * version: ls_lock_follow_in_cold.)  Outside epochs.
+ */
+bool
+ls_cold_inserted_by(ls_hot_table *tbl, uint64 rowid, TransactionId prior)
+{
+	LsColdTable *ct = ls_cold_of(tbl);
+	ls_hot_row *standin;
+	bool		found = false;
+
+	if (ct == NULL)
+		return false;
+	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
+	{
+		ls_hot_version *v = ls_hot_row_newest(standin);
+		LsVersionInfo info;
+
+		ls_version_info(v, &info);
+		if (TransactionIdEquals(info.xmin, prior))
+		{
+			LsXidStatus ins = ls_xmin_status(v, &info);
+
+			found = (ins == LS_XS_IN_PROGRESS || ins == LS_XS_COMMITTED);
+		}
+	}
+	ls_cold_only_end(rowid);
+	return found;
 }
 
 /*
  * The xmax word of rowid's image when it holds lockers only (a lock-only
- * xid or multixact) and the row is cold only; 0 otherwise.  A locker that
- * finds compatible lockers there merges its lock with theirs into a
- * multixact (outside every latch: ls_lock_in_cold) and stamps it only if
- * the word is still this one (ls_cold_lock_row's expect), as heap's
- * compute_new_xmax_infomask does under the buffer lock.
+ * xid or multixact, or a multixact whose updater aborted: its lockers
+ * stay, as after a ROLLBACK TO of an update beside them) and the row is
+ * cold only; 0 otherwise.  With upd (a FOR KEY SHARE request), also the
+ * word of a running no-key update of another transaction (alone or beside
+ * lockers), whose xid and new version's rowid go to *upd: KEY SHARE goes
+ * through such an update, and locks the new version too (heap's
+ * follow_updates).  A locker that finds compatible lockers there merges
+ * its lock with theirs into a multixact (outside every latch:
+ * ls_lock_in_cold) and stamps it only if the word is still this one
+ * (ls_cold_lock_row's expect), as heap's compute_new_xmax_infomask does
+ * under the buffer lock.
  */
 uint64
-ls_cold_lockers(ls_hot_table *tbl, uint64 rowid)
+ls_cold_lockers(ls_hot_table *tbl, uint64 rowid, LsColdUpdater *upd)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
 	uint64		word = 0;
 
+	if (upd != NULL)
+	{
+		upd->xid = InvalidTransactionId;
+		upd->next_rowid = LS_ROWID_INVALID;
+	}
 	if (ct == NULL)
 		return 0;
 	if ((standin = ls_cold_only_begin(ct, tbl, rowid)) != NULL)
 	{
 		LsVersionInfo info;
+		ls_hot_version *v = ls_hot_row_newest(standin);
 
-		ls_version_info(ls_hot_row_newest(standin), &info);
-		if (info.xmax_raw != 0 && ls_xmax_is_lock_only(&info))
+		ls_version_info(v, &info);
+		if (info.xmax_raw == 0)
+			;
+		else if (ls_xmax_is_lock_only(&info))
 			word = info.xmax_raw;
+		else
+		{
+			LsXidStatus xs = ls_xmax_status(v, &info);
+
+			if (xs == LS_XS_ABORTED && (info.xmax_flags & LS_HV_XMAX_IS_MULTI))
+				word = info.xmax_raw;
+			else if (xs == LS_XS_IN_PROGRESS && upd != NULL &&
+					 !(info.xmax_flags & LS_HV_XMAX_KEYS_UPDATED) &&
+					 (info.xmax_flags & LS_HV_XMAX_MOVED) &&
+					 info.next_rowid != LS_ROWID_INVALID)
+			{
+				word = info.xmax_raw;
+				upd->xid = info.xmax;
+				upd->next_rowid = info.next_rowid;
+			}
+		}
 	}
 	ls_cold_only_end(rowid);
 	return word;

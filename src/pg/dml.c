@@ -88,7 +88,7 @@ static const LOCKMODE ls_tuplock_mode[] = {
  * GetMultiXactIdHintBits); LOCK_ONLY when no member updates.
  * ------------------------------------------------------------------------ */
 
-static MultiXactStatus
+MultiXactStatus
 ls_mx_status(LockTupleMode mode, bool is_update)
 {
 	if (is_update)
@@ -442,42 +442,30 @@ ls_status_conflicts(MultiXactStatus status, LockTupleMode mode)
 							   ls_tuplock_mode[mode]);
 }
 
-/* Does a transaction other than ours still run in xmax word? */
-static bool
-ls_word_others_run(uint64 word)
-{
-	MultiXactMember *m;
-	int			n = ls_xmax_members(word, &m);
-	bool		found = false;
-
-	for (int i = 0; i < n && !found; i++)
-		found = !TransactionIdIsCurrentTransactionId(m[i].xid) &&
-			ls_xid_in_progress(m[i].xid);
-	if (m != NULL)
-		pfree(m);
-	return found;
-}
-
 /*
- * The lock an update of a cold row takes in the row's image (its first
- * half in the cold tier: ls_cold_lock_for_update): this transaction's lock
- * for mode, merged with the image's lockers held (a lock-only word, 0 when
- * none) when none of them that still runs conflicts with it -- FOR KEY
- * SHARE lockers beside a no-key update, as heap's multixact lets a foreign
- * key's check and an update of the referenced row's other columns go
- * together -- with *expect = held: the lock goes in only if the image
- * still holds that word.  Else the lock alone and *expect = 0 (running
- * lockers then make the caller wait for them; a lock of ours alone is
- * judged as such: ls_cold_plain_target).  May create a multixact:
- * never under a latch or inside an epoch.
+ * The xmax word a write of a cold row in its image puts there (a lock, an
+ * update's first half, a delete: status): this transaction's status,
+ * merged with the image's lockers held (ls_cold_lockers; 0 when none:
+ * a lock-only word, or a multixact whose updater aborted) when no
+ * running member of another transaction conflicts with it, with *expect =
+ * held: the word goes in only if the image still holds that word (as
+ * heap's compute_new_xmax_infomask does under the buffer lock).  Merged
+ * are FOR KEY SHARE lockers beside a no-key update (heap's multixact lets
+ * a foreign key's check and an update of the referenced row's other
+ * columns go together), share lockers beside a share lock, and the locks
+ * of other levels of this transaction -- a parent's, or a released
+ * subtransaction's: a write in a subtransaction keeps them as members, so
+ * they are still there after a ROLLBACK TO undoes it.  Else this status
+ * alone and *expect = 0 (running lockers then make the caller wait for
+ * them; a lock of ours at the same level alone is judged as such:
+ * ls_cold_plain_target).  May create a multixact: never under a latch or
+ * inside an epoch.
  */
 uint64
-ls_update_lock_word(uint64 held, TransactionId xid, LockTupleMode mode, uint64 *expect)
+ls_cold_write_word(uint64 held, TransactionId xid, MultiXactStatus status, uint64 *expect)
 {
-	MultiXactStatus status = ls_mx_status(mode, false);
-
 	*expect = 0;
-	if (held != 0 && ls_word_others_run(held))
+	if (held != 0)
 	{
 		TransactionId *xids;
 		int			own_mode;
@@ -485,11 +473,15 @@ ls_update_lock_word(uint64 held, TransactionId xid, LockTupleMode mode, uint64 *
 		bool		stale;
 		int			nconflict;
 
-		Assert(ls_hv_flags(held) & LS_HV_XMAX_LOCK_ONLY);
-		nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
-									  &own_mode, &live_updater, &stale);
+		/* lockers, or (KEY SHARE only) a running no-key update beside them */
+		Assert((ls_hv_flags(held) & (LS_HV_XMAX_LOCK_ONLY | LS_HV_XMAX_IS_MULTI)) ||
+			   status == MultiXactStatusForKeyShare);
+		nconflict = ls_xmax_conflicts(held, ls_mode_of_status(status), InvalidTransactionId,
+									  &xids, &own_mode, &live_updater, &stale);
 		pfree(xids);
-		if (nconflict == 0 && !stale && !TransactionIdIsValid(live_updater))
+		/* KEY SHARE goes through a running no-key update (ls_cold_lockers) */
+		if (nconflict == 0 && !stale &&
+			(!TransactionIdIsValid(live_updater) || status == MultiXactStatusForKeyShare))
 		{
 			*expect = held;
 			return ls_xmax_merge(held, xid, status, 0);
@@ -2219,48 +2211,49 @@ ls_error_moved_partition(Relation rel, ItemPointer locked_tid, LOCKMODE tuplock)
  * goes into the row's image instead of migrating the row (plain cases:
  * the inserter committed and is seen by rule, or, without one, by a fresh
  * snapshot -- a lock in READ COMMITTED takes the newest committed row, as
- * heap's does; no other xmax that counts, or a lock of our own).  false:
- * nothing done.  On true the row is in slot and *newer says whether
- * snapshot does not see it.
+ * heap's does; with prior, the inserter is prior, running or committed:
+ * see ls_lock_follow_in_cold; no other xmax that counts, or lockers our
+ * lock may join).  false: nothing done.  On true the row is in slot (when
+ * given), *newer says whether snapshot does not see it, and *through
+ * (when given) names the running no-key update a KEY SHARE lock went
+ * through (invalid xid: none).
  */
 static bool
 ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid,
 				LockTupleMode mode, Snapshot rule, Snapshot snapshot,
-				TupleTableSlot *slot, bool *newer)
+				TransactionId prior, TupleTableSlot *slot, bool *newer,
+				LsColdUpdater *through)
 {
-	uint64		held = ls_cold_lockers(tbl, rowid);
+	LsColdUpdater upd;
+	uint64		held = ls_cold_lockers(tbl, rowid,
+									   mode == LockTupleKeyShare ? &upd : NULL);
+	uint64		expect;
 	uint64		lock_word;
 	HeapTuple	tup;
 
 	/*
 	 * Lockers in the image: share their lock when no running one conflicts
 	 * with ours (FOR SHARE beside FOR SHARE, KEY SHARE beside anything but
-	 * FOR UPDATE, NO KEY UPDATE beside KEY SHARE), as heap does through a
+	 * FOR UPDATE, NO KEY UPDATE beside KEY SHARE, any lock beside the locks
+	 * of other levels of this transaction), as heap does through a
 	 * multixact; the merged word goes in only if the image still holds the
 	 * word judged here.  A NO KEY UPDATE lock there may be an update's
 	 * first half in the cold tier: its second half finds the KEY SHARE
 	 * lockers that joined and builds its words again (ls_update_in_cold).
-	 * A conflict is the caller's to wait for.
+	 * KEY SHARE also joins a running no-key update there (*through: the
+	 * caller locks its new version too).  A conflict is the caller's to
+	 * wait for.
 	 */
-	if (held != 0)
+	if (through != NULL)
 	{
-		TransactionId *xids;
-		int			own_mode;
-		TransactionId live_updater;
-		bool		stale;
-		int			nconflict;
-
-		nconflict = ls_xmax_conflicts(held, mode, InvalidTransactionId, &xids,
-									  &own_mode, &live_updater, &stale);
-		pfree(xids);
-		if (nconflict > 0 || stale || TransactionIdIsValid(live_updater))
-			return false;
-		lock_word = ls_xmax_merge(held, xid, ls_mx_status(mode, false), 0);
+		through->xid = InvalidTransactionId;
+		through->next_rowid = LS_ROWID_INVALID;
 	}
-	else
-		lock_word = ls_xmax_merge(0, xid, ls_mx_status(mode, false), 0);
+	lock_word = ls_cold_write_word(held, xid, ls_mx_status(mode, false), &expect);
+	if (held != 0 && expect == 0)
+		return false;
 	if (!ls_cold_lock_row(rel, tbl, rowid, xid, rule ? rule : GetLatestSnapshot(),
-						  snapshot, lock_word, held, &tup, newer))
+						  snapshot, lock_word, expect, prior, &tup, newer))
 		return false;
 	if (slot != NULL)
 	{
@@ -2272,7 +2265,45 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
 		ls_slot_store_owned(slot, rel, copy);
 	}
 	pfree(tup);
+	if (through != NULL && mode == LockTupleKeyShare && expect != 0)
+		*through = upd;
 	return true;
+}
+
+/*
+ * The follow loop's lock of frowid, prior's new version (heap's
+ * heap_lock_updated_tuple), when the full hot tier cannot take that row:
+ * the lock goes into its image, after waiting for a conflicting holder
+ * there as policy says.  TM_Invisible: the image is not prior's any more
+ * (its update aborted and the version went): our lock on the old version
+ * is all there is to hold.  Otherwise TM_Ok (*through: a running no-key
+ * update of that version the lock went through, whose new version is to
+ * be locked next), TM_WouldBlock, or what a committed writer in the image
+ * means (ls_cold_held; a new version that nothing holds and nothing
+ * changed cannot fail to take the lock, so the "hot tier is full" error
+ * there does not come).
+ */
+static TM_Result
+ls_lock_follow_in_cold(Relation rel, ls_hot_table *tbl, uint64 frowid, TransactionId xid,
+					   LockTupleMode mode, TransactionId prior,
+					   LockWaitPolicy wait_policy, TM_FailureData *tmfd,
+					   LsColdUpdater *through)
+{
+	TM_Result	res;
+	bool		newer;
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!ls_cold_inserted_by(tbl, frowid, prior))
+			return TM_Invisible;
+		if (ls_lock_in_cold(rel, tbl, frowid, xid, mode, NULL, NULL, prior, NULL, &newer,
+							through))
+			return TM_Ok;
+		if (!ls_cold_held(rel, tbl, frowid, true, wait_policy, mode, tmfd,
+						  "lock a row of", &res))
+			return res;
+	}
 }
 
 TM_Result
@@ -2294,6 +2325,7 @@ ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 	uint64		follow_rowid = LS_ROWID_INVALID;
 	int			restarts = 0;
 	bool		cold_ok;		/* may lock in the cold tier when it is full */
+	LsColdUpdater through;		/* KEY SHARE through an update in an image */
 
 	ls_write_serial++;		/* voids a COPY FREEZE's range */
 
@@ -2328,10 +2360,13 @@ again:
 		 * each failed migration packs first)
 		 */
 		if (cold_ok && ls_cold_full_seen() && ls_row_maybe_cold(tbl, rowid) &&
-			ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot, slot, &newer))
+			ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot,
+							InvalidTransactionId, slot, &newer, &through))
 		{
 			res = TM_Ok;
-			follow_xid = InvalidTransactionId;	/* no updater to follow */
+			/* a running no-key update the KEY SHARE lock went through */
+			follow_xid = through.xid;
+			follow_rowid = through.next_rowid;
 		}
 		else
 		{
@@ -2345,13 +2380,15 @@ again:
 			if (ls_migrate_found_full)
 			{
 				res = TM_Ok;
-				if (!ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot,
-									 slot, &newer))
+				if (ls_lock_in_cold(rel, tbl, rowid, xid, mode, rule, snapshot,
+									InvalidTransactionId, slot, &newer, &through))
 				{
-					if (ls_cold_held(rel, tbl, rowid, true, wait_policy, mode, tmfd,
-									 "lock a row of", &res))
-						continue;
+					follow_xid = through.xid;
+					follow_rowid = through.next_rowid;
 				}
+				else if (ls_cold_held(rel, tbl, rowid, true, wait_policy, mode, tmfd,
+									  "lock a row of", &res))
+					continue;
 			}
 		}
 		if (res == TM_Ok && follow && newer)
@@ -2443,12 +2480,28 @@ again:
 		if (frowid == LS_ROWID_INVALID)
 			break;
 		ls_rowid_to_tid(frowid, &ftid);
+		ls_migrate_soft = cold_ok;
+		ls_migrate_found_full = false;
 		fres = ls_acquire(rel, tbl, frowid, cid, xid, NULL, NULL, true, prior,
 						  mode, policy, &ftuplock, XLTW_LockUpdated, &ftmfd,
 						  NULL, NULL, NULL, NULL, &fchk, &follow_xid,
 						  &follow_rowid);
+		ls_migrate_soft = false;
 		if (ftuplock != NoLock)
 			UnlockTuple(rel, &ftid, ftuplock);
+		if (ls_migrate_found_full)
+		{
+			/*
+			 * prior's new version went into the cold tree (its update found
+			 * the tier full) and the tier cannot take it now: lock it in
+			 * its image, and go on through a running no-key update of it
+			 */
+			memset(&fchk, 0, sizeof(fchk));
+			fres = ls_lock_follow_in_cold(rel, tbl, frowid, xid, mode, prior,
+										  wait_policy, &ftmfd, &through);
+			follow_xid = fres == TM_Ok ? through.xid : InvalidTransactionId;
+			follow_rowid = through.next_rowid;
+		}
 		if (fres == TM_WouldBlock)
 		{
 			res = fres;

@@ -504,9 +504,17 @@ extern bool ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								bool *would_block);
 extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
 							 TransactionId xid, Snapshot judge, Snapshot shown_to,
-							 uint64 lock_word, uint64 expect, HeapTuple *tup,
-							 bool *newer);
-extern uint64 ls_cold_lockers(ls_hot_table *tbl, uint64 rowid);
+							 uint64 lock_word, uint64 expect, TransactionId prior,
+							 HeapTuple *tup, bool *newer);
+/* A running no-key update in a cold image (ls_cold_lockers) */
+typedef struct LsColdUpdater
+{
+	TransactionId xid;			/* the updater; invalid: none */
+	uint64		next_rowid;		/* its new version */
+} LsColdUpdater;
+
+extern uint64 ls_cold_lockers(ls_hot_table *tbl, uint64 rowid, LsColdUpdater *upd);
+extern bool ls_cold_inserted_by(ls_hot_table *tbl, uint64 rowid, TransactionId prior);
 extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								  TransactionId xid, CommandId cid, uint64 locked,
 								  uint64 update_word, uint64 lockers,
@@ -928,8 +936,9 @@ extern TM_Result ls_tuple_update(Relation rel, ItemPointer otid,
 								 LockTupleMode *lockmode, bool *update_indexes);
 extern uint64 ls_xmax_settle(uint64 word);
 extern bool ls_status_conflicts(MultiXactStatus status, LockTupleMode mode);
-extern uint64 ls_update_lock_word(uint64 held, TransactionId xid, LockTupleMode mode,
-								  uint64 *expect);
+extern MultiXactStatus ls_mx_status(LockTupleMode mode, bool is_update);
+extern uint64 ls_cold_write_word(uint64 held, TransactionId xid, MultiXactStatus status,
+								 uint64 *expect);
 extern TM_Result ls_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 							   TupleTableSlot *slot, CommandId cid,
 							   LockTupleMode mode, LockWaitPolicy wait_policy,
