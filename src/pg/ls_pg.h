@@ -655,12 +655,48 @@ extern LsVacuumState ls_cold_settle(ls_hot_table *tbl, uint64 rowid,
 									 TransactionId freeze_limit,
 									 TransactionId *kept_xmin);
 
-/* SSI rw-conflicts out: collect inside an epoch, report outside. */
-#define LS_SSI_MAX_XIDS 8
-extern int	ls_ssi_collect(ls_hot_row *row, ls_hot_version *visible,
-						   TransactionId *xids, int max);
-extern void ls_ssi_report(Relation rel, Snapshot snapshot,
-						  const TransactionId *xids, int n);
+/*
+ * SSI rw-conflicts out of one read, or of one batch of rows: collected
+ * inside an epoch (ls_ssi_collect), reported outside it (ls_ssi_report).
+ * A row whose writers do not fit in the room left is named in redo and
+ * collected again at report time, with room for its whole chain.  A batch
+ * takes another row while ls_ssi_room says so.
+ */
+#define LS_SSI_MAX_XIDS 8		/* the room one row takes in the common case */
+#define LS_SSI_REDO_ROWS 4
+
+typedef struct LsSsiBatch
+{
+	TransactionId *xids;		/* the caller's array of cap entries */
+	int			n;
+	int			cap;
+	int			nredo;
+	uint64		redo[LS_SSI_REDO_ROWS];
+} LsSsiBatch;
+
+static inline void
+ls_ssi_init(LsSsiBatch *b, TransactionId *xids, int cap)
+{
+	b->xids = xids;
+	b->n = 0;
+	b->cap = cap;
+	b->nredo = 0;
+}
+
+static inline bool
+ls_ssi_room(const LsSsiBatch *b)
+{
+	return b->n <= b->cap - LS_SSI_MAX_XIDS && b->nredo < LS_SSI_REDO_ROWS;
+}
+
+static inline bool
+ls_ssi_any(const LsSsiBatch *b)
+{
+	return b->n > 0 || b->nredo > 0;
+}
+
+extern void ls_ssi_collect(LsSsiBatch *b, ls_hot_row *row, ls_hot_version *visible);
+extern void ls_ssi_report(Relation rel, Snapshot snapshot, LsSsiBatch *b);
 
 /* Newest version whose xmin did not abort (NULL when none). */
 extern ls_hot_version *ls_row_newest_valid(ls_hot_row *row);

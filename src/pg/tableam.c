@@ -650,10 +650,11 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	Relation	rel = scan->base.rs_rd;
 	Oid			relid = RelationGetRelid(rel);
 	TransactionId ssi_xids[LS_SSI_BATCH_XIDS];
+	LsSsiBatch	ssib;
+	bool		had_ssi;
 	ls_hot_row *rows[LS_ROWS_PER_EPOCH];
 	HeapTuple	tups[LS_ROWS_PER_EPOCH];
 	LsColdDirect direct;
-	int			nssi = 0;
 	int			looked = 0;
 	Size		used = 0;
 	Size		need = 0;
@@ -666,6 +667,7 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 	 */
 	int			maxrows = IsMVCCSnapshot(snapshot) ? LS_BATCH_ROWS : 1;
 
+	ls_ssi_init(&ssib, ssi_xids, LS_SSI_BATCH_XIDS);
 	ls_batch_reserve(scan, 0);
 	ls_batch_forget(scan);
 	*exhausted = false;
@@ -739,10 +741,10 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 					break;
 				}
 				if (ssi)
-					nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
+					ls_ssi_collect(&ssib, row, v);
 			}
 			looked++;
-			if (scan->bn >= maxrows || nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
+			if (scan->bn >= maxrows || !ls_ssi_room(&ssib))
 			{
 				/* the next batch goes on after this row */
 				scan->cursor = rowid + 1;
@@ -752,8 +754,9 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 		}
 	}
 	ls_epoch_exit();
-	if (nssi > 0)
-		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
+	had_ssi = ls_ssi_any(&ssib);
+	if (had_ssi)
+		ls_ssi_report(rel, snapshot, &ssib);
 	scan->no_direct = false;
 	if (stop && scan->bn == 0 && need > 0)
 	{
@@ -766,7 +769,7 @@ ls_scan_fill_forward(LsScanDesc scan, bool ssi, bool *exhausted)
 		ls_batch_reserve(scan, need);
 		scan->no_direct = true;
 	}
-	else if (stop && scan->bn == 0 && nssi == 0)
+	else if (stop && scan->bn == 0 && !had_ssi)
 		ls_report_bad_version(rel);
 }
 
@@ -798,15 +801,16 @@ ls_scan_step_backward(LsScanDesc scan, TupleTableSlot *slot, bool ssi)
 	for (;;)
 	{
 		int			n = 0;
-		int			nssi = 0;
+		LsSsiBatch	ssib;
 		bool		found = false;
 		bool		exhausted = false;
 		bool		bad = false;
 		Size		need = 0;
 
+		ls_ssi_init(&ssib, ssi_xids, LS_SSI_MAX_XIDS);
 		ls_batch_reserve(scan, 0);
 		ls_epoch_enter();
-		while (n < LS_ROWS_PER_EPOCH && nssi == 0)
+		while (n < LS_ROWS_PER_EPOCH && !ls_ssi_any(&ssib))
 		{
 			ls_hot_row *row;
 			ls_hot_version *v;
@@ -821,7 +825,7 @@ ls_scan_step_backward(LsScanDesc scan, TupleTableSlot *slot, bool ssi)
 			}
 			v = ls_row_visible_version_fast(row, snapshot);
 			if (ssi)
-				nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
+				ls_ssi_collect(&ssib, row, v);
 			if (v != NULL)
 			{
 				Size		used = 0;
@@ -840,8 +844,8 @@ ls_scan_step_backward(LsScanDesc scan, TupleTableSlot *slot, bool ssi)
 		ls_epoch_exit();
 		if (bad)
 			ls_report_bad_version(rel);
-		if (nssi > 0)
-			ls_ssi_report(rel, snapshot, ssi_xids, nssi);
+		if (ls_ssi_any(&ssib))
+			ls_ssi_report(rel, snapshot, &ssib);
 
 		if (found)
 		{
@@ -1104,7 +1108,7 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 	HeapTuple	tup = NULL;
 	TransactionId xmin = InvalidTransactionId;
 	TransactionId ssi_xids[LS_SSI_MAX_XIDS];
-	int			nssi;
+	LsSsiBatch	ssib;
 	bool		ssi;
 	Size		need;
 
@@ -1126,7 +1130,7 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 	for (;;)
 	{
 		v = NULL;
-		nssi = 0;
+		ls_ssi_init(&ssib, ssi_xids, LS_SSI_MAX_XIDS);
 		need = 0;
 		ls_epoch_enter();
 		if (fb != NULL && fb->ref != NULL)
@@ -1142,7 +1146,7 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 			ls_row_touch(row);
 			v = ls_row_visible_version_fast(row, snapshot);
 			if (ssi)
-				nssi = ls_ssi_collect(row, v, ssi_xids, LS_SSI_MAX_XIDS);
+				ls_ssi_collect(&ssib, row, v);
 			if (v == NULL && check_dead)
 				*gone = ls_row_surely_dead(row, GlobalVisTestFor(rel));
 			if (v != NULL)
@@ -1177,8 +1181,8 @@ ls_fetch_visible(Relation rel, ls_hot_table *tbl, ItemPointer tid,
 		if (fb->owned != NULL)
 			*fb->owned = true;
 	}
-	if (nssi > 0)
-		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
+	if (ls_ssi_any(&ssib))
+		ls_ssi_report(rel, snapshot, &ssib);
 
 	if (v == NULL)
 		return false;
@@ -1439,7 +1443,7 @@ ls_bitmap_fill(LsScanDesc scan)
 	Relation	rel = scan->base.rs_rd;
 	Oid			relid = RelationGetRelid(rel);
 	TransactionId ssi_xids[LS_SSI_BATCH_XIDS];
-	int			nssi = 0;
+	LsSsiBatch	ssib;
 	Size		used = 0;
 	Size		need = 0;
 	bool		bad = false;
@@ -1449,6 +1453,7 @@ ls_bitmap_fill(LsScanDesc scan)
 	/* may throw (doomed transaction): decided before the epoch */
 	ssi = IsMVCCSnapshot(snapshot) &&
 		CheckForSerializableConflictOutNeeded(rel, snapshot);
+	ls_ssi_init(&ssib, ssi_xids, LS_SSI_BATCH_XIDS);
 	ls_batch_reserve(scan, 0);
 	scan->bn = 0;
 	scan->bnext = 0;
@@ -1492,10 +1497,10 @@ ls_bitmap_fill(LsScanDesc scan)
 					break;
 				}
 				if (ssi)
-					nssi += ls_ssi_collect(row, v, ssi_xids + nssi, LS_SSI_MAX_XIDS);
+					ls_ssi_collect(&ssib, row, v);
 			}
 			scan->ncand_next++;
-			if (nssi > LS_SSI_BATCH_XIDS - LS_SSI_MAX_XIDS)
+			if (!ls_ssi_room(&ssib))
 			{
 				stop = true;
 				break;
@@ -1505,8 +1510,8 @@ ls_bitmap_fill(LsScanDesc scan)
 	ls_epoch_exit();
 	if (bad)
 		ls_report_bad_version(rel);
-	if (nssi > 0)
-		ls_ssi_report(rel, snapshot, ssi_xids, nssi);
+	if (ls_ssi_any(&ssib))
+		ls_ssi_report(rel, snapshot, &ssib);
 	if (scan->bn == 0 && need > 0)
 		ls_batch_reserve(scan, need);	/* a row wider than the buffer */
 	if (IsMVCCSnapshot(snapshot))

@@ -750,47 +750,64 @@ again:
 
 /*
  * The transactions whose writes this MVCC read of row could not see: the
- * inserters of versions newer than the visible one and the deleter/updater
- * of the visible one (heap's HeapCheckForSerializableConflictOut, applied to
- * a chain).  Collected inside the epoch into xids[max]; ls_ssi_report does
- * the checks (which may throw) after the epoch was left.
+ * deleter/updater of the visible version and the inserters of the versions
+ * newer than it (heap's HeapCheckForSerializableConflictOut, applied to a
+ * chain), each once, appended to b.  Every one of them counts: a row that
+ * many transactions updated since the snapshot may have its dangerous
+ * writer anywhere in the chain (an older serializable updater behind newer
+ * ones).  When they do not fit in b, none is kept and the row goes to
+ * b->redo (the caller checked ls_ssi_room before this row): ls_ssi_report
+ * collects it again with room for all.  Inside the epoch; reports nothing
+ * itself (that may throw).
  */
-int
-ls_ssi_collect(ls_hot_row *row, ls_hot_version *visible, TransactionId *xids,
-			   int max)
+void
+ls_ssi_collect(LsSsiBatch *b, ls_hot_row *row, ls_hot_version *visible)
 {
-	int			n = 0;
+	int			start = b->n;
 	int			walked = 0;
 
 	Assert(ls_in_epoch());
-	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && v != visible;
-		 v = ls_chain_next(row, v, &walked))
-	{
-		LsVersionInfo info;
-
-		ls_version_info(v, &info);
-		if (ls_xmin_status(v, &info) == LS_XS_ABORTED)
-			continue;
-		if (n < max)
-			xids[n++] = info.xmin;
-	}
-	if (visible != NULL && n < max)
+	Assert(b->nredo < LS_SSI_REDO_ROWS);
+	if (visible != NULL)
 	{
 		LsVersionInfo info;
 
 		ls_version_info(visible, &info);
 		if (info.xmax != InvalidTransactionId && !ls_xmax_is_lock_only(&info) &&
 			ls_xmax_status(visible, &info) != LS_XS_ABORTED)
-			xids[n++] = info.xmax;
+		{
+			if (b->n == b->cap)
+				goto redo;
+			b->xids[b->n++] = info.xmax;
+		}
 	}
-	return n;
+	for (ls_hot_version *v = ls_hot_row_newest(row); v != NULL && v != visible;
+		 v = ls_chain_next(row, v, &walked))
+	{
+		LsVersionInfo info;
+		bool		seen = false;
+
+		ls_version_info(v, &info);
+		if (ls_xmin_status(v, &info) == LS_XS_ABORTED)
+			continue;
+		for (int i = start; i < b->n && !seen; i++)
+			seen = TransactionIdEquals(b->xids[i], info.xmin);
+		if (seen)
+			continue;
+		if (b->n == b->cap)
+			goto redo;
+		b->xids[b->n++] = info.xmin;
+	}
+	return;
+redo:
+	b->n = start;
+	b->redo[b->nredo++] = row->rowid;
 }
 
-void
-ls_ssi_report(Relation rel, Snapshot snapshot, const TransactionId *xids, int n)
+/* CheckForSerializableConflictOut for each writer in xids */
+static void
+ls_ssi_report_xids(Relation rel, Snapshot snapshot, const TransactionId *xids, int n)
 {
-	Assert(!ls_in_epoch());
-	Assert(!ls_holds_row_latch());
 	for (int i = 0; i < n; i++)
 	{
 		TransactionId xid = xids[i];
@@ -803,4 +820,51 @@ ls_ssi_report(Relation rel, Snapshot snapshot, const TransactionId *xids, int n)
 			continue;
 		CheckForSerializableConflictOut(rel, xid, snapshot);
 	}
+}
+
+/*
+ * Report b's rw-conflicts, then those of its redo rows: each collected
+ * again in its own epoch, with room that grows until its chain fits.  The
+ * visible version is the read's again (an MVCC decision: the snapshot
+ * fixes it), and versions newer than it stay while our snapshot runs
+ * (their xmin is not visible to it, so they are not dead to everyone).
+ * Outside epochs.
+ */
+void
+ls_ssi_report(Relation rel, Snapshot snapshot, LsSsiBatch *b)
+{
+	ls_hot_table *tbl = ls_table_for(rel);
+
+	Assert(!ls_in_epoch());
+	Assert(!ls_holds_row_latch());
+	Assert(IsMVCCSnapshot(snapshot));
+	ls_ssi_report_xids(rel, snapshot, b->xids, b->n);
+	for (int r = 0; r < b->nredo; r++)
+	{
+		int			cap = 8 * LS_SSI_MAX_XIDS;
+
+		for (;;)
+		{
+			TransactionId *xids = palloc(sizeof(TransactionId) * cap);
+			LsSsiBatch	one;
+			ls_hot_row *row;
+
+			ls_ssi_init(&one, xids, cap);
+			ls_epoch_enter();
+			row = ls_row_get(tbl, b->redo[r]);
+			if (row != NULL)
+				ls_ssi_collect(&one, row, ls_row_visible_version_fast(row, snapshot));
+			ls_epoch_exit();
+			if (one.nredo == 0)
+			{
+				ls_ssi_report_xids(rel, snapshot, xids, one.n);
+				pfree(xids);
+				break;
+			}
+			pfree(xids);
+			cap *= 4;
+		}
+	}
+	b->n = 0;
+	b->nredo = 0;
 }
