@@ -1697,6 +1697,7 @@ typedef struct LsBuildRow
 	HeapTuple	tup;			/* the version to index (a copy); NULL: none */
 	bool		alive;			/* tupleIsAlive for the callback */
 	bool		counts;			/* counts in reltuples */
+	List	   *older;			/* anyvisible: older versions to index too */
 } LsBuildRow;
 
 /*
@@ -1761,11 +1762,52 @@ ls_index_build_version(ls_hot_row *row, Snapshot snapshot, bool mvcc,
 }
 
 /*
+ * Copies of the versions older than v that are not dead to everyone (in
+ * batchcxt).  With anyvisible (BRIN's summarization of a range) heap hands
+ * over every tuple that is not dead: an update of a BRIN-indexed column is
+ * never HOT in PostgreSQL 15, so the old and the new value are both
+ * summarized, and a snapshot that still sees the old one, or a rollback of
+ * the update, finds it in the summary.  Here an update of a table whose
+ * indexes all summarize is made in place (ls_only_summarizing_indexes):
+ * its older versions share the rowid, and must be handed over too.  Inside
+ * the epoch.
+ */
+static List *
+ls_index_build_older(ls_hot_row *row, ls_hot_version *v, Oid relid,
+					 GlobalVisState *vistest, MemoryContext batchcxt, bool *bad)
+{
+	List	   *older = NIL;
+	TransactionId dead_after;
+	int			walked = 0;
+
+	for (ls_hot_version *o = ls_chain_next(row, v, &walked); o != NULL;
+		 o = ls_chain_next(row, o, &walked))
+	{
+		Size		size;
+		MemoryContext oldcxt;
+
+		if (ls_version_vacuum_state(o, vistest, &dead_after) == LS_V_DEAD)
+			continue;
+		size = ls_version_tuple_size(o);
+		if (size == 0)
+		{
+			*bad = true;
+			break;
+		}
+		oldcxt = MemoryContextSwitchTo(batchcxt);
+		older = lappend(older, ls_version_copy_out(o, relid, row->rowid, palloc(size)));
+		MemoryContextSwitchTo(oldcxt);
+	}
+	return older;
+}
+
+/*
  * The table scan of CREATE INDEX and REINDEX (and of CONCURRENTLY's build
- * phase): rows of both tiers a batch at a time, LS_INDEX_BATCH rows decided
- * and copied out per epoch (one cold-tree descent per batch, not a lookup
- * per row), then handed to the callback outside the epoch (it evaluates
- * expressions and predicates, and may throw).
+ * phase, and of BRIN's summarization: anyvisible): rows of both tiers a
+ * batch at a time, LS_INDEX_BATCH rows decided and copied out per epoch
+ * (one cold-tree descent per batch, not a lookup per row), then handed to
+ * the callback outside the epoch (it evaluates expressions and predicates,
+ * and may throw).
  */
 double
 ls_index_build_range_scan(Relation table_rel, Relation index_rel,
@@ -1850,6 +1892,7 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 									   vistest, indexInfo, &b->alive, &b->counts);
 			b->rowid = rows[i]->rowid;
 			b->tup = NULL;
+			b->older = NIL;
 			if (v == NULL)
 				continue;
 			size = ls_version_tuple_size(v);
@@ -1860,6 +1903,11 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 			}
 			b->tup = ls_version_copy_out(v, relid, b->rowid,
 										 MemoryContextAlloc(batchcxt, size));
+			if (anyvisible && !mvcc)
+				b->older = ls_index_build_older(rows[i], v, relid, vistest,
+												batchcxt, &bad);
+			if (bad)
+				break;
 		}
 		ls_epoch_exit();
 		if (bad)
@@ -1870,6 +1918,7 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 		for (int i = 0; i < n; i++)
 		{
 			LsBuildRow *b = &batch[i];
+			ListCell   *lc;
 
 			if (progress)
 				ls_progress_rowid(PROGRESS_SCAN_BLOCKS_DONE, b->rowid - scan->tr_min,
@@ -1883,11 +1932,26 @@ ls_index_build_range_scan(Relation table_rel, Relation index_rel,
 			MemoryContextReset(econtext->ecxt_per_tuple_memory);
 			/* the copy lives until the next batch: the slot borrows it */
 			ls_store_borrowed(b->tup, slot);
-			if (predicate != NULL && !ExecQual(predicate, econtext))
-				continue;
-			FormIndexDatum(indexInfo, slot, estate, values, isnull);
-			callback(index_rel, &b->tup->t_self, values, isnull, b->alive,
-					 callback_state);
+			if (predicate == NULL || ExecQual(predicate, econtext))
+			{
+				FormIndexDatum(indexInfo, slot, estate, values, isnull);
+				callback(index_rel, &b->tup->t_self, values, isnull, b->alive,
+						 callback_state);
+			}
+			/* anyvisible: the row's older versions (ls_index_build_older) */
+			foreach(lc, b->older)
+			{
+				HeapTuple	o = (HeapTuple) lfirst(lc);
+
+				ExecClearTuple(slot);
+				MemoryContextReset(econtext->ecxt_per_tuple_memory);
+				ls_store_borrowed(o, slot);
+				if (predicate != NULL && !ExecQual(predicate, econtext))
+					continue;
+				FormIndexDatum(indexInfo, slot, estate, values, isnull);
+				callback(index_rel, &o->t_self, values, isnull, false,
+						 callback_state);
+			}
 		}
 	}
 	if (progress)

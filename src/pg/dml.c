@@ -1822,7 +1822,10 @@ ls_has_row_triggers(Relation rel)
  * that changes indexed columns can still keep its rowid: a BRIN summary
  * covers a block range, not a row, so inserting the new values into it
  * (update_indexes = true) is all it needs; the old values stay summarized
- * for older snapshots.  Any other index would get a second entry for the
+ * for older snapshots (and for a rollback), and a range summarized later
+ * takes every version of the row that is not dead, as heap's summary takes
+ * the old and the new tuple (ls_index_build_older; isolation
+ * lsx-brin-summarize).  Any other index would get a second entry for the
  * same rowid.  Heap keeps such rows on their page when they fit; a new
  * rowid at the end of the table would add ranges to summarize.
  */
