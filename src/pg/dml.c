@@ -18,8 +18,9 @@
  * UPDATE keeps the rowid when no indexed column changes (the new version is
  * pushed onto the same chain; *update_indexes = false) and the relation has
  * no BEFORE/AFTER ROW triggers or transition tables (they fetch the OLD row
- * by TID around the update, which must then still name the old version).
- * Otherwise the new version
+ * by TID around the update, which must then still name the old version)
+ * but those of the referenced side of foreign keys and of deferrable
+ * unique constraints (see ls_has_row_triggers).  Otherwise the new version
  * goes under a new rowid, the old version's xmax is flagged MOVED and its
  * next_rowid names the new rowid, as heap's t_ctid does.
  */
@@ -31,6 +32,7 @@
 #include "catalog/catalog.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -41,6 +43,7 @@
 #include "storage/predicate.h"
 #include "storage/procarray.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
@@ -1804,17 +1807,64 @@ ls_modified_attrs(Relation rel, Bitmapset *interesting, HeapTuple oldtup,
 	return modified;
 }
 
-/* Row triggers that fetch rows by TID around an update (see top). */
+/*
+ * Is trig an AFTER ROW trigger that an in-place update cannot mislead: one
+ * of the referenced side of a foreign key (RI_FKey_noaction_upd, _cascade_del,
+ * ...) or a deferrable unique constraint's recheck?  An AFTER UPDATE row
+ * trigger's OLD row is fetched by TID after the update, and an in-place
+ * chain answers with the new version.  The referenced side's triggers are
+ * queued only when the referenced key changes
+ * (RI_FKey_pk_upd_check_required compares OLD and NEW), and that key is
+ * always indexed, so such an update never stays in place and a queued
+ * event names a moved row; an in-place update compares NEW with itself and
+ * queues nothing, as heap's does for an update that keeps the key.  A
+ * delete's OLD is the newest version, the one deleted.  The unique recheck
+ * follows an index insertion, which an in-place update never makes.  The
+ * referencing side's check (RI_FKey_fk_upd_check_required) would be
+ * misled: it takes a change of the key for none, and OLD's xmin for the
+ * updater's.  So tables with foreign keys of their own still move every
+ * update.
+ */
+static bool
+ls_trigger_sees_newest(const Trigger *trig)
+{
+	return trig->tgisinternal &&
+		(RI_FKey_trigger_type(trig->tgfoid) == RI_TRIGGER_PK ||
+		 trig->tgfoid == F_UNIQUE_KEY_RECHECK);
+}
+
+/*
+ * Row triggers that fetch rows by TID around an update (see top): any
+ * BEFORE UPDATE/DELETE row trigger, transition tables, and AFTER row
+ * triggers but those of the referenced side of foreign keys and of
+ * deferrable unique constraints (ls_trigger_sees_newest): a table that
+ * foreign keys reference updates its non-key columns in place, as heap
+ * makes such updates HOT.
+ */
 static bool
 ls_has_row_triggers(Relation rel)
 {
 	TriggerDesc *td = rel->trigdesc;
 
-	return td != NULL &&
-		(td->trig_insert_after_row || td->trig_update_after_row ||
-		 td->trig_delete_after_row || td->trig_update_before_row ||
-		 td->trig_delete_before_row ||
-		 td->trig_update_old_table || td->trig_update_new_table);
+	if (td == NULL)
+		return false;
+	if (td->trig_update_before_row || td->trig_delete_before_row ||
+		td->trig_update_old_table || td->trig_update_new_table)
+		return true;
+	if (!td->trig_insert_after_row && !td->trig_update_after_row &&
+		!td->trig_delete_after_row)
+		return false;
+	for (int i = 0; i < td->numtriggers; i++)
+	{
+		const Trigger *trig = &td->triggers[i];
+
+		if (TRIGGER_FOR_ROW(trig->tgtype) && TRIGGER_FOR_AFTER(trig->tgtype) &&
+			(TRIGGER_FOR_INSERT(trig->tgtype) || TRIGGER_FOR_UPDATE(trig->tgtype) ||
+			 TRIGGER_FOR_DELETE(trig->tgtype)) &&
+			!ls_trigger_sees_newest(trig))
+			return true;
+	}
+	return false;
 }
 
 /*
