@@ -70,7 +70,8 @@ ls_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 {
 	ls_hot_table *tbl;
 
-	*freezeXid = RecentXmin;
+	/* not past what replay of leanstore's log may ask clog about */
+	*freezeXid = ls_log_hold_frozenxid(RecentXmin);
 	*minmulti = GetOldestMultiXactId();
 
 	ls_create_smgr(newrnode, persistence);
@@ -1055,7 +1056,8 @@ ls_vacuum_rel(Relation rel, struct VacuumParams *params,
 	}
 	vac_update_relstats(rel, relpages, st.live_rows, relallvisible,
 						nindexes > 0 || RelationGetForm(rel)->relhasindex,
-						st.incomplete || skipped > 0 ? InvalidTransactionId : st.oldest_xid,
+						st.incomplete || skipped > 0 ? InvalidTransactionId :
+						ls_log_hold_frozenxid(st.oldest_xid),
 						st.incomplete || skipped > 0 ? InvalidMultiXactId : OldestMxact,
 						&frozenxid_updated, &minmulti_updated, false);
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
@@ -1460,6 +1462,8 @@ ls_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 	cs.olddesc = RelationGetDescr(OldTable);
 	cs.newdesc = RelationGetDescr(NewTable);
 	cs.OldestXmin = OldestXmin;
+	/* relfrozenxid: not past what replay of the log may ask clog about */
+	*xid_cutoff = ls_log_hold_frozenxid(*xid_cutoff);
 	cs.xid_cutoff = *xid_cutoff;
 	natts = Max(cs.olddesc->natts, cs.newdesc->natts);
 	cs.values = palloc(sizeof(Datum) * Max(natts, 1));

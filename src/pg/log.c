@@ -403,6 +403,24 @@ typedef struct LsLogShared
 
 	/* slots of ls_in_doubt in use (ls_xid_in_progress) */
 	pg_atomic_uint32 in_doubt_n;
+
+	/*
+	 * The oldest xid that replay of the log may ask clog about
+	 * (ls_log_xid_horizon; "Checkpoints" below): xid_min[i] is the oldest
+	 * such xid of the records appended while slot i was active (0: none),
+	 * xid_active the active slots, xid_window the oldest of the records
+	 * appended since the cut of the checkpoint before the last one that
+	 * finished, xid_gen odd while a checkpoint changes the slots' roles.
+	 * xid_cur (active since the cut of the last checkpoint that finished)
+	 * and xid_cand (since the running checkpoint's cut; -1: none) are the
+	 * checkpoint's own (ckpt_running).
+	 */
+	pg_atomic_uint32 xid_min[3];
+	pg_atomic_uint32 xid_active;
+	pg_atomic_uint32 xid_window;
+	pg_atomic_uint32 xid_gen;
+	int			xid_cur;
+	int			xid_cand;
 } LsLogShared;
 
 /*
@@ -526,6 +544,13 @@ ls_log_shmem_startup(void)
 	pg_atomic_init_u64(&ls_log->log_only_seq_seen, 0);
 	pg_atomic_init_u64(&ls_log->async_commits, 0);
 	pg_atomic_init_u32(&ls_log->in_doubt_n, 0);
+	for (int i = 0; i < 3; i++)
+		pg_atomic_init_u32(&ls_log->xid_min[i], InvalidTransactionId);
+	pg_atomic_init_u32(&ls_log->xid_active, 1);
+	pg_atomic_init_u32(&ls_log->xid_window, InvalidTransactionId);
+	pg_atomic_init_u32(&ls_log->xid_gen, 0);
+	ls_log->xid_cur = 0;
+	ls_log->xid_cand = -1;
 	for (int i = 0; i <= MaxBackends; i++)
 	{
 		pg_atomic_init_u32(&ls_in_doubt[i].top, InvalidTransactionId);
@@ -736,6 +761,169 @@ ls_hold_my_log_exit(int code, Datum arg)
 	ls_holding_my_log = false;
 }
 
+/* ------------------------------------------------------------------------
+ * The oldest xid replay may ask clog about
+ *
+ * Replay decides a record that neither its flags (FROZEN, LOG_DECIDED) nor
+ * a commit or abort record in the replayed log decide by clog
+ * (ls_replay_committed).  PostgreSQL truncates clog below the oldest
+ * datfrozenxid, the oldest relfrozenxid of any database; so leanstore's
+ * VACUUM, CLUSTER and new storage hold relfrozenxid at or before the oldest
+ * xid of such records in the replayed part of the log
+ * (ls_log_xid_horizon).  Before, a VACUUM FREEZE of every database after a
+ * million xids could let clog go below a CREATE record or a bulk load's
+ * images, and a crash before the next checkpoint left every leanstore
+ * table unusable: "could not access status of transaction"
+ * (test/recovery/clog_horizon.sh).
+ *
+ * An appender notes its record's xid after the append (ls_log_note_xid)
+ * in every active slot.  A checkpoint activates a fresh slot before its
+ * cut (cover): a record at or after cover was appended after that, or was
+ * noted in the slot that was active before (one appended before the cut is
+ * durable before the checkpoint's start, so before the next checkpoint's
+ * cover).  When the checkpoint finishes, the replayed part of the log
+ * starts at its cover, and holds only records appended after the cut of
+ * the checkpoint before it: xid_window becomes the old slot's oldest xid,
+ * and the fresh slot goes on as xid_cur.
+ * ------------------------------------------------------------------------ */
+
+/* *a = the older of *a and xid (0: none yet) */
+static void
+ls_atomic_xid_min(pg_atomic_uint32 *a, TransactionId xid)
+{
+	uint32		cur = pg_atomic_read_u32(a);
+
+	while ((cur == InvalidTransactionId || TransactionIdPrecedes(xid, cur)) &&
+		   !pg_atomic_compare_exchange_u32(a, &cur, xid))
+		;
+}
+
+/* the slots' generation this backend last noted ls_noted_xid in */
+static uint32 ls_noted_gen = UINT32_MAX;
+static TransactionId ls_noted_xid = InvalidTransactionId;
+
+/* After its append: a record replay may decide by clog names xid. */
+static void
+ls_log_note_xid(TransactionId xid)
+{
+	uint32		gen;
+	uint32		active;
+
+	pg_memory_barrier();
+	gen = pg_atomic_read_u32(&ls_log->xid_gen);
+	/* a transaction's records share its xid: noted once per generation */
+	if (xid == ls_noted_xid && gen == ls_noted_gen && (gen & 1) == 0)
+		return;
+	pg_read_barrier();
+	active = pg_atomic_read_u32(&ls_log->xid_active);
+	for (int i = 0; i < 3; i++)
+	{
+		if (active & (1u << i))
+			ls_atomic_xid_min(&ls_log->xid_min[i], xid);
+	}
+	pg_memory_barrier();
+	if (pg_atomic_read_u32(&ls_log->xid_gen) == gen)
+	{
+		ls_noted_xid = xid;
+		ls_noted_gen = gen;
+	}
+}
+
+/*
+ * The oldest xid replay of the log may ask clog about; InvalidTransactionId
+ * when none.  Any process.
+ */
+TransactionId
+ls_log_xid_horizon(void)
+{
+	if (ls_log == NULL)
+		return InvalidTransactionId;
+	for (;;)
+	{
+		uint32		gen = pg_atomic_read_u32(&ls_log->xid_gen);
+		uint32		active;
+		TransactionId result;
+
+		if (gen & 1)
+		{
+			pg_spin_delay();
+			continue;
+		}
+		pg_read_barrier();
+		active = pg_atomic_read_u32(&ls_log->xid_active);
+		result = pg_atomic_read_u32(&ls_log->xid_window);
+		for (int i = 0; i < 3; i++)
+		{
+			TransactionId v = pg_atomic_read_u32(&ls_log->xid_min[i]);
+
+			if ((active & (1u << i)) && v != InvalidTransactionId &&
+				(result == InvalidTransactionId || TransactionIdPrecedes(v, result)))
+				result = v;
+		}
+		pg_read_barrier();
+		if (pg_atomic_read_u32(&ls_log->xid_gen) == gen)
+			return result;
+	}
+}
+
+/* The older of xid and the log's horizon (VACUUM, new storage, CLUSTER). */
+TransactionId
+ls_log_hold_frozenxid(TransactionId xid)
+{
+	TransactionId h = ls_log_xid_horizon();
+
+	if (TransactionIdIsNormal(h) && TransactionIdIsNormal(xid) &&
+		TransactionIdPrecedes(h, xid))
+		return h;
+	return xid;
+}
+
+/* A checkpoint's cut: a fresh slot (the checkpoint's own, ckpt_running). */
+static void
+ls_log_xid_cut(void)
+{
+	int			f = 0;
+
+	Assert(ls_log->xid_cand < 0);
+	while (f == ls_log->xid_cur)
+		f++;
+	pg_atomic_fetch_add_u32(&ls_log->xid_gen, 1);
+	pg_atomic_write_u32(&ls_log->xid_min[f], InvalidTransactionId);
+	pg_write_barrier();
+	pg_atomic_fetch_or_u32(&ls_log->xid_active, 1u << f);
+	ls_log->xid_cand = f;
+	pg_atomic_fetch_add_u32(&ls_log->xid_gen, 1);
+	pg_memory_barrier();
+}
+
+/*
+ * The checkpoint finished (ok: the replay start moved to its cut) or gave
+ * up: the slots' roles change.
+ */
+static void
+ls_log_xid_cut_done(bool ok)
+{
+	int			cand = ls_log->xid_cand;
+
+	if (cand < 0)
+		return;
+	pg_atomic_fetch_add_u32(&ls_log->xid_gen, 1);
+	if (ok)
+	{
+		int			cur = ls_log->xid_cur;
+
+		pg_atomic_write_u32(&ls_log->xid_window,
+							pg_atomic_read_u32(&ls_log->xid_min[cur]));
+		pg_write_barrier();
+		pg_atomic_fetch_and_u32(&ls_log->xid_active, ~(1u << cur));
+		ls_log->xid_cur = cand;
+	}
+	else
+		pg_atomic_fetch_and_u32(&ls_log->xid_active, ~(1u << cand));
+	ls_log->xid_cand = -1;
+	pg_atomic_fetch_add_u32(&ls_log->xid_gen, 1);
+}
+
 /*
  * Append a record: hdr's type, flags and xid, then t, then nparts parts
  * (part 0 is t itself; parts[1..nparts) the payload, len bytes in all).
@@ -791,6 +979,8 @@ ls_log_append_parts(uint16 type, uint16 flags, TransactionId xid,
 	ls_my_log_end = end;
 	ls_my_log_pending = true;
 	ls_my_last_gsn = gsn;
+	if (TransactionIdIsNormal(xid) && !(flags & (LS_LRF_FROZEN | LS_LRF_LOG_DECIDED)))
+		ls_log_note_xid(xid);
 	if (ls_copying)
 		ls_copy_add(&hdr, gsn, parts, lens, nparts);
 	pg_atomic_fetch_add_u64(&ls_log->records, 1);
@@ -1513,6 +1703,9 @@ ls_log_rows(ls_hot_table *tbl, uint64 lo, uint64 hi, bool all, uint16 flags,
 static bool
 ls_log_only_commit_ok(void)
 {
+	TransactionId *children;
+	ls_wal_config cfg;
+
 	if (XactLastRecEnd != InvalidXLogRecPtr || ls_xact_cold_xid)
 		return false;
 	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()))
@@ -1521,6 +1714,19 @@ ls_log_only_commit_ok(void)
 		return false;
 	if (synchronous_commit > SYNCHRONOUS_COMMIT_LOCAL_FLUSH &&
 		SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0')
+		return false;
+
+	/*
+	 * LS_LR_COMMIT names every committed subxid, and must fit in one
+	 * record (half of leanstore.log_buffer: 32k subxids at its smallest);
+	 * a transaction with more takes PostgreSQL's commit record (it failed
+	 * with "could not append to leanstore's log: too large" before:
+	 * test/recovery/commit_subxids.sh)
+	 */
+	(void) ls_log_wal_size(&cfg);
+	if (LS_WAL_REC_HDR + sizeof(LsLogTarget) +
+		(uint64) xactGetCommittedChildren(&children) * sizeof(TransactionId) >
+		ls_wal_max_record(&cfg))
 		return false;
 	return true;
 }
@@ -2590,6 +2796,7 @@ ls_checkpoint(bool wait_for_writers)
 		ls_cold_preflush();
 		/* 1. a consistent cut of the trees and of the log */
 		ls_cold_hold_trees(true);
+		ls_log_xid_cut();
 		/*
 		 * Every record before cover was appended before the GSN is read
 		 * (a record is in the stream only after its append): its GSN is
@@ -2712,9 +2919,11 @@ ls_checkpoint(bool wait_for_writers)
 			/* recovery reads from cover (ls_replay_shadows) */
 			ls_wal_set_keep_from(ls_log->wal, cover);
 		}
+		ls_log_xid_cut_done(ok);
 	}
 	PG_CATCH();
 	{
+		ls_log_xid_cut_done(false);
 		pg_atomic_write_u32(&ls_log->ckpt_running, 0);
 		PG_RE_THROW();
 	}
@@ -3169,6 +3378,9 @@ ls_replay_xid_note(TransactionId xid, int seen)
 	x->bits[i / 4] |= (uint8) (seen << (2 * (i % 4)));
 }
 
+/* Records of xids clog had truncated (ls_replay_committed) */
+static uint64 ls_replay_pre_clog = 0;
+
 static bool
 ls_replay_committed(const ls_wal_rec *rec)
 {
@@ -3202,6 +3414,21 @@ ls_replay_committed(const ls_wal_rec *rec)
 	if (TransactionIdIsValid(ls_replay_xid_bound) &&
 		!TransactionIdPrecedes(rec->xid, ls_replay_xid_bound))
 		return false;
+	/*
+	 * Clog gone below it: leanstore holds the relfrozenxid of every one of
+	 * its relations at or before every xid replay may ask clog about
+	 * (ls_log_hold_frozenxid), and PostgreSQL truncates clog only below the
+	 * oldest relfrozenxid; so clog lost this xid only when no leanstore
+	 * relation was left -- the storage this record belongs to was dropped
+	 * after it, by a record of such an xid as well.  Committed, whatever
+	 * it was: what it created goes with that drop (clog_horizon.sh drops
+	 * every table; recovery failed at every start before).
+	 */
+	if (TransactionIdPrecedes(rec->xid, ShmemVariableCache->oldestClogXid))
+	{
+		ls_replay_pre_clog++;
+		return true;
+	}
 	/* below the bound: the crash decided every xid clog does not call committed */
 	return TransactionIdDidCommit(rec->xid);
 }
@@ -4407,8 +4634,9 @@ ls_log_recover(void)
 		hash_destroy(ls_copies.shadows);
 	if (!clean)
 		ereport(LOG,
-				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped, " UINT64_FORMAT " rows stored cold and " UINT64_FORMAT " DEAD rowids made holes for lack of hot memory) of " UINT64_FORMAT " tables in %.3f s",
-						rp.records, rp.rows, rp.skipped, rp.spilled, ls_dead_as_holes, ls_log->recovery_tables,
+				(errmsg("leanstore recovery replayed " UINT64_FORMAT " records (" UINT64_FORMAT " rows, " UINT64_FORMAT " skipped, " UINT64_FORMAT " rows stored cold and " UINT64_FORMAT " DEAD rowids made holes for lack of hot memory, " UINT64_FORMAT " of xids clog no longer knows) of " UINT64_FORMAT " tables in %.3f s",
+						rp.records, rp.rows, rp.skipped, rp.spilled, ls_dead_as_holes,
+						ls_replay_pre_clog, ls_log->recovery_tables,
 						(double) ls_log->recovery_us / 1e6),
 				 errdetail("From PostgreSQL's WAL: " UINT64_FORMAT " records replayed, " UINT64_FORMAT " also in leanstore's log; " UINT64_FORMAT " records older than a later one of their row skipped.",
 						   ls_copies.applied, ls_copies.duplicates, ls_copies.shadowed)));

@@ -287,6 +287,8 @@ extern int	ls_max_log_size_mb;
 extern bool ls_log_committer_rounds;
 extern bool ls_commit_via_wal;
 extern bool ls_checkpoint(bool wait_for_writers);
+extern TransactionId ls_log_xid_horizon(void);
+extern TransactionId ls_log_hold_frozenxid(TransactionId xid);
 extern void ls_checkpoint_command(void);
 extern bool ls_checkpoint_due(void);
 extern void ls_log_pre_commit(void);
