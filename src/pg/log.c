@@ -2757,6 +2757,35 @@ ls_checkpoint_due(void)
 								   ls_checkpoint_timeout_s * 1000);
 }
 
+/* This process runs the checkpoint (holds ckpt_running). */
+static bool ls_ckpt_mine = false;
+
+/*
+ * A checkpoint ends without finishing: its xid slot goes, the next one may
+ * run.  Also at exit: a FATAL (pg_terminate_backend of a session in
+ * leanstore_checkpoint() or CHECKPOINT) runs no PG_CATCH, and until
+ * session 29 left ckpt_running set: no checkpoint ran again until a
+ * restart (the log grew past max_log_size, CHECKPOINT waited for ever;
+ * test/recovery/ckpt_terminate.sh).
+ */
+static void
+ls_checkpoint_abandon(void)
+{
+	if (!ls_ckpt_mine)
+		return;
+	ls_log_xid_cut_done(false);
+	ls_ckpt_mine = false;
+	pg_atomic_write_u32(&ls_log->ckpt_running, 0);
+}
+
+static void
+ls_checkpoint_exit(int code, Datum arg)
+{
+	(void) code;
+	(void) arg;
+	ls_checkpoint_abandon();
+}
+
 /*
  * Run a checkpoint (the leanstore worker when one is due, or
  * leanstore_checkpoint()).  false when another one runs or this one could
@@ -2780,10 +2809,18 @@ ls_checkpoint(bool wait_for_writers)
 	int			cap = 0;
 	bool		ok;
 
+	static bool exit_registered = false;
+
 	if (ls_log == NULL || pg_atomic_read_u32(&ls_log->state) != LS_LOG_READY)
 		return false;
+	if (!exit_registered)
+	{
+		before_shmem_exit(ls_checkpoint_exit, (Datum) 0);
+		exit_registered = true;
+	}
 	if (!pg_atomic_compare_exchange_u32(&ls_log->ckpt_running, &expected, 1))
 		return false;
+	ls_ckpt_mine = true;
 	INSTR_TIME_SET_CURRENT(t0);
 	hot = ls_shared_hot();
 	PG_TRY();
@@ -2923,8 +2960,7 @@ ls_checkpoint(bool wait_for_writers)
 	}
 	PG_CATCH();
 	{
-		ls_log_xid_cut_done(false);
-		pg_atomic_write_u32(&ls_log->ckpt_running, 0);
+		ls_checkpoint_abandon();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -2937,6 +2973,7 @@ ls_checkpoint(bool wait_for_writers)
 		ls_log->ckpt_end = ls_wal_end(ls_log->wal);
 		pg_atomic_fetch_add_u64(&ls_log->checkpoints, 1);
 	}
+	ls_ckpt_mine = false;
 	pg_atomic_write_u32(&ls_log->ckpt_running, 0);
 	if (keys != NULL)
 		pfree(keys);
