@@ -148,6 +148,9 @@ SELECT relfrozenxid::text::bigint <= :ls_hold_load_xid AS images_hold_relfrozenx
 FROM pg_class WHERE relname = 'ls_hold_d';
 SELECT count(*), sum(id) FROM ls_hold_d;
 SELECT leanstore_verify('ls_hold_d');
+-- the log still names those xids (replay decides such records by clog):
+-- two checkpoints move it past them, and then relfrozenxid may pass them
+SELECT leanstore_checkpoint() AND leanstore_checkpoint() AS log_moved;
 VACUUM (FREEZE) ls_hold_d;
 SELECT relfrozenxid::text::bigint > :ls_hold_load_xid AS images_removed
 FROM pg_class WHERE relname = 'ls_hold_d';

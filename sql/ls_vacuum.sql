@@ -24,6 +24,9 @@ SELECT relfrozenxid AS frozen_before FROM pg_class WHERE relname = 'vac_t' \gset
 SELECT txid_current() IS NOT NULL AS burn_xid;
 SELECT txid_current() IS NOT NULL AS burn_xid;
 SELECT txid_current() IS NOT NULL AS burn_xid;
+-- the log still names those xids (replay decides such records by clog):
+-- two checkpoints move it past them, and then relfrozenxid may pass them
+SELECT leanstore_checkpoint() AND leanstore_checkpoint() AS log_moved;
 VACUUM (FREEZE) vac_t;
 SELECT pg_stat_force_next_flush();
 SELECT n_live_tup, n_dead_tup, vacuum_count, last_vacuum IS NOT NULL AS vacuumed

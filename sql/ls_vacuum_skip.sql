@@ -32,6 +32,9 @@ VACUUM (VERBOSE) vs;
 -- DISABLE_PAGE_SKIPPING and FREEZE read every block; FREEZE advances
 -- relfrozenxid past every xid the table holds
 VACUUM (VERBOSE, DISABLE_PAGE_SKIPPING) vs;
+-- the log still names those xids (replay decides such records by clog):
+-- two checkpoints move it past them, and then relfrozenxid may pass them
+SELECT leanstore_checkpoint() AND leanstore_checkpoint() AS log_moved;
 VACUUM (FREEZE, VERBOSE) vs;
 SELECT age(relfrozenxid) < age(:'frozen_before'::xid) AS relfrozenxid_advanced,
        reltuples AS rows FROM pg_class WHERE relname = 'vs';

@@ -2748,13 +2748,23 @@ ls_checkpoint_due(void)
 	 */
 	start = Max(start, ls_log->ckpt_end);
 	end = ls_wal_end(ls_log->wal);
-	if (end <= start)
-		return false;
-	if (end - start > (uint64) ls_max_log_size_mb * 1024 * 1024 / 2)
+	if (end > start && end - start > (uint64) ls_max_log_size_mb * 1024 * 1024 / 2)
 		return true;
-	return ls_checkpoint_timeout_s > 0 &&
-		TimestampDifferenceExceeds(ls_log->last_checkpoint, GetCurrentTimestamp(),
-								   ls_checkpoint_timeout_s * 1000);
+	if (ls_checkpoint_timeout_s <= 0 ||
+		!TimestampDifferenceExceeds(ls_log->last_checkpoint, GetCurrentTimestamp(),
+									ls_checkpoint_timeout_s * 1000))
+		return false;
+
+	/*
+	 * Nothing logged since: one more is due while xids the replayed log
+	 * may still ask clog about hold relfrozenxid back (ls_log_xid_horizon):
+	 * the records of a burst of writes are let go by the second checkpoint
+	 * after them, and until session 29 an idle server (or one whose
+	 * leanstore tables are only read) never ran it, so relfrozenxid stayed
+	 * behind for as long as nothing was written.  Such a checkpoint notes
+	 * nothing new (it logs rows frozen), so the next one finds none held.
+	 */
+	return end > start || TransactionIdIsValid(ls_log_xid_horizon());
 }
 
 /* This process runs the checkpoint (holds ckpt_running). */
