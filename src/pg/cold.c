@@ -1543,7 +1543,7 @@ ls_row_get_ref(ls_hot_table *tbl, uint64 rowid, LsRowRef *ref)
 }
 
 /* Does the hot tier hold a row at rowid now (not DEAD)?  Outside epochs. */
-static bool
+bool
 ls_hot_has_row(ls_hot_table *tbl, uint64 rowid)
 {
 	bool		found;
@@ -3267,12 +3267,13 @@ ls_cold_lockers(ls_hot_table *tbl, uint64 rowid, LsColdUpdater *upd)
  * take the row: wait for that transaction, as heap waits for a tuple's
  * xmax, without migrating the row.  true: waited (the caller judges the
  * row again; with LockWaitSkip *would_block says it did not wait), false:
- * nobody to wait for.  LockWaitError fails as heap's NOWAIT does.  Outside
- * epochs.
+ * nobody to wait for.  LockWaitError fails as heap's NOWAIT does.  oper:
+ * the error context of the wait (XLTW_Delete, ...).  Outside epochs.
  */
 bool
 ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
-					LockWaitPolicy policy, LockTupleMode mode, bool *would_block)
+					LockWaitPolicy policy, LockTupleMode mode, XLTW_Oper oper,
+					bool *would_block)
 {
 	LsColdTable *ct = ls_cold_of(tbl);
 	ls_hot_row *standin;
@@ -3321,7 +3322,7 @@ ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 	switch (policy)
 	{
 		case LockWaitBlock:
-			XactLockTableWait(holder, rel, &tid, XLTW_Lock);
+			XactLockTableWait(holder, rel, &tid, oper);
 			break;
 		case LockWaitSkip:
 			if (!ConditionalXactLockTableWait(holder))

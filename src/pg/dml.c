@@ -1656,20 +1656,21 @@ ls_row_maybe_cold(ls_hot_table *tbl, uint64 rowid)
 /*
  * A delete, update or lock in the cold tier found rowid's image held by
  * another transaction (the full hot tier cannot take the row).  With wait,
- * wait for the holder as policy says (ls_cold_wait_holder) and return
+ * wait for the holder as policy says (ls_cold_wait_holder; oper names the
+ * wait in its error context, as heap's: "while deleting tuple ...") and return
  * true: judge the row again.  Otherwise (nobody to wait for, or SKIP
  * LOCKED would block: *res TM_WouldBlock) false, with *res what a
  * committed writer in the image means (ls_cold_committed_writer); with
  * none there, the full tier is the error (what: "delete from", ...).
  */
 static bool
-ls_cold_held(Relation rel, ls_hot_table *tbl, uint64 rowid, bool wait,
+ls_cold_held(Relation rel, ls_hot_table *tbl, uint64 rowid, bool wait, XLTW_Oper oper,
 			 LockWaitPolicy policy, LockTupleMode mode, TM_FailureData *tmfd,
 			 const char *what, TM_Result *res)
 {
 	bool		would_block = false;
 
-	if (wait && ls_cold_wait_holder(rel, tbl, rowid, policy, mode, &would_block))
+	if (wait && ls_cold_wait_holder(rel, tbl, rowid, policy, mode, oper, &would_block))
 	{
 		if (!would_block)
 			return true;
@@ -1729,7 +1730,7 @@ retry_cold:
 	{
 		if (ls_cold_delete(rel, tbl, rowid, xid, cid, snapshot, crosscheck, &oldtup))
 			goto cold_deleted;
-		if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, LockTupleExclusive, tmfd,
+		if (ls_cold_held(rel, tbl, rowid, wait, XLTW_Delete, LockWaitBlock, LockTupleExclusive, tmfd,
 						 "delete from", &res))
 			goto retry_cold;
 	}
@@ -2077,7 +2078,7 @@ retry_cold:
 			if (!ls_cold_lock_for_update(rel, tbl, rowid, xid, snapshot, crosscheck, *lockmode,
 										 &oldtup, &locked))
 			{
-				if (ls_cold_held(rel, tbl, rowid, wait, LockWaitBlock, *lockmode, tmfd,
+				if (ls_cold_held(rel, tbl, rowid, wait, XLTW_Update, LockWaitBlock, *lockmode, tmfd,
 								 "update a row of", &res))
 					goto retry_cold;
 			}
@@ -2327,9 +2328,10 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
  * The follow loop's lock of frowid, prior's new version (heap's
  * heap_lock_updated_tuple), when the full hot tier cannot take that row:
  * the lock goes into its image, after waiting for a conflicting holder
- * there as policy says.  TM_Invisible: the image is not prior's any more
- * (its update aborted and the version went): our lock on the old version
- * is all there is to hold.  Otherwise TM_Ok (*through: a running no-key
+ * there.  TM_Invisible: the image is not prior's any more (its update
+ * aborted and the version went): our lock on the old version is all there
+ * is to hold; or, with *hot_now, the row was migrated meanwhile (the
+ * caller locks it in the hot tier).  Otherwise TM_Ok (*through: a running no-key
  * update of that version the lock went through, whose new version is to
  * be locked next), TM_WouldBlock, or what a committed writer in the image
  * means (ls_cold_held; a new version that nothing holds and nothing
@@ -2338,22 +2340,29 @@ ls_lock_in_cold(Relation rel, ls_hot_table *tbl, uint64 rowid, TransactionId xid
  */
 static TM_Result
 ls_lock_follow_in_cold(Relation rel, ls_hot_table *tbl, uint64 frowid, TransactionId xid,
-					   LockTupleMode mode, TransactionId prior,
-					   LockWaitPolicy wait_policy, TM_FailureData *tmfd,
-					   LsColdUpdater *through)
+					   LockTupleMode mode, TransactionId prior, TM_FailureData *tmfd,
+					   LsColdUpdater *through, bool *hot_now)
 {
 	TM_Result	res;
 	bool		newer;
 
+	*hot_now = false;
+	through->xid = InvalidTransactionId;
+	through->next_rowid = LS_ROWID_INVALID;
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (!ls_cold_inserted_by(tbl, frowid, prior))
+		{
+			/* a row that went hot meanwhile is the hot path's to lock */
+			*hot_now = ls_hot_has_row(tbl, frowid);
 			return TM_Invisible;
+		}
 		if (ls_lock_in_cold(rel, tbl, frowid, xid, mode, NULL, NULL, prior, NULL, &newer,
 							through))
 			return TM_Ok;
-		if (!ls_cold_held(rel, tbl, frowid, true, wait_policy, mode, tmfd,
+		/* waits whatever the policy (see the follow loop) */
+		if (!ls_cold_held(rel, tbl, frowid, true, XLTW_LockUpdated, LockWaitBlock, mode, tmfd,
 						  "lock a row of", &res))
 			return res;
 	}
@@ -2439,7 +2448,7 @@ again:
 					follow_xid = through.xid;
 					follow_rowid = through.next_rowid;
 				}
-				else if (ls_cold_held(rel, tbl, rowid, true, wait_policy, mode, tmfd,
+				else if (ls_cold_held(rel, tbl, rowid, true, XLTW_Lock, wait_policy, mode, tmfd,
 									  "lock a row of", &res))
 					continue;
 			}
@@ -2535,8 +2544,13 @@ again:
 		ls_rowid_to_tid(frowid, &ftid);
 		ls_migrate_soft = cold_ok;
 		ls_migrate_found_full = false;
+
+		/*
+		 * Waits whatever the policy, as heap_lock_updated_tuple does:
+		 * NOWAIT and SKIP LOCKED are about the version the caller named
+		 */
 		fres = ls_acquire(rel, tbl, frowid, cid, xid, NULL, NULL, true, prior,
-						  mode, policy, &ftuplock, XLTW_LockUpdated, &ftmfd,
+						  mode, LS_WAIT_BLOCK, &ftuplock, XLTW_LockUpdated, &ftmfd,
 						  NULL, NULL, NULL, NULL, &fchk, &follow_xid,
 						  &follow_rowid);
 		ls_migrate_soft = false;
@@ -2549,9 +2563,18 @@ again:
 			 * the tier full) and the tier cannot take it now: lock it in
 			 * its image, and go on through a running no-key update of it
 			 */
+			bool		hot_now;
+
 			memset(&fchk, 0, sizeof(fchk));
 			fres = ls_lock_follow_in_cold(rel, tbl, frowid, xid, mode, prior,
-										  wait_policy, &ftmfd, &through);
+										  &ftmfd, &through, &hot_now);
+			if (hot_now)
+			{
+				/* migrated meanwhile: lock it in the hot tier */
+				follow_xid = prior;
+				follow_rowid = frowid;
+				continue;
+			}
 			follow_xid = fres == TM_Ok ? through.xid : InvalidTransactionId;
 			follow_rowid = through.next_rowid;
 		}

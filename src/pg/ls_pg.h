@@ -16,6 +16,7 @@
 #include "access/tableam.h"
 #include "executor/tuptable.h"
 #include "storage/itemptr.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/snapshot.h"
@@ -503,7 +504,7 @@ extern TM_Result ls_cold_committed_writer(ls_hot_table *tbl, uint64 rowid,
 										  TM_FailureData *tmfd);
 extern bool ls_cold_wait_holder(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								LockWaitPolicy policy, LockTupleMode mode,
-								bool *would_block);
+								XLTW_Oper oper, bool *would_block);
 extern bool ls_cold_lock_row(Relation rel, ls_hot_table *tbl, uint64 rowid,
 							 TransactionId xid, Snapshot judge, Snapshot shown_to,
 							 uint64 lock_word, uint64 expect, TransactionId prior,
@@ -517,6 +518,7 @@ typedef struct LsColdUpdater
 
 extern uint64 ls_cold_lockers(ls_hot_table *tbl, uint64 rowid, LsColdUpdater *upd);
 extern bool ls_cold_inserted_by(ls_hot_table *tbl, uint64 rowid, TransactionId prior);
+extern bool ls_hot_has_row(ls_hot_table *tbl, uint64 rowid);
 extern bool ls_cold_finish_update(Relation rel, ls_hot_table *tbl, uint64 rowid,
 								  TransactionId xid, CommandId cid, uint64 locked,
 								  uint64 update_word, uint64 lockers,

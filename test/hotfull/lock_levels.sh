@@ -13,9 +13,8 @@
 # writer's own), and a write over a multixact of a parent's lock and the
 # writer's own wrote the parent's lock away (case c6: FOR UPDATE of the
 # row then went through after the ROLLBACK TO).
-# Not compared: FOR KEY SHARE of a row whose no-key update (A's own,
-# case c9) is still running waits on leanstore while the tier is full
-# (README, limitations).
+# Case c9 also checks that FOR KEY SHARE goes through A's running no-key
+# update in the image at once (it waited for A until session 29).
 # Run by test/run (suite hotfull, as root); $1: output file.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +38,7 @@ ls_expect "leanstore's rows are cold (the first 10 stay hot)" "10|290" \
 
 probes="105:UPDATE 106:SHARE 115:UPDATE 116:SHARE 125:KEY_SHARE 126:SHARE
 	135:UPDATE 136:SHARE 145:UPDATE 146:NO_KEY_UPDATE 155:UPDATE 156:SHARE
-	165:KEY_SHARE 175:KEY_SHARE 176:SHARE 185:UPDATE"
+	165:KEY_SHARE 175:KEY_SHARE 176:SHARE 185:UPDATE 186:KEY_SHARE"
 for am in heap leanstore; do
 	t=t_$am
 	q -c "BEGIN" -c "CALL churn()" \
@@ -105,7 +104,7 @@ for am in heap leanstore; do
 		-c "SELECT count(*), sum(n), sum(id) FROM $t WHERE id > 0" >>"$dir/final.$am"
 done
 ls_expect "heap's probes: share locks held, rolled-back writes gone" \
-	"105 UPDATE: blocked|106 SHARE: locked|115 UPDATE: blocked|116 SHARE: locked|125 KEY SHARE: blocked|126 SHARE: blocked|135 UPDATE: blocked|136 SHARE: locked|145 UPDATE: blocked|146 NO KEY UPDATE: locked|155 UPDATE: blocked|156 SHARE: locked|165 KEY SHARE: blocked|175 KEY SHARE: locked|176 SHARE: blocked|185 UPDATE: blocked" \
+	"105 UPDATE: blocked|106 SHARE: locked|115 UPDATE: blocked|116 SHARE: locked|125 KEY SHARE: blocked|126 SHARE: blocked|135 UPDATE: blocked|136 SHARE: locked|145 UPDATE: blocked|146 NO KEY UPDATE: locked|155 UPDATE: blocked|156 SHARE: locked|165 KEY SHARE: blocked|175 KEY SHARE: locked|176 SHARE: blocked|185 UPDATE: blocked|186 KEY SHARE: locked" \
 	"$(tr '\n' '|' <"$dir/probes.heap" | sed 's/|$//')"
 ls_expect "leanstore's probes are heap's" "$(cat "$dir/probes.heap")" "$(cat "$dir/probes.leanstore")"
 ls_expect "leanstore's rows are heap's, by scan and by index" \
