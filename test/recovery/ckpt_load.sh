@@ -10,9 +10,12 @@
 #    under the load, "leanstore checkpoint skipped: N rows stayed busy"
 #    every few hundred ms, and the log grew by gigabytes a minute past
 #    max_log_size.)
-#  - Idle afterwards, no checkpoint runs: none is due while nothing was
+#  - Idle afterwards, checkpoints stop: none is due while nothing was
 #    logged, also when logging the hot rows again alone passes half of
-#    leanstore.max_log_size (here 32MB against about 30MB of hot rows).
+#    leanstore.max_log_size (here 32MB against about 30MB of hot rows),
+#    except the one or two that move the log past the load's records, so
+#    that relfrozenxid may pass their xids (src/pg/log.c, "The oldest xid
+#    replay may ask clog about").
 #    (Before: every checkpoint made the next one due at once; they ran back
 #    to back for as long as the server ran.)
 #  - kill -9 at the end: pgbench's sums agree after recovery.
@@ -53,7 +56,10 @@ sleep 2
 c2=$(checkpoints)
 sleep 6
 c3=$(checkpoints)
-ls_expect "no checkpoint while idle" "$c2" "$c3"
+ls_expect "idle: at most two checkpoints, to let the load's xids go" yes \
+	"$([ $((c3 - c2)) -le 2 ] && echo yes || echo "no ($((c3 - c2)))")"
+sleep 6
+ls_expect "then no checkpoint while idle" "$c3" "$(checkpoints)"
 sums() {
 	q -c "SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(bbalance) FROM pgbench_branches)
 	         AND (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(tbalance) FROM pgbench_tellers)
