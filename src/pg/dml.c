@@ -2497,7 +2497,18 @@ again:
 					*tmfd = ktmfd;
 				break;
 			}
-			break;
+
+			/*
+			 * A newer version was updated again, re-keyed or moved (and
+			 * committed): with FIND_LAST_VERSION the caller asked for the
+			 * newest, so go on from that version below, as heap follows
+			 * its t_ctid chain; until session 29 this returned TM_Updated
+			 * ("unexpected table_tuple_lock status: 3")
+			 */
+			if (!(res == TM_Updated && follow))
+				break;
+			rowid = next;
+			ls_rowid_to_tid(rowid, &locked_tid);
 		}
 		if (res == TM_Updated && follow &&
 			ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
