@@ -2478,14 +2478,35 @@ again:
 				ItemPointerData ktid;
 
 				ls_rowid_to_tid(next, &ktid);
+				ls_migrate_soft = cold_ok;
+				ls_migrate_found_full = false;
 				res = ls_acquire(rel, tbl, next, cid, xid, NULL, NULL, true,
 								 InvalidTransactionId, mode, policy, &tuplock,
 								 XLTW_LockUpdated, &ktmfd, NULL, NULL, NULL,
 								 NULL, &kchk, &follow_xid, &follow_rowid);
+				ls_migrate_soft = false;
 				if (tuplock != NoLock)
 				{
 					UnlockTuple(rel, &ktid, tuplock);
 					tuplock = NoLock;
+				}
+				if (ls_migrate_found_full)
+				{
+					/*
+					 * That version is a cold image the full hot tier cannot
+					 * take (a no-key update made in the cold tier, or
+					 * spilled): the loop above locks it in its image (until
+					 * session 29: "hot tier is full"); without
+					 * FIND_LAST_VERSION the caller gets TM_Updated
+					 */
+					res = TM_Updated;
+					memset(&kchk, 0, sizeof(kchk));
+					ls_rowid_to_tid(next, &ktmfd.ctid);
+					ktmfd.xmax = InvalidTransactionId;
+					ktmfd.cmax = InvalidCommandId;
+					ktmfd.traversed = false;
+					*tmfd = ktmfd;
+					break;
 				}
 				if (res == TM_Updated && kchk.keyshare_moved)
 				{
@@ -2507,6 +2528,15 @@ again:
 			 */
 			if (!(res == TM_Updated && follow))
 				break;
+			if (ls_migrate_found_full)
+			{
+				/* lock next itself, in its image (the loop's first case) */
+				ls_migrate_found_full = false;
+				rowid = next;
+				ls_rowid_to_tid(rowid, &locked_tid);
+				tmfd->traversed = true;
+				continue;
+			}
 			rowid = next;
 			ls_rowid_to_tid(rowid, &locked_tid);
 		}
