@@ -103,6 +103,11 @@ SELECT ls_test_chain_overrun('lc_cold', ctid, true) FROM lc_cold WHERE id = 3;
 SELECT hot_rows FROM leanstore_table_stats('lc_cold');
 SELECT count(*) FROM lc_cold;
 DROP TABLE lc_cold;
+-- the hooks take leanstore tables only (a heap table got "data of
+-- leanstore table ... was lost in a server restart" before session 29)
+CREATE TABLE lc_heap (id int) USING heap;
+SELECT ls_test_pack('lc_heap', false);
+DROP TABLE lc_heap;
 DROP FUNCTION ls_test_pack(regclass, bool);
 DROP FUNCTION ls_test_chain_overrun(regclass, tid, bool);
 DROP TABLE lc;

@@ -4040,7 +4040,7 @@ PG_FUNCTION_INFO_V1(leanstore_test_pack);
 Datum
 leanstore_test_pack(PG_FUNCTION_ARGS)
 {
-	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	Relation	rel = ls_open_leanstore(PG_GETARG_OID(0), AccessShareLock);
 	ls_hot_table *tbl = ls_table_for(rel);
 	uint64		packed;
 
@@ -4067,7 +4067,7 @@ PG_FUNCTION_INFO_V1(leanstore_test_chain_overrun);
 Datum
 leanstore_test_chain_overrun(PG_FUNCTION_ARGS)
 {
-	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	Relation	rel = ls_open_leanstore(PG_GETARG_OID(0), AccessShareLock);
 	uint64		rowid = ls_tid_to_rowid((ItemPointer) PG_GETARG_POINTER(1));
 	ls_hot_table *tbl = ls_table_for(rel);
 	LsColdTable *ct;

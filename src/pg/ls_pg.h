@@ -187,6 +187,7 @@ extern void ls_test_fail_fire(void) pg_attribute_noreturn();
 extern ls_hot_key ls_key_for_node(const RelFileNode *node);
 extern ls_hot_table *ls_table_for(Relation rel);
 extern ls_hot_table *ls_table_for_or_null(Relation rel);
+extern Relation ls_open_leanstore(Oid relid, LOCKMODE mode);
 extern BlockNumber ls_rel_cover_end(Relation rel);
 extern void ls_rel_set_cover_end(Relation rel, BlockNumber end);
 extern void ls_cover_rowid(Relation rel, uint64 rowid);

@@ -137,11 +137,11 @@ leanstore_stats(PG_FUNCTION_ARGS)
 }
 
 /*
- * Open relid for one of the functions below: a leanstore table (or
+ * Open relid for one of the SQL functions (and test hooks): a leanstore table (or
  * materialized view) of this session or a permanent one.  Every other kind
  * of argument gets its own clear error.
  */
-static Relation
+Relation
 ls_open_leanstore(Oid relid, LOCKMODE mode)
 {
 	Relation	rel = try_relation_open(relid, mode);
