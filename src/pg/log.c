@@ -351,6 +351,7 @@ typedef struct LsLogShared
 {
 	ls_wal	   *wal;
 	Size		wal_size;
+	uint32		max_record;		/* ls_wal_max_record of the log's config */
 	pg_atomic_uint32 state;		/* LS_LOG_RECOVERING, _READY, _FAILED */
 	ConditionVariable cv;
 	pg_atomic_uint64 commits;	/* transactions that waited for the log */
@@ -516,6 +517,7 @@ ls_log_shmem_startup(void)
 		return;
 	memset(ls_log, 0, sizeof(LsLogShared));
 	ls_log->wal_size = ls_log_wal_size(&cfg);
+	ls_log->max_record = ls_wal_max_record(&cfg);
 	region = (void *) TYPEALIGN(4096, (char *) ls_in_doubt + LS_IN_DOUBT_SIZE());
 	st = ls_wal_init(region, ls_log->wal_size, &cfg, &ls_log->wal);
 	if (st != LS_OK)
@@ -1704,7 +1706,6 @@ static bool
 ls_log_only_commit_ok(void)
 {
 	TransactionId *children;
-	ls_wal_config cfg;
 
 	if (XactLastRecEnd != InvalidXLogRecPtr || ls_xact_cold_xid)
 		return false;
@@ -1723,10 +1724,9 @@ ls_log_only_commit_ok(void)
 	 * with "could not append to leanstore's log: too large" before:
 	 * test/recovery/commit_subxids.sh)
 	 */
-	(void) ls_log_wal_size(&cfg);
 	if (LS_WAL_REC_HDR + sizeof(LsLogTarget) +
 		(uint64) xactGetCommittedChildren(&children) * sizeof(TransactionId) >
-		ls_wal_max_record(&cfg))
+		ls_log->max_record)
 		return false;
 	return true;
 }
